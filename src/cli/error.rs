@@ -1,0 +1,87 @@
+//! The one error type at the edge: a kind (which picks the exit code), a message that says what
+//! is still true, and hints: the commands that get the user out of it.
+
+use std::process::ExitCode;
+
+use crate::ledger::LedgerError;
+use crate::ops;
+
+/// The exit-code table (docs/cli.md): 0 ok, 1 refused or failed, 2 usage, 3 precondition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Failed = 1,
+    Usage = 2,
+    Precondition = 3,
+}
+
+impl Kind {
+    pub fn code(self) -> ExitCode {
+        ExitCode::from(self as u8)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Failed => "failed",
+            Kind::Usage => "usage",
+            Kind::Precondition => "precondition",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Failure {
+    pub kind: Kind,
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl Failure {
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            hints: vec![],
+        }
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+}
+
+impl From<ops::Error> for Failure {
+    fn from(e: ops::Error) -> Self {
+        match e {
+            ops::Error::Usage { message, hints } => Failure {
+                kind: Kind::Usage,
+                message,
+                hints,
+            },
+            ops::Error::Precondition { message, hints } => Failure {
+                kind: Kind::Precondition,
+                message,
+                hints,
+            },
+            ops::Error::Failed { message, hints } => Failure {
+                kind: Kind::Failed,
+                message,
+                hints,
+            },
+            ops::Error::Ledger(e) => e.into(),
+            ops::Error::Git(e) => Failure::new(Kind::Failed, e.to_string()),
+            ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),
+        }
+    }
+}
+
+impl From<LedgerError> for Failure {
+    fn from(e: LedgerError) -> Self {
+        match e {
+            LedgerError::Busy => Failure::new(Kind::Precondition, "ledger busy, retry")
+                .hint("another git-hand held the ledger for 5 s; nothing was changed, run the same command again"),
+            LedgerError::TooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
+                .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
+            other => Failure::new(Kind::Failed, other.to_string())
+                .hint("git hand doctor   # checks the ledger and the pool"),
+        }
+    }
+}

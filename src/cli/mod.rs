@@ -1,0 +1,143 @@
+//! The command line: clap definitions, one file per verb, the exit-code table and rendering.
+//! A verb file turns arguments into options, calls one operation and renders its outcome as text
+//! or `--json`; the logic lives in [`crate::ops`].
+
+mod error;
+mod lease;
+pub mod output;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use error::{Failure, Kind};
+
+use crate::ops::Context;
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  ok
+  1  refused or failed
+  2  usage error (bad arguments; nothing was changed)
+  3  precondition: held by another, ledger busy, or unsafe to proceed
+
+See docs/cli.md for every verb, flag and JSON shape.";
+
+/// Lease a repository's worktrees to parallel tasks; git refuses the push of a stale holder.
+#[derive(Debug, Parser)]
+#[command(name = "git-hand", bin_name = "git hand", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Run as if started in <PATH>.
+    #[arg(short = 'C', value_name = "PATH", global = true)]
+    pub dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Issue leases: acquire, renew, release, current, list.
+    #[command(subcommand)]
+    Lease(lease::LeaseCommand),
+    /// The ledger's event log, newest first.
+    Log(lease::LogArgs),
+}
+
+/// What a verb printed and how it should exit.
+pub struct Done {
+    pub stdout: String,
+    pub code: ExitCode,
+}
+
+impl Done {
+    pub fn ok(stdout: String) -> Self {
+        Self {
+            stdout,
+            code: ExitCode::SUCCESS,
+        }
+    }
+    pub fn with(stdout: String, kind: Option<Kind>) -> Self {
+        Self {
+            stdout,
+            code: kind.map_or(ExitCode::SUCCESS, Kind::code),
+        }
+    }
+    pub fn json(value: &serde_json::Value, kind: Option<Kind>) -> Self {
+        Self::with(format!("{value:#}\n"), kind)
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                Kind::Usage.code()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let json = wants_json(&cli);
+    match run(cli) {
+        Ok(done) => {
+            print_stdout(&done.stdout);
+            done.code
+        }
+        Err(failure) => {
+            report(&failure, json);
+            failure.kind.code()
+        }
+    }
+}
+
+fn wants_json(cli: &Cli) -> bool {
+    match &cli.command {
+        Some(Command::Lease(c)) => c.json(),
+        Some(Command::Log(a)) => a.json,
+        None => false,
+    }
+}
+
+fn run(cli: Cli) -> Result<Done, Failure> {
+    let cwd = match &cli.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| {
+            Failure::new(
+                Kind::Failed,
+                format!("cannot read the current directory: {e}"),
+            )
+        })?,
+    };
+    let ctx = Context::new(cwd);
+    match cli.command {
+        Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
+        Some(Command::Log(args)) => lease::log(&ctx, args),
+        None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`git hand log | head`) ends quietly.
+fn print_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// Prints a failure: to stderr for people, and as a JSON object on stdout for `--json`.
+fn report(failure: &Failure, json: bool) {
+    if json {
+        let value = serde_json::json!({
+            "error": { "kind": failure.kind.as_str(), "message": failure.message, "hints": failure.hints }
+        });
+        print_stdout(&format!("{value:#}\n"));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "git-hand: error: {}", failure.message);
+    for hint in &failure.hints {
+        let _ = writeln!(err, "  hint: {hint}");
+    }
+}

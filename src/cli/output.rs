@@ -1,0 +1,115 @@
+//! Rendering: JSON for scripts, aligned text for people, colour only where a person sees it.
+
+use serde_json::{Value, json};
+
+use crate::clock::{Millis, relative, rfc3339};
+use crate::ledger::Tenure;
+
+/// Whether to colour human output: stdout is a terminal, `NO_COLOR` is unset and git's
+/// `color.ui` is not `never`.
+pub fn use_color(color_ui: Option<&str>) -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && !matches!(color_ui, Some("never" | "false"))
+        && (matches!(color_ui, Some("always")) || std::io::stdout().is_terminal())
+}
+
+/// Paints text with an ANSI SGR code when colour is on.
+#[derive(Debug, Clone, Copy)]
+pub struct Paint(pub bool);
+
+impl Paint {
+    fn sgr(self, code: &str, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    pub fn green(self, s: &str) -> String {
+        self.sgr("32", s)
+    }
+    pub fn yellow(self, s: &str) -> String {
+        self.sgr("33", s)
+    }
+    pub fn red(self, s: &str) -> String {
+        self.sgr("31", s)
+    }
+    pub fn bold(self, s: &str) -> String {
+        self.sgr("1", s)
+    }
+    pub fn dim(self, s: &str) -> String {
+        self.sgr("2", s)
+    }
+}
+
+/// An RFC 3339 timestamp, or JSON null.
+pub fn time_json(at: Option<Millis>) -> Value {
+    at.map_or(Value::Null, |ms| Value::String(rfc3339(ms)))
+}
+
+/// "in 23m", "2h ago", or "never" for an open-ended expiry.
+pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
+    match expires_at {
+        None => "never".into(),
+        Some(at) if at > now => format!("expires {}", relative(at, now)),
+        Some(at) => format!("expired {}", relative(at, now)),
+    }
+}
+
+/// The stable JSON fields of a tenure (documented in docs/cli.md).
+pub fn tenure_json(t: &Tenure) -> Value {
+    json!({
+        "lease_id": t.lease_id,
+        "token": t.token,
+        "holder": t.holder,
+        "acquired_at": rfc3339(t.acquired_at),
+        "renewed_at": time_json(t.renewed_at),
+        "expires_at": time_json(t.expires_at),
+        "ended_at": time_json(t.ended_at),
+        "end_reason": t.end_reason,
+    })
+}
+
+/// The same fields, all null, for an outcome with no tenure.
+pub fn no_tenure_json() -> Value {
+    json!({
+        "lease_id": null, "token": null, "holder": null, "acquired_at": null,
+        "renewed_at": null, "expires_at": null, "ended_at": null, "end_reason": null,
+    })
+}
+
+/// Merges the fields of `extra` into the object `base`.
+pub fn merge(mut base: Value, extra: Value) -> Value {
+    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
+        b.extend(e);
+    }
+    base
+}
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+pub fn table(header: &[&str], rows: &[Vec<String>], paint: Paint) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let last = cells.len().saturating_sub(1);
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            out.push_str(cell);
+            if i < last {
+                out.push_str(&" ".repeat(w - cell.chars().count() + 2));
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let head = line(header.iter().map(|h| h.to_string()).collect());
+    let mut out = paint.bold(head.trim_end()) + "\n";
+    for row in rows {
+        out.push_str(&line(row.clone()));
+    }
+    out
+}

@@ -1,0 +1,181 @@
+//! Time as git-hand sees it: epoch milliseconds (UTC, `i64`), an injectable clock, TTL parsing,
+//! and the two renderings users read (RFC 3339 for machines, "in 23m" for people).
+//!
+//! There is deliberately no way to set the clock through the environment: a zombie holder must
+//! not be able to turn time back and revive its lease. Tests inject a [`ManualClock`] through the
+//! library instead.
+
+use std::cell::Cell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since the Unix epoch, UTC.
+pub type Millis = i64;
+
+/// A source of the current time.
+pub trait Clock {
+    fn now_ms(&self) -> Millis;
+}
+
+/// The wall clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            // A clock set before 1970 reads as the epoch; the ledger's high-water mark keeps
+            // such a clock from shortening or extending anything.
+            Err(_) => 0,
+        }
+    }
+}
+
+/// A clock the caller moves by hand (tests, simulations).
+#[derive(Debug, Default)]
+pub struct ManualClock(Cell<Millis>);
+
+impl ManualClock {
+    pub fn new(now: Millis) -> Self {
+        Self(Cell::new(now))
+    }
+    pub fn set(&self, now: Millis) {
+        self.0.set(now);
+    }
+    pub fn advance(&self, by: Millis) {
+        self.0.set(self.0.get() + by);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> Millis {
+        self.0.get()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for std::rc::Rc<C> {
+    fn now_ms(&self) -> Millis {
+        (**self).now_ms()
+    }
+}
+
+/// A TTL that is not one of `90s`, `30m`, `2h`, `1d`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration {0:?}: expected a whole number and a unit, like 90s, 30m, 2h or 1d")]
+pub struct BadDuration(pub String);
+
+/// Parses a TTL (`90s`, `30m`, `2h`, `1d`) into milliseconds. Zero is refused: a lease that is
+/// already over when granted is a mistake, not a request.
+pub fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
+    let bad = || BadDuration(text.to_string());
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (digits, unit) = text.split_at(split);
+    let n: i64 = digits.parse().map_err(|_| bad())?;
+    let scale: i64 = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(bad()),
+    };
+    match n.checked_mul(scale) {
+        Some(ms) if ms > 0 && ms <= 3650 * 86_400_000 => Ok(ms),
+        _ => Err(bad()),
+    }
+}
+
+/// Renders a duration compactly, the way `parse_ttl` reads it back ("23m", "2h", "3d", "45s").
+pub fn short_duration(ms: Millis) -> String {
+    let s = ms.unsigned_abs() / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// "in 23m" for a future instant, "2h ago" for a past one.
+pub fn relative(at: Millis, now: Millis) -> String {
+    if at >= now {
+        format!("in {}", short_duration(at - now))
+    } else {
+        format!("{} ago", short_duration(now - at))
+    }
+}
+
+/// Formats epoch milliseconds as RFC 3339 UTC with millisecond precision
+/// (`2026-11-29T10:56:25.123Z`).
+pub fn rfc3339(ms: Millis) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        tod / 3600,
+        tod / 60 % 60,
+        tod % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_accepts_the_four_units() {
+        assert_eq!(parse_ttl("90s"), Ok(90_000));
+        assert_eq!(parse_ttl("30m"), Ok(1_800_000));
+        assert_eq!(parse_ttl("2h"), Ok(7_200_000));
+        assert_eq!(parse_ttl("1d"), Ok(86_400_000));
+    }
+
+    #[test]
+    fn ttl_rejects_everything_else() {
+        for bad in [
+            "",
+            "s",
+            "10",
+            "1.5h",
+            "-1m",
+            "0s",
+            "1w",
+            "1 h",
+            "1H",
+            "m5",
+            "99999999999999d",
+        ] {
+            assert!(parse_ttl(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn rfc3339_renders_utc_with_millis() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_949_785_123), "2026-11-29T10:56:25.123Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn relative_reads_like_a_person_would_say_it() {
+        assert_eq!(relative(23 * 60_000, 0), "in 23m");
+        assert_eq!(relative(0, 2 * 3_600_000 + 5), "2h ago");
+        assert_eq!(relative(5_000, 0), "in 5s");
+    }
+}

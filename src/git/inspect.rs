@@ -1,0 +1,186 @@
+//! Reading a repository with gix: where it is (common dir, this worktree's admin dir, its work
+//! tree), its configuration, its HEAD and its linked worktrees. Nothing here writes.
+//!
+//! gix returns paths as git wrote them (`.git/worktrees/x/../..`); everything leaving this module
+//! is canonicalized, because these paths become ledger keys.
+
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error("{} is not in a git repository ({message})", dir.display())]
+    NotARepo { dir: PathBuf, message: String },
+    #[error("cannot resolve {}: {source}", path.display())]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read the repository: {0}")]
+    Read(String),
+}
+
+/// Where a repository and the current worktree are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The shared git dir (realpath).
+    pub common_dir: PathBuf,
+    /// This worktree's private admin dir (realpath): `<common>/worktrees/<id>` in a linked
+    /// worktree, the common dir in the main one.
+    pub admin_dir: PathBuf,
+    /// The top of this worktree (realpath), if there is one.
+    pub workdir: Option<PathBuf>,
+}
+
+impl Location {
+    pub fn is_linked(&self) -> bool {
+        self.admin_dir != self.common_dir
+    }
+}
+
+/// A linked worktree as git records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedWorktree {
+    pub admin_dir: PathBuf,
+    /// Where the work tree is (canonical when it exists).
+    pub path: PathBuf,
+    pub exists: bool,
+    pub lock_reason: Option<String>,
+}
+
+/// An opened repository.
+pub struct Repo {
+    repo: gix::Repository,
+    pub loc: Location,
+}
+
+pub fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
+    std::fs::canonicalize(path).map_err(|source| InspectError::Path {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+impl Repo {
+    /// Finds the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` the way git
+    /// does (git exports `GIT_DIR` to hooks).
+    pub fn discover(dir: &Path) -> Result<Self, InspectError> {
+        let repo =
+            gix::discover_with_environment_overrides(dir).map_err(|e| InspectError::NotARepo {
+                dir: dir.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let cwd = repo.current_dir().to_path_buf();
+        let abs = |p: &Path| canonical(&cwd.join(p));
+        let loc = Location {
+            common_dir: abs(repo.common_dir())?,
+            admin_dir: abs(repo.git_dir())?,
+            workdir: repo.workdir().map(abs).transpose()?,
+        };
+        Ok(Self { repo, loc })
+    }
+
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        let value = self.repo.config_snapshot().string(key)?;
+        Some(value.to_str_lossy().into_owned())
+    }
+
+    pub fn config_bool(&self, key: &str) -> Option<bool> {
+        self.repo.config_snapshot().boolean(key)
+    }
+
+    pub fn config_int(&self, key: &str) -> Option<i64> {
+        self.repo.config_snapshot().integer(key)
+    }
+
+    /// `remote.origin.url`, with a local relative path made absolute against the work tree so
+    /// two clones of one local remote agree.
+    pub fn origin_url(&self) -> Option<String> {
+        let url = self.config_string("remote.origin.url")?;
+        if url.starts_with('.') {
+            let base = self
+                .main_workdir()
+                .unwrap_or_else(|| self.loc.common_dir.clone());
+            if let Ok(abs) = std::fs::canonicalize(base.join(&url)) {
+                return Some(abs.to_string_lossy().into_owned());
+            }
+        }
+        Some(url)
+    }
+
+    /// The main worktree's top directory (none for a bare repository).
+    pub fn main_workdir(&self) -> Option<PathBuf> {
+        if self.repo.is_bare() && !self.loc.is_linked() {
+            return None;
+        }
+        let parent = self.loc.common_dir.parent()?;
+        (self.loc.common_dir.file_name()? == ".git").then(|| parent.to_path_buf())
+    }
+
+    /// A short name for the repository: its main worktree's directory name, or the common dir's
+    /// name without `.git` for a bare repository.
+    pub fn name(&self) -> String {
+        let from = self
+            .main_workdir()
+            .unwrap_or_else(|| self.loc.common_dir.clone());
+        let name = from
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = name.strip_suffix(".git").unwrap_or(&name).to_string();
+        let clean: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        if clean.is_empty() || clean.starts_with('.') {
+            format!("repo{clean}")
+        } else {
+            clean
+        }
+    }
+
+    /// The branch HEAD points at (`main`, not `refs/heads/main`), if HEAD is not detached.
+    pub fn head_branch(&self) -> Option<String> {
+        let name = self.repo.head_name().ok()??;
+        Some(name.shorten().to_str_lossy().into_owned())
+    }
+
+    /// The commit HEAD points at, if it is born.
+    pub fn head_oid(&self) -> Option<String> {
+        self.repo.head_id().ok().map(|id| id.to_string())
+    }
+
+    /// Every linked worktree git knows about.
+    pub fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
+        let proxies = self
+            .repo
+            .worktrees()
+            .map_err(|e| InspectError::Read(e.to_string()))?;
+        let mut out = Vec::with_capacity(proxies.len());
+        for proxy in proxies {
+            let raw = proxy
+                .base()
+                .map_err(|e| InspectError::Read(e.to_string()))?;
+            let (path, exists) = match std::fs::canonicalize(&raw) {
+                Ok(p) => (p, true),
+                Err(_) => (raw, false),
+            };
+            out.push(LinkedWorktree {
+                admin_dir: canonical(proxy.git_dir())?,
+                path,
+                exists,
+                lock_reason: proxy
+                    .lock_reason()
+                    .map(|r| r.to_str_lossy().trim().to_string()),
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,9 @@
+//! Everything git: gix for reading ([`inspect`]), one runner for every git CLI call ([`runner`]),
+//! and pure helpers ([`url`]). This module does not know about the ledger.
+
+pub mod inspect;
+pub mod runner;
+pub mod url;
+
+pub use inspect::{InspectError, LinkedWorktree, Location, Repo, canonical};
+pub use runner::{Git, GitError, INTERNAL_ENV};

@@ -1,0 +1,80 @@
+//! Where the ledger lives: `GIT_HAND_LEDGER`, else `git config hand.ledger`, else
+//! `$XDG_STATE_HOME/git-hand/ledger.sqlite` (`~/.local/state/git-hand/ledger.sqlite` when unset).
+
+use std::path::PathBuf;
+
+/// The ledger path and where it came from (shown by `status` and in errors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerLocation {
+    pub path: PathBuf,
+    pub source: &'static str,
+}
+
+/// Resolves the ledger location. `config` is the value of `hand.ledger`, read by the caller
+/// (this module does not know git); `env` reads the environment.
+pub fn default_location(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    config: Option<PathBuf>,
+) -> Option<LedgerLocation> {
+    let nonempty = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(path) = nonempty("GIT_HAND_LEDGER") {
+        return Some(LedgerLocation {
+            path,
+            source: "GIT_HAND_LEDGER",
+        });
+    }
+    if let Some(path) = config {
+        return Some(LedgerLocation {
+            path,
+            source: "git config hand.ledger",
+        });
+    }
+    let state = nonempty("XDG_STATE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))?;
+    Some(LedgerLocation {
+        path: state.join("git-hand/ledger.sqlite"),
+        source: "default",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).map(Into::into)
+    }
+
+    #[test]
+    fn env_beats_config_beats_xdg_beats_home() {
+        let all = [
+            ("GIT_HAND_LEDGER", "/l"),
+            ("XDG_STATE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
+        let cfg = Some(PathBuf::from("/c"));
+        assert_eq!(
+            default_location(env(&all), cfg.clone()).unwrap().path,
+            PathBuf::from("/l")
+        );
+        assert_eq!(
+            default_location(env(&all[1..]), cfg).unwrap().path,
+            PathBuf::from("/c")
+        );
+        assert_eq!(
+            default_location(env(&all[1..]), None).unwrap().path,
+            PathBuf::from("/x/git-hand/ledger.sqlite")
+        );
+        assert_eq!(
+            default_location(env(&all[2..]), None).unwrap().path,
+            PathBuf::from("/h/.local/state/git-hand/ledger.sqlite")
+        );
+        assert_eq!(default_location(env(&[]), None), None);
+    }
+}

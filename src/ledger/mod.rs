@@ -1,0 +1,278 @@
+//! The ledger: one SQLite file per user that records every lease of every repository.
+//!
+//! This module owns the connection, its pragmas, the schema migrations and the two ways in:
+//! [`Ledger::write`] (one `BEGIN IMMEDIATE` transaction) and [`Ledger::read`] (one read snapshot,
+//! never a write). It knows nothing of git or of the command line; callers hand it paths and
+//! names, it hands back domain values.
+
+mod events;
+mod leases;
+mod location;
+mod repos;
+#[doc(hidden)]
+pub mod schema;
+// mod tasks;
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use crate::clock::{Clock, Millis, SystemClock};
+
+pub use events::{Event, EventKind};
+pub use leases::{Acquire, By, Release, Renew, Resource, ResourceKind, Tenure, TenureState};
+pub use location::{LedgerLocation, default_location};
+pub use repos::Repo;
+pub use schema::LATEST_VERSION;
+// pub use tasks::{NewTask, Slot, Task, TaskState};
+
+/// How long a writer waits for another writer before reporting "ledger busy, retry".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Everything that can go wrong with the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("cannot open the ledger at {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the ledger at {}: {source}", path.display())]
+    OpenSql {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the ledger at {} has schema version {found}, newer than this git-hand understands \
+         (version {supported}); upgrade git-hand",
+        path.display()
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("ledger busy, retry")]
+    Busy,
+    #[error("migrating the ledger to version {version} failed: {source}")]
+    Migration {
+        version: i64,
+        source: rusqlite::Error,
+    },
+    #[error("ledger error: {0}")]
+    Sql(rusqlite::Error),
+    #[error("cannot create a random id: {0}")]
+    Random(std::io::Error),
+    #[error("the ledger holds a row it cannot read: {0}")]
+    Corrupt(String),
+}
+
+impl From<rusqlite::Error> for LedgerError {
+    fn from(e: rusqlite::Error) -> Self {
+        if is_busy(&e) {
+            LedgerError::Busy
+        } else {
+            LedgerError::Sql(e)
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+pub type Result<T, E = LedgerError> = std::result::Result<T, E>;
+
+/// An open ledger.
+pub struct Ledger {
+    conn: Connection,
+    path: PathBuf,
+    clock: Box<dyn Clock>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path` with the wall clock, migrating it to the
+    /// latest schema.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with_clock(path, Box::new(SystemClock))
+    }
+
+    /// Opens the ledger with an injected clock (tests and simulations).
+    pub fn open_with_clock(path: &Path, clock: Box<dyn Clock>) -> Result<Self> {
+        let conn = connect(path)?;
+        schema::migrate(&conn, path)?;
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+            clock,
+        })
+    }
+
+    /// Opens an existing ledger for reading only: it is never created, migrated or written.
+    /// Returns `Ok(None)` when there is no ledger file. This is the pre-push allow path: one
+    /// read and no write.
+    pub fn open_existing(path: &Path) -> Result<Option<Self>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|source| LedgerError::OpenSql {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let found = refuse_newer(&conn, path)?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        if found < LATEST_VERSION {
+            // An old ledger needs a migration, which is a write: take the full path.
+            drop(conn);
+            return Self::open(path).map(Some);
+        }
+        Ok(Some(Self {
+            conn,
+            path: path.to_path_buf(),
+            clock: Box::new(SystemClock),
+        }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it when `f` succeeds.
+    ///
+    /// `now` inside the transaction is the later of the clock and the largest `now` the ledger
+    /// has seen, and the ledger remembers it: a clock that went backwards can never extend a
+    /// lease, because every expiry is computed from, and compared with, that high-water mark.
+    pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let clock_now = self.clock.now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let seen = high_water_mark(&tx)?;
+        let now = clock_now.max(seen);
+        if now > seen {
+            tx.execute("UPDATE clock SET max_now = ?1", [now])?;
+        }
+        let out = f(&Tx { conn: &tx, now })?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` against one consistent read snapshot. Nothing is written.
+    pub fn read<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+        let clock_now = self.clock.now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let now = clock_now.max(high_water_mark(&tx)?);
+        let out = f(&View { conn: &tx, now })?;
+        tx.finish()?;
+        Ok(out)
+    }
+}
+
+/// The largest `now` any writer has recorded.
+fn high_water_mark(conn: &Connection) -> Result<Millis> {
+    Ok(conn
+        .query_row("SELECT max_now FROM clock", [], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Creates the ledger's directory (0700) and file (0600) if needed, and opens a connection with
+/// the pragmas every git-hand process relies on.
+fn connect(path: &Path) -> Result<Connection> {
+    let open_err = |source| LedgerError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(open_err)?;
+    }
+    // Create the file ourselves so it is born 0600; SQLite would use the umask.
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(open_err)?;
+    let conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    refuse_newer(&conn, path)?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+/// Reads the schema version and refuses a ledger from the future before anything can write to it.
+fn refuse_newer(conn: &Connection, path: &Path) -> Result<i64> {
+    let found = schema::user_version(conn)?;
+    if found > LATEST_VERSION {
+        return Err(LedgerError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: LATEST_VERSION,
+        });
+    }
+    Ok(found)
+}
+
+/// A read snapshot: the queries every path may run.
+pub struct View<'a> {
+    conn: &'a Connection,
+    now: Millis,
+}
+
+impl View<'_> {
+    /// The instant this snapshot judges liveness against.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+}
+
+/// One write transaction. Reads are available through [`Tx::view`].
+pub struct Tx<'a> {
+    conn: &'a Connection,
+    now: Millis,
+}
+
+impl<'a> Tx<'a> {
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+    /// The read queries, inside this transaction.
+    pub fn view(&self) -> View<'a> {
+        View {
+            conn: self.conn,
+            now: self.now,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! git-hand leases a repository's worktrees to parallel tasks and makes git refuse the push of a
+//! holder whose lease is no longer current.
+//!
+//! - [`ledger`]: the SQLite ledger, its migrations and the lease engine (no git, no CLI).
+//! - [`clock`], [`ids`], [`failpoint`]: time, random ids and crash points shared by everything.
+
+pub mod cli;
+pub mod clock;
+pub mod failpoint;
+pub mod git;
+pub mod ids;
+pub mod ledger;
+pub mod ops;

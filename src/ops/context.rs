@@ -1,0 +1,106 @@
+//! Where an operation runs: the current directory, the repository around it (if any), the
+//! ledger's location and the default holder. All environment reads of the operations live here.
+
+use std::path::{Path, PathBuf};
+
+use super::{Error, Result};
+use crate::git::Repo;
+use crate::ledger::{self, Ledger, LedgerLocation};
+
+pub struct Context {
+    pub cwd: PathBuf,
+    repo: std::result::Result<Repo, crate::git::InspectError>,
+}
+
+impl Context {
+    /// Looks for a repository around `cwd`; not finding one is only an error for verbs that
+    /// need one.
+    pub fn new(cwd: PathBuf) -> Self {
+        let repo = Repo::discover(&cwd);
+        Self { cwd, repo }
+    }
+
+    pub fn repo(&self) -> Result<&Repo> {
+        self.repo.as_ref().map_err(|e| Error::Usage {
+            message: e.to_string(),
+            hints: vec!["run it inside a repository, or pass -C <path>".into()],
+        })
+    }
+
+    pub fn repo_opt(&self) -> Option<&Repo> {
+        self.repo.as_ref().ok()
+    }
+
+    /// `GIT_HAND_LEDGER`, else `git config hand.ledger`, else the XDG state dir.
+    pub fn ledger_location(&self) -> Result<LedgerLocation> {
+        let config = self
+            .repo_opt()
+            .and_then(|r| r.config_string("hand.ledger"))
+            .filter(|p| !p.is_empty())
+            .map(|p| expand_home(&p));
+        ledger::default_location(|k| std::env::var_os(k), config).ok_or_else(|| {
+            Error::usage(
+                "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
+            )
+            .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
+        })
+    }
+
+    /// Opens (creating or migrating as needed) the ledger.
+    pub fn open_ledger(&self) -> Result<Ledger> {
+        Ok(Ledger::open(&self.ledger_location()?.path)?)
+    }
+
+    /// `--holder`, else `GIT_HAND_HOLDER`, else `user@host`.
+    pub fn holder(&self, explicit: Option<&str>) -> Result<String> {
+        let env = std::env::var("GIT_HAND_HOLDER")
+            .ok()
+            .filter(|h| !h.is_empty());
+        let holder = match (explicit, env) {
+            (Some(h), _) => h.to_string(),
+            (None, Some(h)) => h,
+            (None, None) => default_holder(),
+        };
+        super::names::holder(&holder)?;
+        Ok(holder)
+    }
+}
+
+/// `user@host` from the environment and the kernel's host name.
+pub fn default_holder() -> String {
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "user".into());
+    format!("{user}@{}", hostname())
+}
+
+fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+impl Error {
+    /// Adds the command that gets the user out of this error.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        match &mut self {
+            Error::Usage { hints, .. }
+            | Error::Precondition { hints, .. }
+            | Error::Failed { hints, .. } => hints.push(hint.into()),
+            _ => {}
+        }
+        self
+    }
+}

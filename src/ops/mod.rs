@@ -1,0 +1,55 @@
+//! Operations: the logic behind each verb. An operation takes plain options, talks to the
+//! ledger and to git, and returns data; it never sees clap and never prints.
+
+pub mod context;
+pub mod lease;
+pub mod names;
+
+pub use context::Context;
+
+use crate::git::{GitError, InspectError};
+use crate::ledger::LedgerError;
+
+/// Why an operation could not do what was asked. Each variant carries what the user needs to
+/// get out of it; the CLI maps the variant to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: nothing was done (exit 2).
+    #[error("{message}")]
+    Usage { message: String, hints: Vec<String> },
+    /// Something else holds what was asked for, or it is unsafe to go on (exit 3).
+    #[error("{message}")]
+    Precondition { message: String, hints: Vec<String> },
+    /// A refusal or a failure (exit 1).
+    #[error("{message}")]
+    Failed { message: String, hints: Vec<String> },
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
+}
+
+impl Error {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hints: vec![],
+        }
+    }
+    pub fn precondition(message: impl Into<String>, hints: Vec<String>) -> Self {
+        Error::Precondition {
+            message: message.into(),
+            hints,
+        }
+    }
+    pub fn failed(message: impl Into<String>, hints: Vec<String>) -> Self {
+        Error::Failed {
+            message: message.into(),
+            hints,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

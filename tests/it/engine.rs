@@ -1,0 +1,368 @@
+//! The lease engine against a real SQLite file, with an injected clock (DESIGN §3).
+
+use std::rc::Rc;
+
+use git_hand::clock::ManualClock;
+use git_hand::ledger::{Acquire, By, Ledger, Release, Renew, Resource, Tenure};
+
+const T0: i64 = 1_795_949_785_000;
+const MIN: i64 = 60_000;
+
+struct Engine {
+    _dir: tempfile::TempDir,
+    clock: Rc<ManualClock>,
+    ledger: Ledger,
+    issue: Resource,
+}
+
+fn engine() -> Engine {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Rc::new(ManualClock::new(T0));
+    let ledger =
+        Ledger::open_with_clock(&dir.path().join("ledger.sqlite"), Box::new(clock.clone()))
+            .unwrap();
+    Engine {
+        _dir: dir,
+        clock,
+        ledger,
+        issue: Resource::issue("github.com/o/r", "42"),
+    }
+}
+
+impl Engine {
+    fn acquire(&mut self, holder: &str, ttl: Option<i64>) -> Acquire {
+        let res = self.issue.clone();
+        self.ledger
+            .write(|tx| tx.acquire(&res, holder, ttl))
+            .unwrap()
+    }
+    fn acquired(&mut self, holder: &str, ttl: Option<i64>) -> Tenure {
+        match self.acquire(holder, ttl) {
+            Acquire::Acquired { tenure, .. } => tenure,
+            other => panic!("expected Acquired, got {other:?}"),
+        }
+    }
+    fn renew(&mut self, by: By<'_>, ttl: Option<i64>) -> Renew {
+        let res = self.issue.clone();
+        self.ledger.write(|tx| tx.renew(&res, by, ttl)).unwrap()
+    }
+    fn release(&mut self, by: By<'_>) -> Release {
+        let res = self.issue.clone();
+        self.ledger.write(|tx| tx.release(&res, by)).unwrap()
+    }
+    fn current(&mut self) -> Option<Tenure> {
+        let res = self.issue.clone();
+        self.ledger.read(|v| v.current(&res)).unwrap()
+    }
+}
+
+#[test]
+fn acquire_free_issue_gets_token_1() {
+    let mut e = engine();
+    let t = e.acquired("alice", Some(30 * MIN));
+    assert_eq!(t.token, 1);
+    assert_eq!(t.holder, "alice");
+    assert_eq!(t.expires_at, Some(T0 + 30 * MIN));
+    assert!(git_hand::ids::is_lease_id(&t.lease_id));
+}
+
+#[test]
+fn acquire_held_by_other_returns_held() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(30 * MIN));
+    match e.acquire("bob", Some(30 * MIN)) {
+        Acquire::Held(held) => assert_eq!(held, a),
+        other => panic!("expected Held, got {other:?}"),
+    }
+}
+
+#[test]
+fn acquire_by_same_holder_is_idempotent_keeps_token_updates_expiry() {
+    let mut e = engine();
+    let first = e.acquired("alice", Some(30 * MIN));
+    e.clock.advance(10 * MIN);
+    let second = e.acquired("alice", Some(60 * MIN));
+    assert_eq!(second.lease_id, first.lease_id);
+    assert_eq!(second.token, first.token);
+    assert_eq!(second.expires_at, Some(T0 + 10 * MIN + 60 * MIN));
+    assert_eq!(e.current().unwrap().expires_at, second.expires_at);
+}
+
+#[test]
+fn acquire_after_expiry_takes_over_and_bumps_token() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(MIN));
+    e.clock.advance(MIN);
+    match e.acquire("bob", Some(MIN)) {
+        Acquire::Acquired {
+            tenure,
+            fresh,
+            superseded,
+        } => {
+            assert!(fresh);
+            assert_eq!(tenure.token, 2);
+            assert_ne!(tenure.lease_id, a.lease_id);
+            let old = superseded.unwrap();
+            assert_eq!(old.lease_id, a.lease_id);
+            assert_eq!(old.end_reason.as_deref(), Some("expired-superseded"));
+        }
+        other => panic!("expected takeover, got {other:?}"),
+    }
+}
+
+#[test]
+fn renew_extends_expiry_keeps_token() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(30 * MIN));
+    e.clock.advance(20 * MIN);
+    match e.renew(By::Holder("alice"), None) {
+        Renew::Renewed(t) => {
+            assert_eq!(
+                (t.lease_id.as_str(), t.token),
+                (a.lease_id.as_str(), a.token)
+            );
+            assert_eq!(
+                t.expires_at,
+                Some(T0 + 50 * MIN),
+                "renewal reuses the granted TTL"
+            );
+        }
+        other => panic!("expected Renewed, got {other:?}"),
+    }
+    match e.renew(By::Lease(&a.lease_id), Some(5 * MIN)) {
+        Renew::Renewed(t) => assert_eq!(t.expires_at, Some(T0 + 25 * MIN)),
+        other => panic!("expected Renewed, got {other:?}"),
+    }
+}
+
+#[test]
+fn renew_by_non_holder_returns_not_holder() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(30 * MIN));
+    assert_eq!(
+        e.renew(By::Holder("bob"), None),
+        Renew::NotHolder(Some(a.clone()))
+    );
+    assert_eq!(
+        e.renew(By::Lease(&"0".repeat(32)), None),
+        Renew::NotHolder(Some(a))
+    );
+}
+
+#[test]
+fn renew_after_expiry_returns_not_holder() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(MIN));
+    e.clock.advance(MIN + 1);
+    assert_eq!(e.renew(By::Holder("alice"), None), Renew::NotHolder(None));
+    assert_eq!(
+        e.renew(By::Lease(&a.lease_id), None),
+        Renew::NotHolder(None)
+    );
+    assert_eq!(e.current(), None, "renewal never revives an expired tenure");
+    assert_eq!(
+        e.acquired("alice", Some(MIN)).token,
+        2,
+        "the holder must acquire again"
+    );
+}
+
+#[test]
+fn release_by_holder_frees_the_issue() {
+    let mut e = engine();
+    let a = e.acquired("alice", None);
+    match e.release(By::Holder("alice")) {
+        Release::Released(Some(t)) => {
+            assert_eq!(t.lease_id, a.lease_id);
+            assert_eq!(t.end_reason.as_deref(), Some("released"));
+        }
+        other => panic!("expected Released, got {other:?}"),
+    }
+    assert_eq!(e.current(), None);
+}
+
+#[test]
+fn release_idempotent_when_absent() {
+    let mut e = engine();
+    assert_eq!(e.release(By::Holder("alice")), Release::Released(None));
+    let a = e.acquired("alice", None);
+    e.release(By::Lease(&a.lease_id));
+    assert_eq!(e.release(By::Lease(&a.lease_id)), Release::Released(None));
+    assert_eq!(e.release(By::Holder("alice")), Release::Released(None));
+}
+
+#[test]
+fn release_by_non_holder_refused() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(30 * MIN));
+    assert_eq!(e.release(By::Holder("bob")), Release::NotHolder(a.clone()));
+    assert_eq!(e.current(), Some(a));
+}
+
+#[test]
+fn release_of_expired_lease_by_anyone_succeeds() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(MIN));
+    e.clock.advance(2 * MIN);
+    match e.release(By::Holder("bob")) {
+        Release::Released(Some(t)) => {
+            assert_eq!(t.lease_id, a.lease_id);
+            assert_eq!(
+                t.ended_at,
+                Some(T0 + MIN),
+                "an expired tenure ended at its expiry"
+            );
+        }
+        other => panic!("expected Released, got {other:?}"),
+    }
+}
+
+#[test]
+fn released_issue_is_free_to_anyone() {
+    let mut e = engine();
+    e.acquired("alice", None);
+    e.release(By::Holder("alice"));
+    let b = e.acquired("bob", None);
+    assert_eq!((b.holder.as_str(), b.token), ("bob", 2));
+}
+
+#[test]
+fn list_shows_only_live_leases() {
+    let mut e = engine();
+    let res = |id: &str| Resource::issue("ns", id);
+    e.ledger
+        .write(|tx| {
+            tx.acquire(&res("1"), "a", Some(MIN))?;
+            tx.acquire(&res("2"), "a", None)?;
+            tx.acquire(&res("3"), "a", None)?;
+            tx.release(&res("3"), By::Holder("a"))?;
+            Ok(())
+        })
+        .unwrap();
+    e.clock.advance(MIN);
+    let live = e
+        .ledger
+        .read(|v| v.list(git_hand::ledger::ResourceKind::Issue, "ns#"))
+        .unwrap();
+    let keys: Vec<_> = live.iter().map(|t| t.resource.key.as_str()).collect();
+    assert_eq!(keys, ["ns#2"]);
+}
+
+#[test]
+fn current_none_after_expiry() {
+    let mut e = engine();
+    e.acquired("alice", Some(MIN));
+    e.clock.advance(MIN - 1);
+    assert!(e.current().is_some());
+    e.clock.advance(1);
+    assert_eq!(e.current(), None);
+}
+
+#[test]
+fn open_ended_lease_never_expires() {
+    let mut e = engine();
+    let a = e.acquired("alice", None);
+    e.clock.set(i64::MAX / 2);
+    assert_eq!(e.current(), Some(a));
+    assert!(matches!(e.acquire("bob", None), Acquire::Held(_)));
+}
+
+#[test]
+fn tenure_token_monotonic_across_holders() {
+    let mut e = engine();
+    let mut tokens = vec![];
+    for holder in ["a", "b", "a"] {
+        tokens.push(e.acquired(holder, Some(MIN)).token);
+        e.clock.advance(MIN);
+    }
+    assert_eq!(tokens, [1, 2, 3]);
+}
+
+#[test]
+fn token_does_not_reset_after_release() {
+    let mut e = engine();
+    for want in 1..=3 {
+        assert_eq!(e.acquired("alice", None).token, want);
+        e.release(By::Holder("alice"));
+    }
+}
+
+#[test]
+fn token_does_not_reset_after_expiry_and_reads() {
+    let mut e = engine();
+    e.acquired("alice", Some(MIN));
+    e.clock.advance(5 * MIN);
+    for _ in 0..3 {
+        assert_eq!(e.current(), None);
+        let _ = e
+            .ledger
+            .read(|v| v.list(git_hand::ledger::ResourceKind::Issue, ""))
+            .unwrap();
+    }
+    assert_eq!(e.acquired("bob", None).token, 2);
+}
+
+#[test]
+fn old_lease_id_cannot_renew_or_release_a_newer_tenure() {
+    let mut e = engine();
+    let old = e.acquired("alice", Some(MIN));
+    e.clock.advance(MIN);
+    let new = e.acquired("alice", Some(MIN));
+    assert_ne!(old.lease_id, new.lease_id);
+    assert_eq!(
+        e.renew(By::Lease(&old.lease_id), None),
+        Renew::NotHolder(Some(new.clone()))
+    );
+    assert_eq!(
+        e.release(By::Lease(&old.lease_id)),
+        Release::NotHolder(new.clone())
+    );
+    assert_eq!(e.current(), Some(new));
+}
+
+#[test]
+fn clock_going_backwards_never_extends_a_lease() {
+    let mut e = engine();
+    e.acquired("alice", Some(10 * MIN));
+    e.clock.advance(11 * MIN);
+    assert_eq!(e.current(), None);
+    // Any write records the instant it ran at (reads never write, so they cannot).
+    let other = Resource::issue("github.com/o/r", "7");
+    e.ledger
+        .write(|tx| tx.acquire(&other, "carol", None))
+        .unwrap();
+    // The wall clock jumps back an hour: the lease must stay expired.
+    e.clock.set(T0 - 60 * MIN);
+    assert_eq!(
+        e.current(),
+        None,
+        "a read must not see the expired lease again"
+    );
+    assert!(matches!(
+        e.renew(By::Holder("alice"), None),
+        Renew::NotHolder(None)
+    ));
+    // A new grant is measured from the latest instant the ledger has seen, not the clock.
+    let b = e.acquired("bob", Some(10 * MIN));
+    assert_eq!(b.acquired_at, T0 + 11 * MIN);
+    assert_eq!(b.expires_at, Some(T0 + 21 * MIN));
+}
+
+#[test]
+fn every_operation_lands_in_the_event_log() {
+    let mut e = engine();
+    let a = e.acquired("alice", Some(MIN));
+    e.acquire("bob", None);
+    e.renew(By::Holder("alice"), None);
+    e.release(By::Holder("alice"));
+    let kinds: Vec<String> = e
+        .ledger
+        .read(|v| v.events(10))
+        .unwrap()
+        .into_iter()
+        .map(|ev| ev.kind)
+        .collect();
+    assert_eq!(kinds, ["released", "renewed", "refused", "acquired"]);
+    let of_a = e.ledger.read(|v| v.events_of_lease(&a.lease_id)).unwrap();
+    assert_eq!(of_a.len(), 4);
+}

@@ -1,0 +1,209 @@
+//! The ledger file: creation, permissions, migrations, refusal of a newer schema.
+
+use std::os::unix::fs::PermissionsExt;
+
+use git_hand::ledger::schema::{self, MIGRATIONS, Migration};
+use git_hand::ledger::{By, LATEST_VERSION, Ledger, LedgerError, Resource};
+
+use crate::support::TestEnv;
+
+fn user_version(path: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn fresh_ledger_is_created_at_the_latest_version_private_and_in_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep/er/ledger.sqlite");
+    Ledger::open(&path).unwrap();
+    assert_eq!(user_version(&path), LATEST_VERSION);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let journal: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(journal, "wal");
+    let migrated: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM events WHERE kind = 'migrated'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(migrated, 0, "a fresh ledger is created, not migrated");
+}
+
+#[test]
+fn old_ledger_with_live_rows_is_migrated_and_its_rows_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    schema::create_at_version(&path, 1).unwrap();
+    assert_eq!(user_version(&path), 1);
+    // A version-1 binary granted a lease: write it the way version 1 did.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO resources (kind, key, last_token) VALUES ('issue', 'ns#1', 4);
+         INSERT INTO tenures (lease_id, resource_id, token, holder, acquired_at)
+         VALUES ('0123456789abcdef0123456789abcdef', 1, 4, 'alice', 1000);",
+    )
+    .unwrap();
+    drop(conn);
+    let mut ledger = Ledger::open(&path).unwrap();
+    assert_eq!(user_version(&path), LATEST_VERSION);
+    let res = Resource::issue("ns", "1");
+    let live = ledger.read(|v| v.current(&res)).unwrap().unwrap();
+    assert_eq!((live.holder.as_str(), live.token), ("alice", 4));
+    ledger
+        .write(|tx| tx.release(&res, By::Holder("alice")))
+        .unwrap();
+    let next = ledger.write(|tx| tx.acquire(&res, "bob", None)).unwrap();
+    match next {
+        git_hand::ledger::Acquire::Acquired { tenure, .. } => assert_eq!(tenure.token, 5),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn ledger_newer_than_the_binary_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    Ledger::open(&path).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", LATEST_VERSION + 1)
+            .unwrap();
+        conn.pragma_update(None, "journal_mode", "DELETE").unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Ledger::open(&path).unwrap_err();
+    match &err {
+        LedgerError::TooNew {
+            found, supported, ..
+        } => {
+            assert_eq!((*found, *supported), (LATEST_VERSION + 1, LATEST_VERSION));
+        }
+        other => panic!("expected TooNew, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("version {}", LATEST_VERSION + 1))
+            && message.contains("upgrade git-hand"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the ledger must be left byte-identical"
+    );
+    assert!(Ledger::open_existing(&path).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn the_binary_refuses_a_newer_ledger_with_exit_3_naming_both_versions() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.hand(&repo, &["lease", "list"]).ok();
+    {
+        let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let run = env.hand(&repo, &["lease", "acquire", "1"]).code(3);
+    assert!(
+        run.stderr.contains("version 99")
+            && run.stderr.contains(&format!("version {LATEST_VERSION}")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_failing_migration_step_leaves_the_version_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    schema::create_at_version(&path, 1).unwrap();
+    let broken = [
+        MIGRATIONS[0],
+        Migration {
+            version: 2,
+            sql: "CREATE TABLE half_done (x); INSERT INTO no_such_table VALUES (1);",
+        },
+    ];
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let err = schema::migrate_with(&conn, &path, &broken).unwrap_err();
+    assert!(
+        matches!(err, LedgerError::Migration { version: 2, .. }),
+        "{err:?}"
+    );
+    assert_eq!(user_version(&path), 1);
+    let half: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(half, 0, "the failed step was rolled back whole");
+}
+
+#[test]
+fn eight_processes_opening_an_old_ledger_migrate_it_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
+    schema::create_at_version(&env.ledger(), 1).unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            env.command(crate::support::BIN, &repo)
+                .args(["lease", "list", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(user_version(&env.ledger()), LATEST_VERSION);
+    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+    let steps: Vec<String> = conn
+        .prepare("SELECT detail FROM events WHERE kind = 'migrated' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let want: Vec<String> = (2..=LATEST_VERSION)
+        .map(|v| format!("schema version {v}"))
+        .collect();
+    assert_eq!(steps, want, "each step applied exactly once");
+}
+
+#[test]
+fn tenures_and_events_cannot_be_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    ledger
+        .write(|tx| tx.acquire(&Resource::issue("ns", "1"), "alice", None))
+        .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert!(conn.execute("DELETE FROM tenures", []).is_err());
+    assert!(conn.execute("UPDATE tenures SET token = 1", []).is_err());
+    assert!(conn.execute("DELETE FROM events", []).is_err());
+    assert!(conn.execute("UPDATE events SET kind = 'x'", []).is_err());
+    assert!(
+        conn.execute("INSERT INTO tenures (lease_id, resource_id, token, holder, acquired_at) VALUES ('x', 1, 2, 'b', 0)", []).is_err(),
+        "a second held tenure of one resource is refused by the partial unique index"
+    );
+}

@@ -1,0 +1,9 @@
+//! The one integration test runner: engine and ledger tests on the library, end-to-end stories
+//! on the real binary with real git in temporary directories.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod engine;
+mod lease_cli;
+mod ledger;
+mod support;

@@ -1,0 +1,178 @@
+//! Shared test helpers: a hermetic environment (jj's `TestEnv`), real git repositories in a
+//! temporary directory, and the freshly built binary first on `PATH` so hooks reach it.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-hand");
+
+/// A temporary world: its own HOME, XDG dirs, ledger and git configuration.
+pub struct TestEnv {
+    pub root: tempfile::TempDir,
+    /// Extra variables for every command this env runs.
+    pub vars: Vec<(String, String)>,
+}
+
+/// What a command did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output) -> Self {
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+    /// Asserts success and returns stdout.
+    #[track_caller]
+    pub fn ok(self) -> String {
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self.stdout
+    }
+    #[track_caller]
+    pub fn code(self, want: i32) -> Self {
+        assert_eq!(
+            self.code, want,
+            "unexpected exit status\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("git-hand-test")
+            .tempdir()
+            .unwrap();
+        for dir in ["home", "state", "data", "config", "cache", "work"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        Self { root, vars: vec![] }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join(rel)
+    }
+
+    /// The ledger every command of this env uses.
+    pub fn ledger(&self) -> PathBuf {
+        self.path("state/git-hand/ledger.sqlite")
+    }
+
+    /// The directory holding the binary under test (first on PATH).
+    pub fn bin_dir() -> PathBuf {
+        Path::new(BIN).parent().unwrap().to_path_buf()
+    }
+
+    /// A command with a cleared environment and only what the test world sets.
+    pub fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir).env_clear().stdin(Stdio::null());
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", Self::bin_dir().display());
+        let home = self.path("home");
+        cmd.env("PATH", path)
+            .env("HOME", &home)
+            .env("USER", "tester")
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            .env("GIT_HAND_LEDGER", self.ledger())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("RUST_BACKTRACE", "0");
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs the binary under test in `dir`.
+    pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::from(self.command(BIN, dir).args(args).output().unwrap())
+    }
+
+    /// Runs the binary with extra environment variables.
+    pub fn hand_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.command(BIN, dir);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Runs git in `dir`.
+    pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
+        Run::from(self.command("git", dir).args(args).output().unwrap())
+    }
+
+    /// Runs git in `dir`, asserts success, returns trimmed stdout.
+    #[track_caller]
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.git_run(dir, args).ok().trim_end().to_string()
+    }
+
+    /// A repository `work/<name>` on `main` with one commit, and a bare `work/<name>-origin.git`
+    /// it has pushed to (`origin`).
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let work = self.path("work");
+        let origin = work.join(format!("{name}-origin.git"));
+        let repo = work.join(name);
+        self.git(
+            &work,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
+        );
+        self.git(&work, &["init", "-q", "-b", "main", repo.to_str().unwrap()]);
+        std::fs::write(repo.join("README"), "hello\n").unwrap();
+        self.git(&repo, &["add", "README"]);
+        self.git(&repo, &["commit", "-q", "-m", "initial"]);
+        self.git(
+            &repo,
+            &["remote", "add", "origin", origin.to_str().unwrap()],
+        );
+        self.git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        std::fs::canonicalize(repo).unwrap()
+    }
+
+    /// Writes `file` in `dir` and commits it.
+    pub fn commit(&self, dir: &Path, file: &str, content: &str) -> String {
+        std::fs::write(dir.join(file), content).unwrap();
+        self.git(dir, &["add", file]);
+        self.git(dir, &["commit", "-q", "-m", &format!("change {file}")]);
+        self.git(dir, &["rev-parse", "HEAD"])
+    }
+}
