@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod failpoint;
 pub mod git;
+pub mod hooks;
 pub mod ids;
 pub mod ledger;
 pub mod ops;

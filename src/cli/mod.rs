@@ -3,6 +3,7 @@
 //! or `--json`; the logic lives in [`crate::ops`].
 
 mod error;
+mod install;
 mod lease;
 pub mod output;
 
@@ -43,6 +44,10 @@ pub enum Command {
     Lease(lease::LeaseCommand),
     /// The ledger's event log, newest first.
     Log(lease::LogArgs),
+    /// Install the pre-push and post-checkout hooks into this repository.
+    Install(install::InstallArgs),
+    /// Remove git-hand's hooks and restore exactly what was there before.
+    Uninstall(install::UninstallArgs),
 }
 
 /// What a verb printed and how it should exit.
@@ -99,6 +104,8 @@ fn wants_json(cli: &Cli) -> bool {
     match &cli.command {
         Some(Command::Lease(c)) => c.json(),
         Some(Command::Log(a)) => a.json,
+        Some(Command::Install(a)) => a.json,
+        Some(Command::Uninstall(a)) => a.json,
         None => false,
     }
 }
@@ -117,6 +124,8 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
         Some(Command::Log(args)) => lease::log(&ctx, args),
+        Some(Command::Install(args)) => install::install(&ctx, args),
+        Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
         None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),
     }
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine;
+mod hooks_install;
 mod lease_cli;
 mod ledger;
 mod support;
