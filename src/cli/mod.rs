@@ -6,6 +6,9 @@ mod error;
 mod install;
 mod lease;
 pub mod output;
+mod spawn;
+mod tasks;
+mod teardown;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -44,6 +47,19 @@ pub enum Command {
     Lease(lease::LeaseCommand),
     /// The ledger's event log, newest first.
     Log(lease::LogArgs),
+    /// Lease a slot to a task and check out its branch there; prints the path.
+    Spawn(spawn::SpawnArgs),
+    /// Active tasks and free slots.
+    List(tasks::ListArgs),
+    /// The task and lease of the current worktree, and the verdict a push would get.
+    Status(tasks::StatusArgs),
+    /// Extend a task's leases.
+    Renew(tasks::RenewArgs),
+    /// Print `export` lines for a task's credential.
+    Env(tasks::EnvArgs),
+    /// End a task: free its slot (files kept), release its leases, keep its branch.
+    #[command(visible_alias = "done")]
+    Teardown(teardown::TeardownArgs),
     /// Install the pre-push and post-checkout hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
@@ -104,6 +120,12 @@ fn wants_json(cli: &Cli) -> bool {
     match &cli.command {
         Some(Command::Lease(c)) => c.json(),
         Some(Command::Log(a)) => a.json,
+        Some(Command::Spawn(a)) => a.json,
+        Some(Command::List(a)) => a.json,
+        Some(Command::Status(a)) => a.json,
+        Some(Command::Renew(a)) => a.json,
+        Some(Command::Env(a)) => a.json,
+        Some(Command::Teardown(a)) => a.json,
         Some(Command::Install(a)) => a.json,
         Some(Command::Uninstall(a)) => a.json,
         None => false,
@@ -124,6 +146,12 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
         Some(Command::Log(args)) => lease::log(&ctx, args),
+        Some(Command::Spawn(args)) => spawn::run(&ctx, args),
+        Some(Command::List(args)) => tasks::list(&ctx, args),
+        Some(Command::Status(args)) => tasks::status(&ctx, args),
+        Some(Command::Renew(args)) => tasks::renew(&ctx, args),
+        Some(Command::Env(args)) => tasks::env(&ctx, args),
+        Some(Command::Teardown(args)) => teardown::run(&ctx, args),
         Some(Command::Install(args)) => install::install(&ctx, args),
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
         None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),

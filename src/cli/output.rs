@@ -48,10 +48,10 @@ pub fn time_json(at: Option<Millis>) -> Value {
     at.map_or(Value::Null, |ms| Value::String(rfc3339(ms)))
 }
 
-/// "in 23m", "2h ago", or "never" for an open-ended expiry.
+/// "expires in 23m", "expired 2h ago", or "open-ended".
 pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
     match expires_at {
-        None => "never".into(),
+        None => "open-ended".into(),
         Some(at) if at > now => format!("expires {}", relative(at, now)),
         Some(at) => format!("expired {}", relative(at, now)),
     }

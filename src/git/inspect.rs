@@ -157,6 +157,39 @@ impl Repo {
         self.repo.head_id().ok().map(|id| id.to_string())
     }
 
+    /// The commit a full reference name (`refs/heads/main`) points at, if it exists.
+    pub fn ref_oid(&self, name: &str) -> Option<String> {
+        let reference = self.repo.try_find_reference(name).ok()??;
+        reference
+            .into_fully_peeled_id()
+            .ok()
+            .map(|id| id.to_string())
+    }
+
+    /// Where a symbolic reference (`refs/remotes/origin/HEAD`) points, as a full name.
+    pub fn symref_target(&self, name: &str) -> Option<String> {
+        let reference = self.repo.try_find_reference(name).ok()??;
+        let target = reference.target();
+        Some(target.try_name()?.as_bstr().to_str_lossy().into_owned())
+    }
+
+    /// The branch each worktree has checked out (main worktree included), read from the HEAD
+    /// files in the admin dirs: no process, no object access.
+    pub fn checked_out_branches(&self) -> Vec<(PathBuf, String)> {
+        let mut admin_dirs = vec![self.loc.common_dir.clone()];
+        if let Ok(entries) = std::fs::read_dir(self.loc.common_dir.join("worktrees")) {
+            admin_dirs.extend(entries.flatten().map(|e| e.path()));
+        }
+        admin_dirs
+            .into_iter()
+            .filter_map(|dir| {
+                let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+                let branch = head.trim().strip_prefix("ref: refs/heads/")?.to_string();
+                Some((dir, branch))
+            })
+            .collect()
+    }
+
     /// Every linked worktree git knows about.
     pub fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
         let proxies = self

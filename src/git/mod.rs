@@ -2,8 +2,10 @@
 //! and pure helpers ([`url`]). This module does not know about the ledger.
 
 pub mod inspect;
+pub mod lock;
 pub mod runner;
 pub mod url;
 
 pub use inspect::{InspectError, LinkedWorktree, Location, Repo, canonical};
+pub use lock::WorktreeListLock;
 pub use runner::{Git, GitError, INTERNAL_ENV};

@@ -11,7 +11,7 @@ mod location;
 mod repos;
 #[doc(hidden)]
 pub mod schema;
-// mod tasks;
+mod tasks;
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -27,7 +27,7 @@ pub use leases::{Acquire, By, Release, Renew, Resource, ResourceKind, Tenure, Te
 pub use location::{LedgerLocation, default_location};
 pub use repos::Repo;
 pub use schema::LATEST_VERSION;
-// pub use tasks::{NewTask, Slot, Task, TaskState};
+pub use tasks::{NewTask, Slot, Task, TaskState};
 
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

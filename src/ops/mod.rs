@@ -1,9 +1,19 @@
 //! Operations: the logic behind each verb. An operation takes plain options, talks to the
 //! ledger and to git, and returns data; it never sees clap and never prints.
 
+pub mod base;
 pub mod context;
+pub mod exec;
 pub mod lease;
 pub mod names;
+pub mod pool;
+pub mod procs;
+pub mod safety;
+pub mod spawn;
+pub mod stamp;
+pub mod tasks;
+pub mod teardown;
+pub mod verdict;
 
 pub use context::Context;
 

@@ -7,4 +7,5 @@ mod engine;
 mod hooks_install;
 mod lease_cli;
 mod ledger;
+mod pool;
 mod support;

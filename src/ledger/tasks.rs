@@ -1,0 +1,345 @@
+//! Tasks and pool slots (schema version 2).
+//!
+//! A task row is history: it moves `spawning → active → tearing-down → done` and is never
+//! deleted, so a task name may be spawned again once the old row is done. A slot is a worktree
+//! resource the pool owns; its row remembers its number and path so the pool can find it again.
+
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::leases::Resource;
+use super::{LedgerError, Result, Tx, View};
+use crate::clock::Millis;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    /// Intent recorded; the slot may not be ready yet.
+    Spawning,
+    Active,
+    /// Teardown started; `step` says how far it got.
+    TearingDown,
+    Done,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Spawning => "spawning",
+            TaskState::Active => "active",
+            TaskState::TearingDown => "tearing-down",
+            TaskState::Done => "done",
+        }
+    }
+    fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "spawning" => TaskState::Spawning,
+            "active" => TaskState::Active,
+            "tearing-down" => TaskState::TearingDown,
+            "done" => TaskState::Done,
+            other => {
+                return Err(LedgerError::Corrupt(format!(
+                    "unknown task state {other:?}"
+                )));
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub id: i64,
+    pub repo_id: String,
+    pub name: String,
+    pub state: TaskState,
+    pub slot_path: Option<String>,
+    /// The slot tenure this task was spawned with. `None` only in rows that predate lease ids;
+    /// those fall back to comparing the slot path.
+    pub lease_id: Option<String>,
+    pub issue: Option<String>,
+    pub issue_lease_id: Option<String>,
+    pub branch: String,
+    pub base_oid: Option<String>,
+    pub holder: String,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    pub done_at: Option<Millis>,
+    pub done_reason: Option<String>,
+    /// The process running spawn or teardown, and its start time (to tell pid reuse apart).
+    pub pid: Option<i64>,
+    pub pid_start: Option<i64>,
+    pub step: Option<String>,
+    /// The branch the post-checkout hook last saw checked out in the slot.
+    pub checked_out: Option<String>,
+}
+
+const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
+    branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
+    checked_out FROM tasks";
+
+struct TaskRow(Task, String);
+
+impl TaskRow {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(TaskRow(
+            Task {
+                id: r.get(0)?,
+                repo_id: r.get(1)?,
+                name: r.get(2)?,
+                state: TaskState::Done,
+                slot_path: r.get(4)?,
+                lease_id: r.get(5)?,
+                issue: r.get(6)?,
+                issue_lease_id: r.get(7)?,
+                branch: r.get(8)?,
+                base_oid: r.get(9)?,
+                holder: r.get(10)?,
+                created_at: r.get(11)?,
+                updated_at: r.get(12)?,
+                done_at: r.get(13)?,
+                done_reason: r.get(14)?,
+                pid: r.get(15)?,
+                pid_start: r.get(16)?,
+                step: r.get(17)?,
+                checked_out: r.get(18)?,
+            },
+            r.get(3)?,
+        ))
+    }
+}
+
+impl TryFrom<TaskRow> for Task {
+    type Error = LedgerError;
+    fn try_from(TaskRow(task, state): TaskRow) -> Result<Self> {
+        Ok(Task {
+            state: TaskState::parse(&state)?,
+            ..task
+        })
+    }
+}
+
+/// A pool slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    pub repo_id: String,
+    pub n: i64,
+    pub path: String,
+    pub created_at: Millis,
+}
+
+impl Slot {
+    pub fn resource(&self) -> Resource {
+        Resource::worktree(self.path.clone())
+    }
+}
+
+/// What spawn records as its intent.
+#[derive(Debug, Clone)]
+pub struct NewTask<'a> {
+    pub repo_id: &'a str,
+    pub name: &'a str,
+    pub slot_path: &'a str,
+    pub lease_id: &'a str,
+    pub issue: Option<&'a str>,
+    pub issue_lease_id: Option<&'a str>,
+    pub branch: &'a str,
+    pub base_oid: &'a str,
+    pub holder: &'a str,
+    pub pid: i64,
+    pub pid_start: Option<i64>,
+}
+
+impl View<'_> {
+    fn task_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<Task>> {
+        let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
+        self.conn
+            .query_row(&sql, args, TaskRow::from_row)
+            .optional()?
+            .map(Task::try_from)
+            .transpose()
+    }
+
+    fn tasks_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Task>> {
+        let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(args, TaskRow::from_row)?;
+        rows.map(|r| Task::try_from(r?)).collect()
+    }
+
+    /// The task of this name that is not done, if any.
+    pub fn open_task(&self, repo_id: &str, name: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "repo_id = ?1 AND name = ?2 AND state <> 'done'",
+            params![repo_id, name],
+        )
+    }
+
+    pub fn task(&self, id: i64) -> Result<Option<Task>> {
+        self.task_where("id = ?1", [id])
+    }
+
+    /// The open task on a branch (branch fencing).
+    pub fn open_task_on_branch(&self, repo_id: &str, branch: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
+            params![repo_id, branch],
+        )
+    }
+
+    /// The newest task spawned with this slot lease.
+    pub fn task_by_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+        self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", [lease_id])
+    }
+
+    /// The open task holding this issue lease.
+    pub fn open_task_by_issue_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
+            [lease_id],
+        )
+    }
+
+    /// Open tasks that name this slot path.
+    pub fn open_tasks_in_slot(&self, path: &str) -> Result<Vec<Task>> {
+        self.tasks_where("slot_path = ?1 AND state <> 'done' ORDER BY id", [path])
+    }
+
+    /// The tasks of a repository, oldest first; done ones only with `include_done`.
+    pub fn tasks(&self, repo_id: &str, include_done: bool) -> Result<Vec<Task>> {
+        if include_done {
+            self.tasks_where("repo_id = ?1 ORDER BY id", [repo_id])
+        } else {
+            self.tasks_where("repo_id = ?1 AND state <> 'done' ORDER BY id", [repo_id])
+        }
+    }
+
+    /// The slots of a repository that have not been pruned, by number.
+    pub fn slots(&self, repo_id: &str) -> Result<Vec<Slot>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT repo_id, n, path, created_at FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
+        )?;
+        let rows = stmt.query_map([repo_id], slot_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The slot at this path (pruned or not).
+    pub fn slot_by_path(&self, path: &str) -> Result<Option<Slot>> {
+        Ok(self
+            .conn
+            .query_row("SELECT repo_id, n, path, created_at FROM slots WHERE path = ?1 AND removed_at IS NULL", [path], slot_from_row)
+            .optional()?)
+    }
+
+    /// Every slot number a repository has ever used (pruned ones included), so a new slot never
+    /// lands in a directory an old one left.
+    pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT n FROM slots WHERE repo_id = ?1 ORDER BY n")?;
+        let rows = stmt.query_map([repo_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
+    Ok(Slot {
+        repo_id: r.get(0)?,
+        n: r.get(1)?,
+        path: r.get(2)?,
+        created_at: r.get(3)?,
+    })
+}
+
+impl Tx<'_> {
+    /// Records a slot (a new one, or a pruned one coming back at the same number and path).
+    pub fn ensure_slot(&self, repo_id: &str, n: i64, path: &str) -> Result<Slot> {
+        let rid = self.resource_id(&Resource::worktree(path))?;
+        self.conn.execute(
+            "INSERT INTO slots (resource_id, repo_id, n, path, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (resource_id) DO UPDATE SET removed_at = NULL",
+            params![rid, repo_id, n, path, self.now],
+        )?;
+        self.view().slot_by_path(path)?.ok_or_else(|| {
+            LedgerError::Corrupt(format!("slot {path} vanished while being recorded"))
+        })
+    }
+
+    /// Marks a slot pruned; its resource (and so its token history) stays.
+    pub fn remove_slot(&self, path: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE slots SET removed_at = ?1 WHERE path = ?2",
+            params![self.now, path],
+        )?;
+        Ok(())
+    }
+
+    pub fn insert_task(&self, t: &NewTask<'_>) -> Result<Task> {
+        self.conn.execute(
+            "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
+             base_oid, holder, created_at, updated_at, pid, pid_start, step) \
+             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, 'intent')",
+            params![
+                t.repo_id, t.name, t.slot_path, t.lease_id, t.issue, t.issue_lease_id, t.branch,
+                t.base_oid, t.holder, self.now, t.pid, t.pid_start
+            ],
+        )?;
+        let id = self.conn.last_insert_rowid();
+        self.view()
+            .task(id)?
+            .ok_or_else(|| LedgerError::Corrupt(format!("task {id} vanished")))
+    }
+
+    /// Moves a task to `state` at `step`, recording which process does the work.
+    pub fn set_task_state(
+        &self,
+        id: i64,
+        state: TaskState,
+        step: &str,
+        pid: Option<(i64, Option<i64>)>,
+    ) -> Result<()> {
+        let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
+        self.conn.execute(
+            "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
+             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6",
+            params![state.as_str(), step, self.now, pid, start, id],
+        )?;
+        Ok(())
+    }
+
+    /// Records how far a multi-step operation got.
+    pub fn set_task_step(&self, id: i64, step: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
+            params![step, self.now, id],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a task done (history: the row stays).
+    pub fn mark_task_done(&self, id: i64, reason: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, updated_at = ?1 \
+             WHERE id = ?3 AND state <> 'done'",
+            params![self.now, reason, id],
+        )?;
+        Ok(())
+    }
+
+    /// Points a task at a new slot lease (spawn retried into another slot, or the holder
+    /// re-acquired its slot).
+    pub fn set_task_lease(&self, id: i64, slot_path: &str, lease_id: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET slot_path = ?1, lease_id = ?2, updated_at = ?3 WHERE id = ?4",
+            params![slot_path, lease_id, self.now, id],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_checked_out(&self, id: i64, branch: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET checked_out = ?1 WHERE id = ?2",
+            params![branch, id],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,97 @@
+//! Choosing the commit a task starts from: `--base REV`, else the default branch (origin/HEAD's
+//! target, else `init.defaultBranch`, else main/master), taking whichever of the local branch and
+//! its remote-tracking ref is ahead. No network unless the caller fetched first.
+
+use super::{Error, Result};
+use crate::git::{Git, Repo};
+
+/// A resolved base: the commit, and how the user would name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    pub oid: String,
+    pub label: String,
+}
+
+pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
+    if let Some(rev) = rev {
+        let out = git.output(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ])?;
+        let oid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || oid.is_empty() {
+            return Err(Error::Usage {
+                message: format!("--base {rev:?} does not name a commit in this repository"),
+                hints: vec!["git log --oneline -5   # pick a commit, or pass a branch name".into()],
+            });
+        }
+        return Ok(Base {
+            oid,
+            label: rev.to_string(),
+        });
+    }
+    let branch = default_branch(repo).ok_or_else(|| {
+        Error::usage("cannot tell the default branch: no origin/HEAD, no init.defaultBranch, no main or master")
+            .with_hint("git hand spawn <task> --base <branch>")
+    })?;
+    let local = repo.ref_oid(&format!("refs/heads/{branch}"));
+    let remote = repo.ref_oid(&format!("refs/remotes/origin/{branch}"));
+    match (local, remote) {
+        (Some(l), Some(r)) if l == r => Ok(Base {
+            oid: l,
+            label: branch,
+        }),
+        (Some(l), Some(r)) => {
+            // The remote-tracking ref wins only when it is strictly ahead of the local branch.
+            if git.test(&["merge-base", "--is-ancestor", &l, &r])? {
+                Ok(Base {
+                    oid: r,
+                    label: format!("origin/{branch}"),
+                })
+            } else {
+                Ok(Base {
+                    oid: l,
+                    label: branch,
+                })
+            }
+        }
+        (Some(l), None) => Ok(Base {
+            oid: l,
+            label: branch,
+        }),
+        (None, Some(r)) => Ok(Base {
+            oid: r,
+            label: format!("origin/{branch}"),
+        }),
+        (None, None) => Err(
+            Error::usage(format!("the default branch {branch} has no commit yet"))
+                .with_hint("commit something first, or pass --base <rev>"),
+        ),
+    }
+}
+
+/// The default branch's short name.
+fn default_branch(repo: &Repo) -> Option<String> {
+    if let Some(target) = repo.symref_target("refs/remotes/origin/HEAD")
+        && let Some(short) = target.strip_prefix("refs/remotes/origin/")
+    {
+        return Some(short.to_string());
+    }
+    let exists = |b: &str| {
+        repo.ref_oid(&format!("refs/heads/{b}")).is_some()
+            || repo.ref_oid(&format!("refs/remotes/origin/{b}")).is_some()
+    };
+    if let Some(configured) = repo
+        .config_string("init.defaultBranch")
+        .filter(|b| exists(b))
+    {
+        return Some(configured);
+    }
+    ["main", "master"]
+        .into_iter()
+        .find(|b| exists(b))
+        .map(str::to_string)
+}

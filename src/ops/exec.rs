@@ -1,0 +1,85 @@
+//! `spawn --exec -- CMD`: run a command in the slot with the task's credential in its
+//! environment, renewing a TTL lease at a third of its TTL while the command runs.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::{Error, Result};
+use crate::ledger::{By, Ledger, Renew, Resource, Tenure};
+
+/// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread
+/// keeps `tenure` alive (when it has a TTL) through its own ledger connection, and reports a
+/// lost lease through `warn` once.
+pub fn run(
+    dir: &Path,
+    cmd: &[OsString],
+    env: &[(&str, String)],
+    ledger_path: &Path,
+    tenure: &Tenure,
+    warn: &(dyn Fn(&str) + Sync),
+) -> Result<ExitStatus> {
+    let (program, args) = cmd.split_first().ok_or_else(|| {
+        Error::usage("--exec needs a command after --")
+            .with_hint("git hand spawn t --exec -- $SHELL")
+    })?;
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .spawn()
+        .map_err(|e| {
+            Error::failed(
+                format!("cannot run {}: {e}", program.to_string_lossy()),
+                vec!["the task stays active; git hand teardown <task> ends it".into()],
+            )
+        })?;
+    let (stop, stopped) = mpsc::channel::<()>();
+    let status = std::thread::scope(|scope| {
+        if let Some(ttl) = tenure.ttl_ms {
+            let period = Duration::from_millis(u64::try_from(ttl / 3).unwrap_or(1000).max(100));
+            scope.spawn(move || renew_until_stopped(&stopped, period, ledger_path, tenure, warn));
+        }
+        let status = child.wait();
+        drop(stop);
+        status
+    });
+    status.map_err(|e| Error::failed(format!("waiting for the command failed: {e}"), vec![]))
+}
+
+fn renew_until_stopped(
+    stopped: &mpsc::Receiver<()>,
+    period: Duration,
+    ledger_path: &Path,
+    tenure: &Tenure,
+    warn: &(dyn Fn(&str) + Sync),
+) {
+    let res: &Resource = &tenure.resource;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
+        let outcome = Ledger::open(ledger_path)
+            .and_then(|mut l| l.write(|tx| tx.renew(res, By::Lease(&tenure.lease_id), None)));
+        match outcome {
+            Ok(Renew::Renewed(_)) => {}
+            Ok(Renew::NotHolder(_)) => {
+                warn(
+                    "the task's lease is no longer live; pushes from it will be refused (stopped renewing)",
+                );
+                return;
+            }
+            // A busy ledger is retried at the next period; the TTL leaves two more chances.
+            Err(e) => warn(&format!("could not renew the lease: {e}")),
+        }
+    }
+}
+
+/// The exit code a shell would report for `status` (128 + signal when killed).
+pub fn exit_code(status: ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code).unwrap_or(1),
+        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(1),
+        (None, None) => 1,
+    }
+}

@@ -1,0 +1,188 @@
+//! The pool's layout and its slots: where slots live (`<root>/<repo>-<id6>/<n>/<repo>`), how many
+//! there may be, and which existing slot a new task may take.
+
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+use super::{Error, Result, safety};
+use crate::git::Repo;
+use crate::ledger::{Slot, Task, Tenure, TenureState, View};
+
+/// Default `hand.maxSlots`.
+pub const DEFAULT_MAX_SLOTS: i64 = 16;
+
+/// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
+/// `~/.local/share/git-hand/pools`.
+pub fn root(repo: &Repo) -> Result<PathBuf> {
+    if let Some(root) = repo.config_string("hand.root").filter(|r| !r.is_empty()) {
+        return Ok(super::context::expand_home(&root));
+    }
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    nonempty("XDG_DATA_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
+        .map(|d| d.join("git-hand/pools"))
+        .ok_or_else(|| {
+            Error::usage("cannot tell where the pool lives: neither HOME nor XDG_DATA_HOME is set")
+                .with_hint("git config hand.root /path/to/pools")
+        })
+}
+
+pub fn max_slots(repo: &Repo) -> i64 {
+    repo.config_int("hand.maxSlots")
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_MAX_SLOTS)
+}
+
+/// This repository's pool directory, created (0700) and canonicalized, so slot paths built on
+/// it are realpaths and can be ledger keys before the slot exists.
+pub fn ensure_pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
+    let dir = root(repo)?.join(format!(
+        "{}-{}",
+        repo.name(),
+        &repo_id[..6.min(repo_id.len())]
+    ));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| {
+            Error::failed(
+                format!("cannot create the pool directory {}: {e}", dir.display()),
+                vec!["git config hand.root /a/writable/dir".into()],
+            )
+        })?;
+    Ok(crate::git::canonical(&dir)?)
+}
+
+pub fn slot_path(pool_dir: &Path, n: i64, repo: &Repo) -> PathBuf {
+    pool_dir.join(n.to_string()).join(repo.name())
+}
+
+/// A slot and the tenure that holds it, if any.
+#[derive(Debug, Clone)]
+pub struct SlotInfo {
+    pub slot: Slot,
+    pub held: Option<Tenure>,
+    /// Open tasks that name this slot (normally at most the holder's).
+    pub tasks: Vec<Task>,
+}
+
+impl SlotInfo {
+    /// Free: no tenure holds it.
+    pub fn is_free(&self) -> bool {
+        self.held.is_none()
+    }
+}
+
+pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotInfo>> {
+    view.slots(repo_id)?
+        .into_iter()
+        .map(|slot| {
+            let held = view.held(&slot.resource())?;
+            let tasks = view.open_tasks_in_slot(&slot.path)?;
+            Ok(SlotInfo { slot, held, tasks })
+        })
+        .collect()
+}
+
+/// How a spawn will get its slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Switch an existing, proven-safe slot to the task's branch.
+    Reuse(PathBuf),
+    /// Create the worktree at a slot the ledger knows but the disk lost.
+    Recreate(PathBuf),
+    /// A new slot number.
+    Create { n: i64, path: PathBuf },
+}
+
+/// A slot not taken, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub path: String,
+    pub why: Vec<String>,
+}
+
+/// Picks a slot: a free one proven safe, else an expired one proven safe, else a new number
+/// while under `max`. `exclude` holds slots lost to a concurrent spawn.
+pub fn choose(
+    infos: &[SlotInfo],
+    numbers_used: &[i64],
+    pool_dir: &Path,
+    repo: &Repo,
+    max: i64,
+    now: i64,
+    exclude: &[PathBuf],
+) -> std::result::Result<(Plan, Vec<Skipped>), Vec<Skipped>> {
+    let mut skipped = vec![];
+    let free = infos.iter().filter(|i| i.is_free());
+    let expired = infos.iter().filter(|i| {
+        i.held
+            .as_ref()
+            .is_some_and(|t| t.state(now) == TenureState::Expired)
+    });
+    for info in free.chain(expired) {
+        let path = PathBuf::from(&info.slot.path);
+        if exclude.contains(&path) {
+            continue;
+        }
+        // The collision guard keys on lease ids: a stale task row left by an interrupted
+        // teardown names this slot but holds no tenure of it, so it must not block. Only rows
+        // from older ledgers, with no lease id, fall back to the path.
+        if let Some(legacy) = info.tasks.iter().find(|t| t.lease_id.is_none()) {
+            skipped.push(Skipped {
+                path: info.slot.path.clone(),
+                why: vec![format!("task {} (no lease id) names it", legacy.name)],
+            });
+            continue;
+        }
+        if !path.exists() {
+            return Ok((Plan::Recreate(path), skipped));
+        }
+        let why = safety::reuse_blockers(&path);
+        if why.is_empty() {
+            return Ok((Plan::Reuse(path), skipped));
+        }
+        skipped.push(Skipped {
+            path: info.slot.path.clone(),
+            why,
+        });
+    }
+    if (infos.len() as i64) >= max {
+        for info in infos.iter().filter(|i| {
+            i.held
+                .as_ref()
+                .is_some_and(|t| t.state(now) == TenureState::Live)
+        }) {
+            let task = info
+                .tasks
+                .first()
+                .map_or_else(String::new, |t| format!(" by task {}", t.name));
+            let holder = info.held.as_ref().map_or("", |t| t.holder.as_str());
+            skipped.push(Skipped {
+                path: info.slot.path.clone(),
+                why: vec![format!("leased to {holder}{task}")],
+            });
+        }
+        return Err(skipped);
+    }
+    let n = (1..)
+        .find(|n| {
+            !numbers_used.contains(n)
+                && !slot_path(pool_dir, *n, repo).exists()
+                && !pool_dir.join(n.to_string()).exists()
+        })
+        .unwrap_or(1);
+    Ok((
+        Plan::Create {
+            n,
+            path: slot_path(pool_dir, n, repo),
+        },
+        skipped,
+    ))
+}

@@ -1,0 +1,83 @@
+//! Processes, read from `/proc`: who we are (pid and start time, to tell a reused pid apart),
+//! whether a recorded process still runs, and which processes sit inside a directory.
+//!
+//! Where `/proc` cannot be read, every question that would make a slot look safe answers
+//! "cannot prove", and the caller treats the slot as unsafe.
+
+use std::path::{Path, PathBuf};
+
+/// A process as recorded in the ledger: pid and kernel start time (clock ticks since boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessId {
+    pub pid: i64,
+    pub start: Option<i64>,
+}
+
+/// This process.
+pub fn me() -> ProcessId {
+    let pid = i64::from(std::process::id());
+    ProcessId {
+        pid,
+        start: start_time(pid),
+    }
+}
+
+/// Field 22 of `/proc/<pid>/stat`: when the process started.
+pub fn start_time(pid: i64) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the recorded process still runs. A pid whose start time differs is another process
+/// that reused the number. Without `/proc` we cannot tell, and say it runs (the safe answer for
+/// "may I settle its half-done work?").
+pub fn is_running(p: ProcessId) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    match (start_time(p.pid), p.start) {
+        (None, _) => false,
+        (Some(now), Some(then)) => now == then,
+        (Some(_), None) => true,
+    }
+}
+
+/// A process whose working directory is inside a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occupant {
+    pub pid: i64,
+    pub command: String,
+    pub cwd: PathBuf,
+}
+
+/// Every process whose current directory is `dir` or below it. `Err` when this cannot be
+/// proven (no `/proc`): the caller must then treat the directory as occupied.
+pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
+    let mut found = vec![];
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        // The cwd of another user's process cannot be read. Such a process cannot be inside a
+        // slot either: the pool directory is created 0700.
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if cwd.starts_with(dir) {
+            let command = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+            found.push(Occupant {
+                pid,
+                command: command.trim().to_string(),
+                cwd,
+            });
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,83 @@
+//! What must be proven before git-hand reuses or frees a slot: it is clean (tracked and
+//! untracked), it holds no commit that would be lost, and no process sits inside it.
+//! Anything that cannot be proven counts as unsafe: the caller skips the slot, never resets it.
+
+use std::path::Path;
+
+use crate::git::{Git, GitError};
+
+/// Files `git status` reports (modified, staged, untracked; ignored files are build cache and
+/// are kept), as `XY path` lines.
+pub fn dirty_files(git: &Git) -> Result<Vec<String>, GitError> {
+    let out = git.run(&[
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+    ])?;
+    let mut files = vec![];
+    let mut entries = out.split('\0').filter(|e| !e.is_empty());
+    while let Some(entry) = entries.next() {
+        // A rename is followed by its source path as a separate entry.
+        if entry.starts_with('R') || entry.starts_with('C') {
+            entries.next();
+        }
+        files.push(entry.to_string());
+    }
+    Ok(files)
+}
+
+/// Commits reachable from `tips` and from none of `--branches --remotes --tags` nor `also`:
+/// work that exists only in this slot. Oldest last, as `oid subject`.
+pub fn commits_only_in(
+    git: &Git,
+    tips: &[&str],
+    refs: &[&str],
+    also: &[&str],
+) -> Result<Vec<String>, GitError> {
+    let mut args: Vec<&str> = vec!["log", "--format=%h %s"];
+    args.extend(tips);
+    args.push("--not");
+    args.extend(refs);
+    args.extend(also);
+    args.push("--");
+    let out = git.run(&args)?;
+    Ok(out.lines().map(str::to_string).collect())
+}
+
+/// Why a slot may not be reused, or nothing when its reuse is proven safe.
+pub fn reuse_blockers(path: &Path) -> Vec<String> {
+    if !path.join(".git").is_file() {
+        return vec!["not a linked worktree on disk".into()];
+    }
+    let git = Git::new(path);
+    let mut why = vec![];
+    match dirty_files(&git) {
+        Ok(files) if files.is_empty() => {}
+        Ok(files) => why.push(format!(
+            "{} uncommitted or untracked file(s), e.g. {}",
+            files.len(),
+            files[0]
+        )),
+        Err(e) => why.push(format!("cannot prove it is clean: {e}")),
+    }
+    match commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[]) {
+        Ok(commits) if commits.is_empty() => {}
+        Ok(commits) => why.push(format!(
+            "{} commit(s) on no branch, e.g. {}",
+            commits.len(),
+            commits[0]
+        )),
+        Err(e) => why.push(format!("cannot prove it holds no unlanded commit: {e}")),
+    }
+    match super::procs::occupants(path) {
+        Ok(procs) if procs.is_empty() => {}
+        Ok(procs) => why.push(format!(
+            "process {} ({}) is inside it",
+            procs[0].pid, procs[0].command
+        )),
+        Err(e) => why.push(format!("cannot prove no process is inside it: {e}")),
+    }
+    why
+}

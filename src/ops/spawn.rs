@@ -1,0 +1,516 @@
+//! `git hand spawn`: lease a slot to a task and put the task's branch in it.
+//!
+//! Intent first: one transaction records the task (`spawning`) and its slot tenure (and issue
+//! tenure) before anything touches the disk; then git creates or switches the slot; then one
+//! transaction marks the task `active`. A crash anywhere leaves a row that `doctor` can read and
+//! settle, and no lease is ever held that no row names. No transaction is open across a git call.
+
+use std::path::{Path, PathBuf};
+
+use super::pool::{self, Plan, Skipped};
+use super::{Context, Error, Result, base, names, procs, stamp};
+use crate::clock::Millis;
+use crate::failpoint;
+use crate::git::{Git, Repo, WorktreeListLock};
+use crate::ledger::{self, By, EventKind, Ledger, NewTask, Resource, Task, TaskState, Tenure};
+
+#[derive(Debug, Clone)]
+pub struct SpawnOptions<'a> {
+    pub task: &'a str,
+    pub base: Option<&'a str>,
+    pub branch: Option<&'a str>,
+    pub issue: Option<&'a str>,
+    pub holder: &'a str,
+    pub ttl: Option<Millis>,
+    pub fetch: bool,
+}
+
+/// How the slot was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotSource {
+    Created,
+    Reused,
+    /// The task was already active for this holder: same slot, same lease.
+    Existing,
+}
+
+#[derive(Debug, Clone)]
+pub struct Spawned {
+    pub task: Task,
+    pub path: PathBuf,
+    pub slot_n: i64,
+    pub tenure: Tenure,
+    pub issue_tenure: Option<Tenure>,
+    pub base: base::Base,
+    pub source: SlotSource,
+    pub skipped: Vec<Skipped>,
+}
+
+/// How many times spawn re-plans after losing a slot to a concurrent spawn.
+const MAX_ATTEMPTS: usize = 32;
+
+pub fn spawn(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    opts: &SpawnOptions<'_>,
+    progress: &dyn Fn(&str),
+) -> Result<Spawned> {
+    let task_name = names::task_name(opts.task)?;
+    let branch = match opts.branch {
+        Some(b) => b.to_string(),
+        None => format!("hand/{task_name}"),
+    };
+    check_branch_name(&branch)?;
+    let issue = opts.issue.map(names::issue_id).transpose()?;
+    let repo = ctx.repo()?;
+    let git = Git::new(
+        repo.loc
+            .workdir
+            .clone()
+            .unwrap_or_else(|| repo.loc.common_dir.clone()),
+    );
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let repo_id = ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?;
+
+    if let Some(existing) = ledger.read(|v| v.open_task(&repo_id, task_name))? {
+        return resume_existing(ledger, existing, opts);
+    }
+    if opts.fetch {
+        progress("fetching origin");
+        git.run(&["fetch", "--quiet", "origin"])?;
+    }
+    let base = base::resolve(repo, &git, opts.base)?;
+    let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
+    check_branch_free(repo, &branch, branch_exists, opts.branch.is_some())?;
+    let issue_resource = match issue {
+        Some(id) => Some(Resource::issue(
+            &super::lease::issue_namespace(ctx, ledger)?,
+            id,
+        )),
+        None => None,
+    };
+    let pool_dir = pool::ensure_pool_dir(repo, &repo_id)?;
+    let max = pool::max_slots(repo);
+    let me = procs::me();
+
+    let mut lost: Vec<PathBuf> = vec![];
+    for _ in 0..MAX_ATTEMPTS {
+        let (infos, numbers, now) = ledger.read(|v| {
+            Ok((
+                pool::slots(v, &repo_id)?,
+                v.slot_numbers(&repo_id)?,
+                v.now(),
+            ))
+        })?;
+        let (plan, skipped) = pool::choose(&infos, &numbers, &pool_dir, repo, max, now, &lost)
+            .map_err(|skipped| no_slot(max, &skipped))?;
+        let (path, n) = match &plan {
+            Plan::Reuse(p) | Plan::Recreate(p) => {
+                let n = infos
+                    .iter()
+                    .find(|i| Path::new(&i.slot.path) == p)
+                    .map_or(0, |i| i.slot.n);
+                (p.clone(), n)
+            }
+            Plan::Create { n, path } => (path.clone(), *n),
+        };
+        let path_key = path.to_string_lossy().into_owned();
+        let intent = ledger.write(|tx| {
+            record_intent(
+                tx,
+                &Intent {
+                    repo_id: &repo_id,
+                    task: task_name,
+                    n,
+                    path: &path_key,
+                    create: matches!(plan, Plan::Create { .. }),
+                    branch: &branch,
+                    base_oid: &base.oid,
+                    holder: opts.holder,
+                    ttl: opts.ttl,
+                    issue: issue_resource.as_ref().zip(issue),
+                    me,
+                },
+            )
+        })?;
+        let (task, tenure, issue_tenure) = match intent {
+            IntentOutcome::Recorded {
+                task,
+                tenure,
+                issue_tenure,
+            } => (task, tenure, issue_tenure),
+            IntentOutcome::LostSlot => {
+                lost.push(path);
+                continue;
+            }
+            IntentOutcome::TaskExists(existing) => return resume_existing(ledger, *existing, opts),
+            IntentOutcome::IssueHeld(t) => return Err(issue_held(issue.unwrap_or_default(), &t)),
+        };
+        failpoint::hit("spawn-after-intent");
+        if !matches!(plan, Plan::Reuse(_)) {
+            progress(&format!("creating slot {}", path.display()));
+        }
+        if let Err(e) = prepare_slot(
+            &git,
+            &repo.loc.common_dir,
+            &plan,
+            &path,
+            &branch,
+            branch_exists,
+            &base.oid,
+        ) {
+            abandon(ledger, &task, "spawn-failed")?;
+            return Err(e);
+        }
+        failpoint::hit("spawn-after-checkout");
+        let admin = stamp::admin_dir_of(&path).map_err(|e| {
+            Error::failed(
+                format!("cannot find the admin dir of {}: {e}", path.display()),
+                vec![],
+            )
+        })?;
+        let stamped = stamp::Stamp {
+            lease_id: tenure.lease_id.clone(),
+            token: tenure.token,
+            task: task_name.to_string(),
+            ledger: ledger.path().to_path_buf(),
+        };
+        if let Err(e) = stamp::write(&admin, &stamped) {
+            abandon(ledger, &task, "spawn-failed")?;
+            return Err(Error::failed(e.to_string(), vec![]));
+        }
+        failpoint::hit("spawn-after-stamp");
+        let task = ledger.write(|tx| {
+            tx.set_task_state(task.id, TaskState::Active, "active", None)?;
+            tx.log(
+                EventKind::TaskSpawned,
+                &tenure.resource,
+                Some(&tenure),
+                Some(&format!("task {task_name} on {branch}")),
+            )?;
+            Ok(tx.view().task(task.id)?.unwrap_or(task))
+        })?;
+        let source = if matches!(plan, Plan::Reuse(_)) {
+            SlotSource::Reused
+        } else {
+            SlotSource::Created
+        };
+        return Ok(Spawned {
+            task,
+            path,
+            slot_n: n,
+            tenure,
+            issue_tenure,
+            base,
+            source,
+            skipped,
+        });
+    }
+    Err(Error::precondition(
+        "every free slot was taken by concurrent spawns; nothing was created",
+        vec!["run the same git hand spawn again".into()],
+    ))
+}
+
+fn check_branch_name(branch: &str) -> Result<()> {
+    match gix::refs::FullName::try_from(format!("refs/heads/{branch}")) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(
+            Error::usage(format!("{branch:?} is not a valid branch name"))
+                .with_hint("pass --branch <valid-name>"),
+        ),
+    }
+}
+
+/// An existing branch is used only when named with `--branch`, and never one checked out in
+/// another worktree (git would refuse, and two tasks would share a branch).
+fn check_branch_free(repo: &Repo, branch: &str, exists: bool, named: bool) -> Result<()> {
+    if !exists {
+        return Ok(());
+    }
+    if !named {
+        return Err(Error::precondition(
+            format!("branch {branch} already exists (an earlier task of this name kept it)"),
+            vec![
+                format!("git hand spawn <task> --branch {branch}   # continue that branch"),
+                "git hand spawn <another-task-name>".into(),
+            ],
+        ));
+    }
+    if let Some((dir, _)) = repo
+        .checked_out_branches()
+        .into_iter()
+        .find(|(_, b)| b == branch)
+    {
+        return Err(Error::precondition(
+            format!(
+                "branch {branch} is checked out in another worktree ({})",
+                dir.display()
+            ),
+            vec![
+                "git hand list   # which task has it".into(),
+                format!("git switch --detach   # in the worktree that has {branch}"),
+            ],
+        ));
+    }
+    Ok(())
+}
+
+struct Intent<'a> {
+    repo_id: &'a str,
+    task: &'a str,
+    n: i64,
+    path: &'a str,
+    create: bool,
+    branch: &'a str,
+    base_oid: &'a str,
+    holder: &'a str,
+    ttl: Option<Millis>,
+    issue: Option<(&'a Resource, &'a str)>,
+    me: procs::ProcessId,
+}
+
+// Built once per spawn attempt and matched at once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+enum IntentOutcome {
+    Recorded {
+        task: Task,
+        tenure: Tenure,
+        issue_tenure: Option<Tenure>,
+    },
+    /// A concurrent spawn leased the slot between our read and our write.
+    LostSlot,
+    TaskExists(Box<Task>),
+    IssueHeld(Box<Tenure>),
+}
+
+/// The intent transaction: the task row and every lease it needs, or nothing.
+fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOutcome> {
+    let view = tx.view();
+    if let Some(existing) = view.open_task(i.repo_id, i.task)? {
+        return Ok(IntentOutcome::TaskExists(Box::new(existing)));
+    }
+    // The issue must be free, or held by this holder outside any open task: two tasks sharing
+    // one issue lease would release it under each other.
+    if let Some((res, _)) = i.issue
+        && let Some(live) = view.current(res)?
+        && (live.holder != i.holder || view.open_task_by_issue_lease(&live.lease_id)?.is_some())
+    {
+        let why = format!("spawn {} by {}: issue held", i.task, i.holder);
+        tx.log(EventKind::Refused, res, Some(&live), Some(&why))?;
+        return Ok(IntentOutcome::IssueHeld(Box::new(live)));
+    }
+    let slot_res = Resource::worktree(i.path);
+    if i.create {
+        tx.ensure_slot(i.repo_id, i.n, i.path)?;
+    }
+    // Only a free or expired slot may be taken; a live one (even our own holder's, for another
+    // task) means a concurrent spawn won it.
+    if view.current(&slot_res)?.is_some() {
+        return Ok(IntentOutcome::LostSlot);
+    }
+    let tenure = match tx.acquire(&slot_res, i.holder, i.ttl)? {
+        ledger::Acquire::Acquired { tenure, .. } => tenure,
+        ledger::Acquire::Held(_) => return Ok(IntentOutcome::LostSlot),
+    };
+    let issue_tenure = match i.issue {
+        Some((res, _)) => match tx.acquire(res, i.holder, i.ttl)? {
+            ledger::Acquire::Acquired { tenure, .. } => Some(tenure),
+            ledger::Acquire::Held(t) => return Ok(IntentOutcome::IssueHeld(Box::new(t))),
+        },
+        None => None,
+    };
+    let task = tx.insert_task(&NewTask {
+        repo_id: i.repo_id,
+        name: i.task,
+        slot_path: i.path,
+        lease_id: &tenure.lease_id,
+        issue: i.issue.map(|(_, id)| id),
+        issue_lease_id: issue_tenure.as_ref().map(|t| t.lease_id.as_str()),
+        branch: i.branch,
+        base_oid: i.base_oid,
+        holder: i.holder,
+        pid: i.me.pid,
+        pid_start: i.me.start,
+    })?;
+    Ok(IntentOutcome::Recorded {
+        task,
+        tenure,
+        issue_tenure,
+    })
+}
+
+/// Creates or switches the slot. Runs with no transaction open.
+fn prepare_slot(
+    git: &Git,
+    common: &Path,
+    plan: &Plan,
+    path: &Path,
+    branch: &str,
+    branch_exists: bool,
+    base: &str,
+) -> Result<()> {
+    let p = path.to_string_lossy();
+    match plan {
+        Plan::Create { .. } | Plan::Recreate(_) => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
+                })?;
+            }
+            // Register the worktree (locked, on its branch, files not yet checked out) under
+            // the worktree-list lock, then check the files out in parallel with other spawns:
+            // the same two steps `git worktree add` takes itself, minus its race. A slot the disk
+            // lost but git still lists (locked, missing) needs the double force git asks for.
+            let mut args = vec![
+                "worktree",
+                "add",
+                "--quiet",
+                "--no-checkout",
+                "--lock",
+                "--reason",
+                "git-hand slot",
+            ];
+            if matches!(plan, Plan::Recreate(_)) {
+                args.extend(["-f", "-f"]);
+            }
+            if branch_exists {
+                args.extend([&*p, branch]);
+            } else {
+                args.extend(["-b", branch, &*p, base]);
+            }
+            {
+                let _lock = WorktreeListLock::acquire(common).map_err(|e| {
+                    Error::failed(
+                        format!("cannot lock the worktree list of {}: {e}", common.display()),
+                        vec![],
+                    )
+                })?;
+                git.run(&args)?;
+            }
+            Git::new(path).run(&["reset", "--hard", "--quiet"])?;
+        }
+        Plan::Reuse(_) => {
+            let slot = Git::new(path);
+            if branch_exists {
+                slot.run(&["switch", "--quiet", branch])?;
+            } else {
+                slot.run(&["switch", "--quiet", "--no-track", "-c", branch, base])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Ends what a failed spawn started: the leases are released (tokens stay spent) and the task is
+/// marked done, so no lease is left that no active task names.
+pub fn abandon(ledger: &mut Ledger, task: &Task, reason: &str) -> Result<()> {
+    ledger.write(|tx| {
+        let view = tx.view();
+        for id in [&task.lease_id, &task.issue_lease_id].into_iter().flatten() {
+            if let Some(t) = view.tenure(id)?
+                && t.ended_at.is_none()
+            {
+                tx.release(&t.resource, By::Lease(id))?;
+            }
+        }
+        tx.mark_task_done(task.id, reason)
+    })?;
+    Ok(())
+}
+
+/// Spawning a task that is already open: the same holder gets the same slot and lease back
+/// (its expiry refreshed from this call's TTL); anyone else is told who has it.
+fn resume_existing(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
+    let name = task.name.clone();
+    if task.state != TaskState::Active {
+        return Err(Error::precondition(
+            format!(
+                "task {name} is {} (another git-hand is working on it, or one crashed)",
+                task.state.as_str()
+            ),
+            vec!["git hand doctor --repair   # settles a crashed spawn or teardown".into()],
+        ));
+    }
+    if task.holder != opts.holder {
+        return Err(Error::precondition(
+            format!("task {name} is active and held by {}", task.holder),
+            vec![format!(
+                "git hand list   # see its slot and expiry; or spawn another name"
+            )],
+        ));
+    }
+    let slot_path = task.slot_path.clone().unwrap_or_default();
+    let res = Resource::worktree(slot_path.clone());
+    let lease_id = task.lease_id.clone().unwrap_or_default();
+    let tenure = ledger.write(|tx| {
+        let current = tx.view().current(&res)?;
+        match current {
+            Some(t) if t.lease_id == lease_id => match tx.acquire(&res, opts.holder, opts.ttl)? {
+                ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
+                ledger::Acquire::Held(_) => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    })?;
+    let Some(tenure) = tenure else {
+        return Err(Error::precondition(
+            format!(
+                "task {name}'s lease is no longer live (it expired or its slot was taken over)"
+            ),
+            vec![format!(
+                "git hand teardown {name}   # commits stay on {}",
+                task.branch
+            )],
+        ));
+    };
+    let (issue_tenure, slot_n) = ledger.read(|v| {
+        let issue = match &task.issue_lease_id {
+            Some(id) => v.tenure(id)?,
+            None => None,
+        };
+        let n = v.slot_by_path(&slot_path)?.map_or(0, |s| s.n);
+        Ok((issue, n))
+    })?;
+    let base = base::Base {
+        oid: task.base_oid.clone().unwrap_or_default(),
+        label: task.base_oid.clone().unwrap_or_default(),
+    };
+    Ok(Spawned {
+        path: PathBuf::from(&slot_path),
+        slot_n,
+        tenure,
+        issue_tenure,
+        base,
+        source: SlotSource::Existing,
+        skipped: vec![],
+        task,
+    })
+}
+
+fn issue_held(issue: &str, t: &Tenure) -> Error {
+    Error::precondition(
+        format!(
+            "issue {issue} is held by {} (token {}); nothing was created",
+            t.holder, t.token
+        ),
+        vec![format!("git hand lease current {issue}")],
+    )
+}
+
+fn no_slot(max: i64, skipped: &[Skipped]) -> Error {
+    let mut message = format!(
+        "no slot can be used and the pool is full ({max} slots, hand.maxSlots); nothing was created"
+    );
+    for s in skipped {
+        message.push_str(&format!("\n  {}: {}", s.path, s.why.join("; ")));
+    }
+    Error::precondition(
+        message,
+        vec![
+            "git hand list        # which tasks hold slots".into(),
+            "git hand teardown <task>   # free one".into(),
+            "git config hand.maxSlots 32".into(),
+        ],
+    )
+}

@@ -1,0 +1,144 @@
+//! The stamp: a small file in a slot's private admin dir (`git rev-parse --git-dir`, never the
+//! work tree, so no commit can carry it) naming the tenure the slot was leased for and the ledger
+//! that granted it. The pre-push hook reads it when the environment carries no credential, and
+//! follows its ledger path so a hook run under another `HOME` still checks the right ledger.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const FILE: &str = "git-hand-stamp";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub lease_id: String,
+    pub token: i64,
+    pub task: String,
+    pub ledger: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StampError {
+    #[error("cannot write the stamp in {}: {source}", dir.display())]
+    Write {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read the stamp in {}: {source}", dir.display())]
+    Read {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the stamp in {} is damaged ({why})", dir.display())]
+    Damaged { dir: PathBuf, why: String },
+}
+
+pub fn path(admin_dir: &Path) -> PathBuf {
+    admin_dir.join(FILE)
+}
+
+/// Writes the stamp atomically (temp file, then rename), so a reader never sees half of one.
+pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
+    let err = |source| StampError::Write {
+        dir: admin_dir.to_path_buf(),
+        source,
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(admin_dir).map_err(err)?;
+    write!(
+        tmp,
+        "# git-hand: the lease this worktree was stamped for\nlease_id={}\ntoken={}\ntask={}\nledger={}\n",
+        stamp.lease_id,
+        stamp.token,
+        stamp.task,
+        stamp.ledger.display()
+    )
+    .map_err(err)?;
+    tmp.persist(path(admin_dir)).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Reads the stamp; `Ok(None)` when there is none.
+pub fn read(admin_dir: &Path) -> Result<Option<Stamp>, StampError> {
+    let text = match std::fs::read_to_string(path(admin_dir)) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StampError::Read {
+                dir: admin_dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    parse(&text).map(Some).map_err(|why| StampError::Damaged {
+        dir: admin_dir.to_path_buf(),
+        why,
+    })
+}
+
+fn parse(text: &str) -> Result<Stamp, String> {
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+            .map(str::to_string)
+            .ok_or_else(|| format!("no {key}"))
+    };
+    let lease_id = field("lease_id")?;
+    if !crate::ids::is_lease_id(&lease_id) {
+        return Err(format!("lease_id {lease_id:?} is not 32 hex characters"));
+    }
+    let token = field("token")?
+        .parse()
+        .map_err(|_| "token is not a number".to_string())?;
+    Ok(Stamp {
+        lease_id,
+        token,
+        task: field("task")?,
+        ledger: PathBuf::from(field("ledger")?),
+    })
+}
+
+/// Removes the stamp; a missing one is fine.
+pub fn remove(admin_dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path(admin_dir)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// The admin dir of a linked worktree, from its `.git` file (`gitdir: <path>`).
+pub fn admin_dir_of(worktree: &Path) -> std::io::Result<PathBuf> {
+    let text = std::fs::read_to_string(worktree.join(".git"))?;
+    let dir = text.strip_prefix("gitdir:").map(str::trim).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "{}/.git is not a worktree link",
+            worktree.display()
+        ))
+    })?;
+    std::fs::canonicalize(worktree.join(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamp_round_trips_and_rejects_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp {
+            lease_id: "ab".repeat(16),
+            token: 7,
+            task: "t".into(),
+            ledger: "/l/ledger.sqlite".into(),
+        };
+        write(dir.path(), &stamp).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Some(stamp));
+        std::fs::write(
+            path(dir.path()),
+            "lease_id=zz\ntoken=1\ntask=t\nledger=/l\n",
+        )
+        .unwrap();
+        assert!(read(dir.path()).is_err());
+        remove(dir.path()).unwrap();
+        remove(dir.path()).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), None);
+    }
+}

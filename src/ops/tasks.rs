@@ -1,0 +1,268 @@
+//! Reading and renewing tasks: `git hand list`, `status`, `renew`, `env`, and finding the task of
+//! the current worktree (the default TASK of every verb that takes one).
+
+use std::path::PathBuf;
+
+use super::pool::{self, SlotInfo};
+use super::verdict::{self, Finding};
+use super::{Context, Error, Result, stamp};
+use crate::clock::Millis;
+use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tenure};
+
+/// The repository's id in the ledger, or `None` if git-hand never saw it.
+pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<String>> {
+    let common = ctx.repo()?.loc.common_dir.to_string_lossy().into_owned();
+    Ok(ledger.read(|v| Ok(v.repo_by_dir(&common)?.map(|r| r.id)))?)
+}
+
+/// A task with its leases, as `list` shows it.
+#[derive(Debug, Clone)]
+pub struct TaskView {
+    pub task: Task,
+    pub tenure: Option<Tenure>,
+    pub issue_tenure: Option<Tenure>,
+    pub slot_n: Option<i64>,
+}
+
+pub struct Listing {
+    pub tasks: Vec<TaskView>,
+    /// Slots no live tenure holds.
+    pub free_slots: Vec<SlotInfo>,
+    pub now: Millis,
+}
+
+pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
+    let Some(repo_id) = repo_id(ctx, ledger)? else {
+        return Ok(Listing {
+            tasks: vec![],
+            free_slots: vec![],
+            now: 0,
+        });
+    };
+    Ok(ledger.read(|v| {
+        let now = v.now();
+        let slots = pool::slots(v, &repo_id)?;
+        let mut tasks = vec![];
+        for task in v.tasks(&repo_id, all)? {
+            let tenure = match &task.lease_id {
+                Some(id) => v.tenure(id)?,
+                None => None,
+            };
+            let issue_tenure = match &task.issue_lease_id {
+                Some(id) => v.tenure(id)?,
+                None => None,
+            };
+            let slot_n = slots
+                .iter()
+                .find(|s| Some(&s.slot.path) == task.slot_path.as_ref())
+                .map(|s| s.slot.n);
+            tasks.push(TaskView {
+                task,
+                tenure,
+                issue_tenure,
+                slot_n,
+            });
+        }
+        let free_slots = slots
+            .into_iter()
+            .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
+            .collect();
+        Ok(Listing {
+            tasks,
+            free_slots,
+            now,
+        })
+    })?)
+}
+
+/// What `status` and `check` report about the current worktree.
+pub struct Here {
+    pub workdir: Option<PathBuf>,
+    pub finding: Finding,
+    pub ledger: PathBuf,
+}
+
+/// Judges the current worktree the way the pre-push hook would. The stamp's ledger wins over
+/// the default location: it is the one that granted the lease.
+pub fn here(ctx: &Context) -> Result<Here> {
+    let repo = ctx.repo()?;
+    let stamp = stamp::read(&repo.loc.admin_dir)
+        .map_err(|e| Error::failed(e.to_string(), vec!["git hand doctor".into()]))?;
+    let ledger_path = match &stamp {
+        Some(s) => s.ledger.clone(),
+        None => ctx.ledger_location()?.path,
+    };
+    let workdir = repo.loc.workdir.clone();
+    let require = repo.config_bool("hand.requireCredential").unwrap_or(false);
+    let key = workdir
+        .as_ref()
+        .map(|w| w.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let finding = match Ledger::open_existing(&ledger_path)? {
+        Some(mut ledger) => ledger.read(|v| {
+            verdict::judge(v, &key, stamp.as_ref(), verdict::env_credential(), require)
+        })?,
+        None if stamp.is_some() => {
+            return Err(Error::failed(
+                format!(
+                    "this worktree was leased from the ledger {}, which is gone",
+                    ledger_path.display()
+                ),
+                vec!["git hand doctor".into()],
+            ));
+        }
+        None => Finding {
+            verdict: verdict::Verdict::Unmanaged,
+            slot: None,
+            credential: None,
+            tenure: None,
+            newest: None,
+            task: None,
+            issue: None,
+            now: 0,
+        },
+    };
+    Ok(Here {
+        workdir,
+        finding,
+        ledger: ledger_path,
+    })
+}
+
+/// The task named, or the one whose slot is the current worktree.
+pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> Result<Task> {
+    let repo_id = repo_id(ctx, ledger)?.ok_or_else(|| {
+        Error::failed(
+            "git-hand has no tasks in this repository",
+            vec!["git hand spawn <task>".into()],
+        )
+    })?;
+    if let Some(name) = name {
+        let name = super::names::task_name(name)?;
+        return ledger
+            .read(|v| v.open_task(&repo_id, name))?
+            .ok_or_else(|| {
+                Error::failed(
+                    format!("there is no open task named {name}"),
+                    vec!["git hand list".into()],
+                )
+            });
+    }
+    let workdir = ctx
+        .repo()?
+        .loc
+        .workdir
+        .clone()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let task = ledger.read(|v| {
+        let held = v.held(&Resource::worktree(workdir.clone()))?;
+        match held {
+            Some(t) => v.task_by_lease(&t.lease_id),
+            None => Ok(None),
+        }
+    })?;
+    task.filter(|t| t.state != TaskState::Done).ok_or_else(|| {
+        Error::usage("this worktree is not a leased slot; name the task").with_hint("git hand list")
+    })
+}
+
+/// `renew`: extends the task's slot lease and its issue lease, by lease id.
+pub struct Renewed {
+    pub task: Task,
+    pub tenure: Tenure,
+    pub issue_tenure: Option<Tenure>,
+    pub now: Millis,
+}
+
+pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Renewed> {
+    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    let lease = task.lease_id.clone().ok_or_else(|| {
+        Error::failed(
+            format!(
+                "task {} has no lease id (a row from an older ledger)",
+                task.name
+            ),
+            vec![format!("git hand teardown {}", task.name)],
+        )
+    })?;
+    enum Lost {
+        Slot,
+        Issue,
+    }
+    // Both renewals or neither: the issue lease is checked before anything is written.
+    let renewed = ledger.write(|tx| {
+        let view = tx.view();
+        let issue = match &task.issue_lease_id {
+            Some(id) => match view.tenure(id)?.filter(|t| t.is_live(tx.now())) {
+                Some(t) => Some(t),
+                None => return Ok(Err(Lost::Issue)),
+            },
+            None => None,
+        };
+        let Renew::Renewed(tenure) = tx.renew(&slot, By::Lease(&lease), ttl)? else {
+            return Ok(Err(Lost::Slot));
+        };
+        let issue_tenure = match issue {
+            Some(t) => match tx.renew(&t.resource, By::Lease(&t.lease_id), ttl)? {
+                Renew::Renewed(t) => Some(t),
+                Renew::NotHolder(_) => return Ok(Err(Lost::Issue)),
+            },
+            None => None,
+        };
+        Ok(Ok(Renewed {
+            task: task.clone(),
+            tenure,
+            issue_tenure,
+            now: tx.now(),
+        }))
+    })?;
+    match renewed {
+        Ok(r) => Ok(r),
+        Err(Lost::Slot) => {
+            let live = ledger.read(|v| v.current(&slot))?;
+            let who = live
+                .map(|t| format!("; the slot is now held by {} (token {})", t.holder, t.token))
+                .unwrap_or_default();
+            Err(Error::precondition(
+                format!(
+                    "task {}'s lease is no longer live (it expired or was released){who}",
+                    task.name
+                ),
+                vec![format!(
+                    "git hand teardown {}   # commits stay on {}",
+                    task.name, task.branch
+                )],
+            ))
+        }
+        Err(Lost::Issue) => Err(Error::precondition(
+            format!(
+                "task {}'s issue lease ({}) is no longer live; nothing was renewed",
+                task.name,
+                task.issue.as_deref().unwrap_or("?")
+            ),
+            vec![format!("git hand teardown {}", task.name)],
+        )),
+    }
+}
+
+/// The credential of a task, as environment variables.
+pub fn credential_env(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String)> {
+    vec![
+        ("GIT_HAND_LEASE", tenure.lease_id.clone()),
+        ("GIT_HAND_TOKEN", tenure.token.to_string()),
+        ("GIT_HAND_TASK", task.name.clone()),
+    ]
+}
+
+/// The live tenure of a task's slot lease, for `env`.
+pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<Tenure> {
+    let id = task.lease_id.clone().unwrap_or_default();
+    ledger.read(|v| v.tenure(&id))?.ok_or_else(|| {
+        Error::failed(
+            format!("task {} names a lease the ledger does not know", task.name),
+            vec!["git hand doctor".into()],
+        )
+    })
+}

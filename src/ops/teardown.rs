@@ -1,0 +1,256 @@
+//! `git hand teardown` (alias `done`): end a task, free its slot for reuse (files kept for the
+//! build cache), release its leases (tokens stay spent), keep its branch.
+//!
+//! Each step is recorded, so a retry after a crash resumes. A retry compares lease ids, never
+//! paths: once this task's slot tenure has ended, the slot may belong to someone else and
+//! teardown touches nothing on disk.
+
+use std::path::Path;
+
+use super::{Context, Error, Result, names, safety, stamp};
+use crate::failpoint;
+use crate::git::Git;
+use crate::ledger::{By, EventKind, Ledger, Resource, Task, TaskState, Tenure};
+
+#[derive(Debug, Clone)]
+pub struct TeardownOptions<'a> {
+    pub task: &'a str,
+    /// Discard uncommitted changes (commits always stay on the branch).
+    pub force: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum TornDown {
+    /// The slot was freed and the task is done.
+    Freed {
+        task: Task,
+        slot: String,
+        discarded: Vec<String>,
+    },
+    /// The task's lease had ended and the slot may be someone else's: only the row was settled.
+    LeaseEnded {
+        task: Task,
+        successor: Option<Tenure>,
+    },
+    /// Nothing to do: the task was done already.
+    AlreadyDone(Task),
+}
+
+pub fn teardown(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    opts: &TeardownOptions<'_>,
+) -> Result<TornDown> {
+    let name = names::task_name(opts.task)?;
+    let repo = ctx.repo()?;
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let found = ledger.read(|v| {
+        let Some(repo) = v.repo_by_dir(&common)? else {
+            return Ok(None);
+        };
+        let open = v.open_task(&repo.id, name)?;
+        let last = v
+            .tasks(&repo.id, true)?
+            .into_iter()
+            .rev()
+            .find(|t| t.name == name);
+        Ok(open.or(last))
+    })?;
+    let task = found.ok_or_else(|| {
+        Error::failed(
+            format!("there is no task named {name} in this repository"),
+            vec!["git hand list --all".into()],
+        )
+    })?;
+    if task.state == TaskState::Done {
+        return Ok(TornDown::AlreadyDone(task));
+    }
+    if task.state == TaskState::Spawning {
+        return Err(Error::precondition(
+            format!("task {name} is still spawning (or its spawn crashed)"),
+            vec!["git hand doctor --repair   # settles a crashed spawn".into()],
+        ));
+    }
+    let slot = task.slot_path.clone().unwrap_or_default();
+    let (ours, successor) = ledger.read(|v| {
+        let held = v.held(&Resource::worktree(slot.clone()))?;
+        let ours = match (&task.lease_id, &held) {
+            (Some(id), Some(h)) => h.lease_id == *id,
+            // A row from an older ledger has no lease id: fall back to the path and the holder.
+            (None, Some(h)) => h.holder == task.holder,
+            (_, None) => false,
+        };
+        Ok((ours, held.filter(|_| !ours)))
+    })?;
+    if !ours {
+        let task = finish(ledger, &task, "lease-ended")?;
+        return Ok(TornDown::LeaseEnded { task, successor });
+    }
+    let path = Path::new(&slot);
+    let on_disk = path.join(".git").is_file();
+    let branch_exists = repo
+        .ref_oid(&format!("refs/heads/{}", task.branch))
+        .is_some();
+    let discarded = if on_disk {
+        check_and_clean(&task, path, branch_exists, opts.force, ledger)?
+    } else {
+        vec![]
+    };
+    if !on_disk {
+        ledger
+            .write(|tx| tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me())))?;
+    }
+    failpoint::hit("teardown-after-clean");
+    if on_disk {
+        Git::new(path).run(&["switch", "--detach", "--quiet"])?;
+        let admin = stamp::admin_dir_of(path).map_err(|e| {
+            Error::failed(format!("cannot find the admin dir of {slot}: {e}"), vec![])
+        })?;
+        stamp::remove(&admin).map_err(|e| {
+            Error::failed(format!("cannot remove the stamp of {slot}: {e}"), vec![])
+        })?;
+    }
+    ledger.write(|tx| tx.set_task_step(task.id, "detached"))?;
+    failpoint::hit("teardown-after-detach");
+    release_slot(ledger, &task)?;
+    failpoint::hit("teardown-after-release");
+    let task = finish(ledger, &task, "torn-down")?;
+    Ok(TornDown::Freed {
+        task,
+        slot,
+        discarded,
+    })
+}
+
+fn me() -> (i64, Option<i64>) {
+    let p = super::procs::me();
+    (p.pid, p.start)
+}
+
+/// Refuses unlanded work (uncommitted files without `force`; commits on no remote-tracking ref
+/// and not in the base without `force`; commits on no branch at all, ever), then records the
+/// intent and, with `force`, discards uncommitted changes. Fails closed: a git error refuses.
+fn check_and_clean(
+    task: &Task,
+    path: &Path,
+    branch_exists: bool,
+    force: bool,
+    ledger: &mut Ledger,
+) -> Result<Vec<String>> {
+    let git = Git::new(path);
+    let refuse = |what: &str, e: &dyn std::fmt::Display| {
+        Error::precondition(
+            format!(
+                "cannot prove task {} holds no {what}: {e}; nothing was changed",
+                task.name
+            ),
+            vec![format!("git -C {} status", path.display())],
+        )
+    };
+    let dirty = safety::dirty_files(&git).map_err(|e| refuse("uncommitted work", &e))?;
+    let base: Vec<&str> = task.base_oid.iter().map(String::as_str).collect();
+    let tips: &[&str] = if branch_exists {
+        &["HEAD", &task.branch]
+    } else {
+        &["HEAD"]
+    };
+    let unlanded = safety::commits_only_in(&git, tips, &["--remotes"], &base)
+        .map_err(|e| refuse("unlanded commits", &e))?;
+    let branchless =
+        safety::commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
+            .map_err(|e| refuse("commits on no branch", &e))?;
+    if !branchless.is_empty() {
+        return Err(Error::precondition(
+            format!(
+                "task {} has commits on no branch, which teardown would lose:\n{}",
+                task.name,
+                indent(&branchless)
+            ),
+            vec![format!(
+                "git -C {} branch rescue/{} HEAD   # keep them, then teardown again",
+                path.display(),
+                task.name
+            )],
+        ));
+    }
+    if !force && (!dirty.is_empty() || !unlanded.is_empty()) {
+        let mut message = format!(
+            "task {} has work that is not landed; nothing was changed",
+            task.name
+        );
+        if !dirty.is_empty() {
+            message.push_str(&format!("\nuncommitted or untracked:\n{}", indent(&dirty)));
+        }
+        if !unlanded.is_empty() {
+            message.push_str(&format!(
+                "\ncommits on no remote-tracking branch and not in the base:\n{}",
+                indent(&unlanded)
+            ));
+        }
+        return Err(Error::precondition(
+            message,
+            vec![
+                format!(
+                    "git -C {} push -u origin {}   # land the commits",
+                    path.display(),
+                    task.branch
+                ),
+                format!(
+                    "git hand teardown {} --force   # discard uncommitted changes; commits stay on {}",
+                    task.name, task.branch
+                ),
+            ],
+        ));
+    }
+    ledger.write(|tx| tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me())))?;
+    failpoint::hit("teardown-after-intent");
+    if force && !dirty.is_empty() {
+        // Ignored files (the build cache) survive: `clean` runs without -x.
+        git.run(&["reset", "--hard", "--quiet"])?;
+        git.run(&["clean", "-d", "--force", "--quiet"])?;
+    }
+    Ok(if force { dirty } else { vec![] })
+}
+
+fn indent(lines: &[String]) -> String {
+    let shown: Vec<String> = lines.iter().take(20).map(|l| format!("  {l}")).collect();
+    let more = lines.len().saturating_sub(20);
+    if more > 0 {
+        format!("{}\n  ... and {more} more", shown.join("\n"))
+    } else {
+        shown.join("\n")
+    }
+}
+
+/// Releases the slot tenure by its lease id (never another tenure of the slot).
+fn release_slot(ledger: &mut Ledger, task: &Task) -> Result<()> {
+    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    ledger.write(|tx| {
+        match &task.lease_id {
+            Some(id) => tx.release(&slot, By::Lease(id))?,
+            None => tx.release(&slot, By::Holder(&task.holder))?,
+        };
+        tx.set_task_step(task.id, "slot-released")
+    })?;
+    Ok(())
+}
+
+/// Releases the issue lease (by lease id) and marks the task done, in one transaction.
+pub fn finish(ledger: &mut Ledger, task: &Task, reason: &str) -> Result<Task> {
+    Ok(ledger.write(|tx| {
+        if let Some(id) = &task.issue_lease_id
+            && let Some(issue) = tx.view().tenure(id)?
+        {
+            tx.release(&issue.resource, By::Lease(id))?;
+        }
+        tx.mark_task_done(task.id, reason)?;
+        let res = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+        tx.log(
+            EventKind::TaskDone,
+            &res,
+            None,
+            Some(&format!("task {} ({reason})", task.name)),
+        )?;
+        Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
+    })?)
+}

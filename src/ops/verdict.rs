@@ -1,0 +1,178 @@
+//! The verdict: may the holder in this worktree push? Shared by `git hand status`, `git hand
+//! check` and the pre-push hook, so all three always agree.
+//!
+//! Judging is a pure read of one ledger snapshot: the allow path writes nothing.
+
+use serde::Serialize;
+
+use super::stamp::Stamp;
+use crate::clock::Millis;
+use crate::ledger::{Resource, Task, Tenure, TenureState, View};
+
+/// Where the credential came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CredentialSource {
+    /// `GIT_HAND_LEASE` / `GIT_HAND_TOKEN` in the environment.
+    Env,
+    /// The stamp in the worktree's admin dir.
+    Stamp,
+}
+
+/// What a holder presents: a lease id and, usually, the token that came with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Credential {
+    pub lease_id: String,
+    pub token: Option<i64>,
+    pub source: CredentialSource,
+}
+
+/// The credential in the environment, if `GIT_HAND_LEASE` is set.
+pub fn env_credential() -> Option<Credential> {
+    let lease_id = std::env::var("GIT_HAND_LEASE")
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let token = std::env::var("GIT_HAND_TOKEN")
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    Some(Credential {
+        lease_id,
+        token,
+        source: CredentialSource::Env,
+    })
+}
+
+impl From<&Stamp> for Credential {
+    fn from(s: &Stamp) -> Self {
+        Credential {
+            lease_id: s.lease_id.clone(),
+            token: Some(s.token),
+            source: CredentialSource::Stamp,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Not a pool slot: allowed.
+    Unmanaged,
+    /// The presented lease is the slot's live tenure: allowed.
+    Current,
+    /// A newer tenure holds (or held) the slot: refused.
+    Stale,
+    /// The presented lease expired: refused.
+    Expired,
+    /// The presented lease was released (or the slot is free): refused.
+    Released,
+    /// The presented lease is not one this ledger granted for this slot: refused.
+    UnknownLease,
+    /// The task's issue lease is no longer live and its own: refused.
+    IssueLost,
+    /// `hand.requireCredential` is set and the environment carries none: refused.
+    NoCredential,
+}
+
+impl Verdict {
+    pub fn allows(self) -> bool {
+        matches!(self, Verdict::Unmanaged | Verdict::Current)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Unmanaged => "unmanaged",
+            Verdict::Current => "current",
+            Verdict::Stale => "stale",
+            Verdict::Expired => "expired",
+            Verdict::Released => "released",
+            Verdict::UnknownLease => "unknown-lease",
+            Verdict::IssueLost => "issue-lost",
+            Verdict::NoCredential => "no-credential",
+        }
+    }
+}
+
+/// A verdict and the facts behind it, for the message.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub verdict: Verdict,
+    /// The slot (worktree key), when this is a managed worktree.
+    pub slot: Option<String>,
+    pub credential: Option<Credential>,
+    /// The tenure the credential names.
+    pub tenure: Option<Tenure>,
+    /// The slot's newest tenure (the one a stale credential lost to).
+    pub newest: Option<Tenure>,
+    /// The task of the presented tenure, or of the slot's live tenure.
+    pub task: Option<Task>,
+    /// The task's issue tenure, when it has one.
+    pub issue: Option<Tenure>,
+    pub now: Millis,
+}
+
+/// Judges the worktree at `workdir` (a realpath).
+pub fn judge(
+    view: &View<'_>,
+    workdir: &str,
+    stamp: Option<&Stamp>,
+    env: Option<Credential>,
+    require_env: bool,
+) -> crate::ledger::Result<Finding> {
+    let now = view.now();
+    let mut f = Finding {
+        verdict: Verdict::Unmanaged,
+        slot: None,
+        credential: None,
+        tenure: None,
+        newest: None,
+        task: None,
+        issue: None,
+        now,
+    };
+    let is_slot = view.slot_by_path(workdir)?.is_some();
+    if !is_slot && stamp.is_none() {
+        return Ok(f);
+    }
+    let slot = Resource::worktree(workdir);
+    f.slot = Some(workdir.to_string());
+    f.newest = view.newest(&slot)?;
+    let from_env = env.is_some();
+    f.credential = env.or_else(|| stamp.map(Credential::from));
+    let Some(cred) = f.credential.clone() else {
+        f.verdict = if view.held(&slot)?.is_some() {
+            Verdict::UnknownLease
+        } else {
+            Verdict::Released
+        };
+        return Ok(f);
+    };
+    f.tenure = view.tenure(&cred.lease_id)?;
+    let Some(tenure) = f.tenure.clone() else {
+        f.verdict = Verdict::UnknownLease;
+        return Ok(f);
+    };
+    f.task = view.task_by_lease(&tenure.lease_id)?;
+    if tenure.resource != slot || cred.token.is_some_and(|t| t != tenure.token) {
+        f.verdict = Verdict::UnknownLease;
+        return Ok(f);
+    }
+    if f.newest.as_ref().is_some_and(|n| n.token > tenure.token) {
+        f.verdict = Verdict::Stale;
+        return Ok(f);
+    }
+    f.verdict = match tenure.state(now) {
+        TenureState::Ended => Verdict::Released,
+        TenureState::Expired => Verdict::Expired,
+        TenureState::Live => Verdict::Current,
+    };
+    if f.verdict == Verdict::Current {
+        if require_env && !from_env {
+            f.verdict = Verdict::NoCredential;
+        } else if let Some(issue_id) = f.task.as_ref().and_then(|t| t.issue_lease_id.clone()) {
+            f.issue = view.tenure(&issue_id)?;
+            if !f.issue.as_ref().is_some_and(|t| t.is_live(now)) {
+                f.verdict = Verdict::IssueLost;
+            }
+        }
+    }
+    Ok(f)
+}

@@ -1,0 +1,338 @@
+//! The worktree pool end to end: spawn, reuse, teardown, the guards that keep work safe.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{Run, TestEnv};
+
+pub fn spawn(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["spawn", task, "--json"];
+    args.extend(extra);
+    let run = env.hand(repo, &args);
+    assert_eq!(
+        run.code, 0,
+        "spawn {task} failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.json()
+}
+
+pub fn path_of(v: &Value) -> PathBuf {
+    PathBuf::from(v["path"].as_str().unwrap())
+}
+
+fn teardown(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["teardown", task];
+    args.extend(extra);
+    env.hand(repo, &args)
+}
+
+#[test]
+fn spawn_gives_a_locked_linked_worktree_on_the_task_branch_and_reuses_it_after_teardown() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = spawn(&env, &repo, "t1", &[]);
+    let path = path_of(&a);
+    assert_eq!(a["token"], 1);
+    assert!(git_hand::ids::is_lease_id(a["lease_id"].as_str().unwrap()));
+    assert_eq!(a["branch"], "hand/t1");
+    assert_eq!(
+        env.git(&path, &["symbolic-ref", "--short", "HEAD"]),
+        "hand/t1"
+    );
+    assert!(path.ends_with("1/app"), "{}", path.display());
+    assert!(path.starts_with(env.path("data/git-hand/pools").canonicalize().unwrap()));
+    let list = env.git(&repo, &["worktree", "list", "--porcelain"]);
+    let entry = list
+        .split("\n\n")
+        .find(|e| e.contains(&format!("worktree {}", path.display())))
+        .expect("slot is a linked worktree");
+    assert!(entry.contains("locked git-hand slot"), "{entry}");
+    assert_eq!(a["env"]["GIT_HAND_LEASE"], a["lease_id"]);
+    assert_eq!(a["env"]["GIT_HAND_TOKEN"], "1");
+    assert_eq!(a["env"]["GIT_HAND_TASK"], "t1");
+
+    let b = spawn(&env, &repo, "t2", &[]);
+    assert_ne!(path_of(&b), path);
+    assert_eq!(b["slot"], 2);
+
+    std::fs::create_dir_all(path.join("target")).unwrap();
+    std::fs::write(repo.join(".gitignore"), "target/\n").unwrap();
+    env.git(&repo, &["add", ".gitignore"]);
+    env.git(&repo, &["commit", "-qm", "ignore target"]);
+    teardown(&env, &repo, "t1", &[]).ok();
+    assert!(path.exists(), "teardown keeps the slot's files");
+    let c = spawn(&env, &repo, "t3", &[]);
+    assert_eq!(path_of(&c), path, "the freed slot is reused");
+    assert_eq!(c["token"], 2);
+    assert_eq!(c["slot_source"], "reused");
+    assert_ne!(c["lease_id"], a["lease_id"]);
+    assert!(
+        path.join("target").exists(),
+        "ignored build cache survives reuse"
+    );
+    assert_eq!(
+        env.git(&path, &["symbolic-ref", "--short", "HEAD"]),
+        "hand/t3"
+    );
+}
+
+/// Leaves slot 1 (task `t1`) freed but in the state `make_unsafe` puts it in, then spawns:
+/// the new task must not get slot 1.
+fn assert_never_reused(make_unsafe: impl FnOnce(&TestEnv, &Path) -> Option<std::process::Child>) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = spawn(&env, &repo, "t1", &[]);
+    let path = path_of(&a);
+    teardown(&env, &repo, "t1", &[]).ok();
+    let child = make_unsafe(&env, &path);
+    let b = spawn(&env, &repo, "t2", &[]);
+    assert_ne!(path_of(&b), path, "an unsafe slot was reused");
+    assert_eq!(b["slot_source"], "created");
+    let skipped = b["skipped"].to_string();
+    assert!(
+        skipped.contains(path.to_str().unwrap()),
+        "the skipped slot is named: {skipped}"
+    );
+    if let Some(mut c) = child {
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+}
+
+#[test]
+fn a_dirty_slot_is_never_reused() {
+    assert_never_reused(|_, path| {
+        std::fs::write(path.join("README"), "changed\n").unwrap();
+        None
+    });
+}
+
+#[test]
+fn a_slot_with_untracked_files_is_never_reused() {
+    assert_never_reused(|_, path| {
+        std::fs::write(path.join("notes.txt"), "mine\n").unwrap();
+        None
+    });
+}
+
+#[test]
+fn a_slot_holding_a_commit_on_no_branch_is_never_reused() {
+    assert_never_reused(|env, path| {
+        env.commit(path, "lost.txt", "only here\n");
+        None
+    });
+}
+
+#[test]
+fn a_slot_with_a_live_process_inside_is_never_reused() {
+    assert_never_reused(|env, path| {
+        let child = env.command("sleep", path).arg("30").spawn().unwrap();
+        Some(child)
+    });
+}
+
+#[test]
+fn teardown_refuses_unlanded_work_and_names_it_and_force_keeps_commits_on_the_branch() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = path_of(&spawn(&env, &repo, "t1", &[]));
+    let oid = env.commit(&path, "feature.txt", "work\n");
+    std::fs::write(path.join("scratch.txt"), "wip\n").unwrap();
+    let run = teardown(&env, &repo, "t1", &[]).code(3);
+    assert!(run.stderr.contains("scratch.txt"), "{}", run.stderr);
+    assert!(run.stderr.contains("change feature.txt"), "{}", run.stderr);
+    assert!(
+        path.join("scratch.txt").exists(),
+        "a refused teardown changes nothing"
+    );
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    assert_eq!(list["tasks"][0]["state"], "active");
+
+    teardown(&env, &repo, "t1", &["--force"]).ok();
+    assert!(
+        !path.join("scratch.txt").exists(),
+        "--force discards uncommitted files"
+    );
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "hand/t1"]),
+        oid,
+        "commits stay on the task's branch"
+    );
+    let head = env.git_run(&path, &["symbolic-ref", "-q", "HEAD"]);
+    assert_eq!(
+        head.code, 1,
+        "the slot is detached so the branch can be checked out elsewhere"
+    );
+    env.git(&repo, &["switch", "hand/t1"]);
+}
+
+#[test]
+fn teardown_of_landed_work_needs_no_force() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = path_of(&spawn(&env, &repo, "t1", &[]));
+    env.commit(&path, "feature.txt", "work\n");
+    env.git(&path, &["push", "-q", "origin", "hand/t1"]);
+    let out = teardown(&env, &repo, "t1", &["--json"]).ok();
+    assert!(out.contains("\"freed\""), "{out}");
+    let again = teardown(&env, &repo, "t1", &["--json"]).ok();
+    assert!(
+        again.contains("\"already-done\""),
+        "teardown is retryable: {again}"
+    );
+}
+
+#[test]
+fn spawn_is_idempotent_for_the_same_holder_and_refused_for_another() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = spawn(&env, &repo, "t1", &["--holder", "alice", "--ttl", "1h"]);
+    let again = spawn(&env, &repo, "t1", &["--holder", "alice", "--ttl", "2h"]);
+    assert_eq!(again["path"], a["path"]);
+    assert_eq!(again["lease_id"], a["lease_id"]);
+    assert_eq!(again["token"], a["token"]);
+    assert_eq!(again["slot_source"], "existing");
+    assert_ne!(
+        again["expires_at"], a["expires_at"],
+        "the expiry follows the new TTL"
+    );
+    let run = env.hand(&repo, &["spawn", "t1", "--holder", "bob"]).code(3);
+    assert!(run.stderr.contains("alice"), "{}", run.stderr);
+    let slots = env.hand(&repo, &["list", "--json"]).json();
+    assert_eq!(slots["tasks"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn spawn_with_a_held_issue_exits_3_and_creates_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["lease", "acquire", "42", "--holder", "bob"])
+        .ok();
+    let run = env
+        .hand(
+            &repo,
+            &["spawn", "t1", "--issue", "42", "--holder", "alice"],
+        )
+        .code(3);
+    assert!(run.stderr.contains("bob"), "{}", run.stderr);
+    assert_eq!(
+        env.hand(&repo, &["list", "--json"]).json()["tasks"],
+        serde_json::json!([])
+    );
+    assert!(
+        env.git_run(&repo, &["rev-parse", "--verify", "-q", "hand/t1"])
+            .code
+            != 0,
+        "no branch was created"
+    );
+    let pools = env.path("data/git-hand/pools");
+    let slots: Vec<_> = walk_slots(&pools);
+    assert!(slots.is_empty(), "no slot was created: {slots:?}");
+}
+
+fn walk_slots(pools: &Path) -> Vec<PathBuf> {
+    let Ok(repos) = std::fs::read_dir(pools) else {
+        return vec![];
+    };
+    repos
+        .flatten()
+        .flat_map(|r| {
+            std::fs::read_dir(r.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+        })
+        .collect()
+}
+
+#[test]
+fn invalid_task_names_exit_2_and_create_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let long = "a".repeat(65);
+    for bad in ["../x", "-x", "", long.as_str(), "a/b", "a b", ".hidden"] {
+        let run = env.hand(&repo, &["spawn", "--", bad]);
+        assert_eq!(run.code, 2, "{bad:?}: {}", run.stderr);
+    }
+    assert!(
+        !env.ledger().exists()
+            || env.hand(&repo, &["list", "--json"]).json()["tasks"] == serde_json::json!([])
+    );
+    assert!(walk_slots(&env.path("data/git-hand/pools")).is_empty());
+    let branches = env.git(&repo, &["branch", "--list", "hand/*"]);
+    assert_eq!(branches, "");
+}
+
+#[test]
+fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["list"]).ok();
+    let children: Vec<_> = (0..8)
+        .map(|n| {
+            env.command(crate::support::BIN, &repo)
+                .args(["spawn", &format!("c{n}"), "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut paths = std::collections::BTreeSet::new();
+    let mut leases = std::collections::BTreeSet::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        paths.insert(v["path"].as_str().unwrap().to_string());
+        leases.insert(v["lease_id"].as_str().unwrap().to_string());
+    }
+    assert_eq!((paths.len(), leases.len()), (8, 8));
+}
+
+#[test]
+fn exec_passes_the_credential_and_the_exit_status_and_renews_the_lease() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let script = "echo \"$GIT_HAND_LEASE $GIT_HAND_TOKEN $GIT_HAND_TASK $(pwd)\" > \"$OUT\"; sleep 2.5; exit 7";
+    let out = env.path("exec.out");
+    let run = env.hand_env(
+        &repo,
+        &[
+            "spawn", "t1", "--ttl", "1s", "--exec", "--", "sh", "-c", script,
+        ],
+        &[("OUT", out.to_str().unwrap())],
+    );
+    assert_eq!(
+        run.code, 7,
+        "git-hand exits with the command's status: {}",
+        run.stderr
+    );
+    let seen = std::fs::read_to_string(&out).unwrap();
+    let fields: Vec<&str> = seen.split_whitespace().collect();
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    let task = &list["tasks"][0];
+    assert_eq!(fields[0], task["lease"]["lease_id"]);
+    assert_eq!(fields[1], "1");
+    assert_eq!(fields[2], "t1");
+    assert_eq!(fields[3], task["path"]);
+    // A 1 s lease outlived a 2.5 s command only because it was renewed meanwhile.
+    let log = env.hand(&repo, &["log", "--json", "--limit", "100"]).json();
+    let renewals = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "renewed")
+        .count();
+    assert!(
+        renewals >= 2,
+        "expected renewals while the command ran, got {renewals}"
+    );
+    assert_eq!(task["state"], "active", "the lease stays until teardown");
+}
