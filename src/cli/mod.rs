@@ -5,6 +5,7 @@
 mod error;
 mod install;
 mod lease;
+mod maintenance;
 pub mod output;
 mod spawn;
 mod tasks;
@@ -60,6 +61,10 @@ pub enum Command {
     /// End a task: free its slot (files kept), release its leases, keep its branch.
     #[command(visible_alias = "done")]
     Teardown(teardown::TeardownArgs),
+    /// Remove free slots that hold nothing worth keeping (dry run unless --yes).
+    Prune(maintenance::PruneArgs),
+    /// Find and (with --repair) settle what crashes left inconsistent.
+    Doctor(maintenance::DoctorArgs),
     /// Install the pre-push and post-checkout hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
@@ -126,6 +131,8 @@ fn wants_json(cli: &Cli) -> bool {
         Some(Command::Renew(a)) => a.json,
         Some(Command::Env(a)) => a.json,
         Some(Command::Teardown(a)) => a.json,
+        Some(Command::Prune(a)) => a.json,
+        Some(Command::Doctor(a)) => a.json,
         Some(Command::Install(a)) => a.json,
         Some(Command::Uninstall(a)) => a.json,
         None => false,
@@ -152,6 +159,8 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Renew(args)) => tasks::renew(&ctx, args),
         Some(Command::Env(args)) => tasks::env(&ctx, args),
         Some(Command::Teardown(args)) => teardown::run(&ctx, args),
+        Some(Command::Prune(args)) => maintenance::prune(&ctx, args),
+        Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args),
         Some(Command::Install(args)) => install::install(&ctx, args),
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
         None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),

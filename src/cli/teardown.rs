@@ -25,6 +25,7 @@ pub fn run(ctx: &Context, args: TeardownArgs) -> Result<Done, Failure> {
         &TeardownOptions {
             task: &args.task,
             force: args.force,
+            keep_unpushed: false,
         },
     )?;
     let (word, task, text) = match &outcome {

@@ -25,6 +25,7 @@ pub enum EventKind {
     /// A push the pre-push hook refused.
     PushRefused,
     Repaired,
+    SlotPruned,
     TaskSpawned,
     TaskDone,
     /// The post-checkout hook saw a branch checked out in a leased slot.
@@ -43,6 +44,7 @@ impl EventKind {
             EventKind::Refused => "refused",
             EventKind::PushRefused => "push-refused",
             EventKind::Repaired => "repaired",
+            EventKind::SlotPruned => "slot-pruned",
             EventKind::TaskSpawned => "task-spawned",
             EventKind::TaskDone => "task-done",
             EventKind::CheckedOut => "checked-out",

@@ -176,6 +176,15 @@ impl Ledger {
         Ok(out)
     }
 
+    /// SQLite's own consistency check: `"ok"`, or what is wrong.
+    pub fn integrity(&self) -> Result<String> {
+        let mut stmt = self.conn.prepare("PRAGMA quick_check")?;
+        let lines: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(lines.join("; "))
+    }
+
     /// Runs `f` against one consistent read snapshot. Nothing is written.
     pub fn read<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
         let clock_now = self.clock.now_ms();

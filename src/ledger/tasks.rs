@@ -230,13 +230,13 @@ impl View<'_> {
             .optional()?)
     }
 
-    /// Every slot number a repository has ever used (pruned ones included), so a new slot never
-    /// lands in a directory an old one left.
-    pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<i64>> {
+    /// Every slot number a repository has ever used (pruned ones included) and its path: a
+    /// pruned number may come back only at the same path, which continues its token history.
+    pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<(i64, String)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT n FROM slots WHERE repo_id = ?1 ORDER BY n")?;
-        let rows = stmt.query_map([repo_id], |r| r.get(0))?;
+            .prepare_cached("SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n")?;
+        let rows = stmt.query_map([repo_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -3,11 +3,13 @@
 
 pub mod base;
 pub mod context;
+pub mod doctor;
 pub mod exec;
 pub mod lease;
 pub mod names;
 pub mod pool;
 pub mod procs;
+pub mod prune;
 pub mod safety;
 pub mod spawn;
 pub mod stamp;

@@ -112,7 +112,7 @@ pub struct Skipped {
 /// while under `max`. `exclude` holds slots lost to a concurrent spawn.
 pub fn choose(
     infos: &[SlotInfo],
-    numbers_used: &[i64],
+    numbers_used: &[(i64, String)],
     pool_dir: &Path,
     repo: &Repo,
     max: i64,
@@ -171,13 +171,16 @@ pub fn choose(
         }
         return Err(skipped);
     }
-    let n = (1..)
-        .find(|n| {
-            !numbers_used.contains(n)
-                && !slot_path(pool_dir, *n, repo).exists()
-                && !pool_dir.join(n.to_string()).exists()
-        })
-        .unwrap_or(1);
+    // The lowest number no present slot uses, whose directory is free, and which, if an old
+    // pruned slot had it, comes back at the same path (so its token history continues).
+    let usable = |n: i64| {
+        let path = slot_path(pool_dir, n, repo);
+        let key = path.to_string_lossy();
+        !infos.iter().any(|i| i.slot.n == n)
+            && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
+            && !pool_dir.join(n.to_string()).exists()
+    };
+    let n = (1..).find(|n| usable(*n)).unwrap_or(1);
     Ok((
         Plan::Create {
             n,

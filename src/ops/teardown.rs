@@ -17,6 +17,10 @@ pub struct TeardownOptions<'a> {
     pub task: &'a str,
     /// Discard uncommitted changes (commits always stay on the branch).
     pub force: bool,
+    /// Accept commits that are on the task's branch but not pushed (they stay on the branch).
+    /// `doctor --repair` resumes an interrupted teardown this way: the user already chose to
+    /// end the task, and nothing on a branch is lost.
+    pub keep_unpushed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -92,7 +96,7 @@ pub fn teardown(
         .ref_oid(&format!("refs/heads/{}", task.branch))
         .is_some();
     let discarded = if on_disk {
-        check_and_clean(&task, path, branch_exists, opts.force, ledger)?
+        check_and_clean(&task, path, branch_exists, opts, ledger)?
     } else {
         vec![]
     };
@@ -134,7 +138,7 @@ fn check_and_clean(
     task: &Task,
     path: &Path,
     branch_exists: bool,
-    force: bool,
+    opts: &TeardownOptions<'_>,
     ledger: &mut Ledger,
 ) -> Result<Vec<String>> {
     let git = Git::new(path);
@@ -173,6 +177,12 @@ fn check_and_clean(
             )],
         ));
     }
+    let force = opts.force;
+    let unlanded = if force || opts.keep_unpushed {
+        vec![]
+    } else {
+        unlanded
+    };
     if !force && (!dirty.is_empty() || !unlanded.is_empty()) {
         let mut message = format!(
             "task {} has work that is not landed; nothing was changed",

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod crash;
 mod engine;
 mod hooks_install;
 mod lease_cli;

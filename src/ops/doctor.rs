@@ -1,0 +1,404 @@
+//! `git hand doctor [--repair]`: find what a crash, a killed agent or a hand-edited repository
+//! left inconsistent between the ledger, git and the disk, and settle each with the safe action.
+//!
+//! Repairs never destroy unlanded work: what cannot be settled safely is reported with the
+//! command that would settle it.
+
+use std::path::{Path, PathBuf};
+
+use super::pool;
+use super::procs::{self, ProcessId};
+use super::teardown::{self, TeardownOptions};
+use super::{Context, Result, safety, spawn, stamp, tasks};
+use crate::git::{Git, WorktreeListLock};
+use crate::ledger::{EventKind, Ledger, Resource, Task, TaskState, TenureState};
+
+/// One problem, and what was (or would be) done about it.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// A stable word: `stuck-spawn`, `stuck-teardown`, `expired-lease`, `missing-slot`,
+    /// `unknown-slot`, `prunable-worktree`, `ledger-damaged`.
+    pub kind: &'static str,
+    pub subject: String,
+    pub detail: String,
+    /// What `--repair` did, or would do.
+    pub action: String,
+    pub repaired: bool,
+    /// The command that settles it by hand, when doctor will not.
+    pub command: Option<String>,
+}
+
+pub fn doctor(ctx: &Context, ledger: &mut Ledger, repair: bool) -> Result<Vec<Problem>> {
+    let mut problems = vec![];
+    let integrity = ledger.integrity()?;
+    if integrity != "ok" {
+        problems.push(Problem {
+            kind: "ledger-damaged",
+            subject: ledger.path().display().to_string(),
+            detail: integrity,
+            action: "none: copy the ledger aside and restore it from a backup".into(),
+            repaired: false,
+            command: Some(format!("cp {0} {0}.damaged", ledger.path().display())),
+        });
+        return Ok(problems);
+    }
+    let repo = ctx.repo()?;
+    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+        return Ok(problems);
+    };
+    let git = Git::new(
+        repo.loc
+            .workdir
+            .clone()
+            .unwrap_or_else(|| repo.loc.common_dir.clone()),
+    );
+    stuck_tasks(ctx, ledger, &repo_id, repair, &mut problems)?;
+    expired_leases(ctx, ledger, &repo_id, repair, &mut problems)?;
+    missing_slots(
+        &git,
+        &repo.loc.common_dir,
+        ledger,
+        &repo_id,
+        repair,
+        &mut problems,
+    )?;
+    unknown_slots(repo, ledger, &repo_id, repair, &mut problems)?;
+    prunable_worktrees(repo, &git, ledger, &repo_id, repair, &mut problems)?;
+    Ok(problems)
+}
+
+fn record(ledger: &mut Ledger, slot: &str, what: &str) -> Result<()> {
+    ledger.write(|tx| {
+        tx.log(
+            EventKind::Repaired,
+            &Resource::worktree(slot),
+            None,
+            Some(what),
+        )
+    })?;
+    Ok(())
+}
+
+/// Tasks left in `spawning` or `tearing-down` by a process that is gone.
+fn stuck_tasks(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    repo_id: &str,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    let open = ledger.read(|v| v.tasks(repo_id, false))?;
+    for task in open
+        .into_iter()
+        .filter(|t| matches!(t.state, TaskState::Spawning | TaskState::TearingDown))
+    {
+        let runner = task.pid.map(|pid| ProcessId {
+            pid,
+            start: task.pid_start,
+        });
+        if runner.is_some_and(procs::is_running) {
+            continue; // Still at work, not stuck.
+        }
+        let slot = task.slot_path.clone().unwrap_or_default();
+        if task.state == TaskState::Spawning {
+            let mut p = Problem {
+                kind: "stuck-spawn",
+                subject: task.name.clone(),
+                detail: format!(
+                    "spawn stopped at step {:?}; its process is gone",
+                    task.step.as_deref().unwrap_or("?")
+                ),
+                action: "release its leases and mark it done; the slot's files and the branch stay"
+                    .into(),
+                repaired: false,
+                command: None,
+            };
+            if repair {
+                remove_stamp_of(&slot, task.lease_id.as_deref());
+                spawn::abandon(ledger, &task, "abandoned-spawn")?;
+                record(
+                    ledger,
+                    &slot,
+                    &format!("abandoned the spawn of task {}", task.name),
+                )?;
+                p.repaired = true;
+            }
+            out.push(p);
+        } else {
+            let mut p = Problem {
+                kind: "stuck-teardown",
+                subject: task.name.clone(),
+                detail: format!(
+                    "teardown stopped at step {:?}; its process is gone",
+                    task.step.as_deref().unwrap_or("?")
+                ),
+                action:
+                    "finish the teardown (uncommitted changes block it; commits stay on the branch)"
+                        .into(),
+                repaired: false,
+                command: None,
+            };
+            if repair {
+                let opts = TeardownOptions {
+                    task: &task.name,
+                    force: false,
+                    keep_unpushed: true,
+                };
+                match teardown::teardown(ctx, ledger, &opts) {
+                    Ok(_) => {
+                        record(
+                            ledger,
+                            &slot,
+                            &format!("finished the teardown of task {}", task.name),
+                        )?;
+                        p.repaired = true;
+                    }
+                    Err(e) => {
+                        p.detail.push_str(&format!("; cannot finish: {e}"));
+                        p.command = Some(format!("git hand teardown {} --force", task.name));
+                    }
+                }
+            }
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn remove_stamp_of(slot: &str, lease_id: Option<&str>) {
+    let Ok(admin) = stamp::admin_dir_of(Path::new(slot)) else {
+        return;
+    };
+    if let Ok(Some(s)) = stamp::read(&admin)
+        && Some(s.lease_id.as_str()) == lease_id
+    {
+        let _ = stamp::remove(&admin);
+    }
+}
+
+/// Active tasks whose slot lease expired and was never taken over: the slot is blocked until
+/// someone ends the lease. Ended when the slot holds no work; otherwise reported.
+fn expired_leases(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    repo_id: &str,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;
+    for info in slots {
+        let Some(held) = info.held.filter(|t| t.state(now) == TenureState::Expired) else {
+            continue;
+        };
+        let task = ledger
+            .read(|v| v.task_by_lease(&held.lease_id))?
+            .filter(|t| t.state == TaskState::Active);
+        let name = task
+            .as_ref()
+            .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
+        let blockers = safety::reuse_blockers(Path::new(&info.slot.path));
+        let mut p = Problem {
+            kind: "expired-lease",
+            subject: name.clone(),
+            detail: format!(
+                "the lease of slot {} (held by {}, token {}) expired",
+                info.slot.n, held.holder, held.token
+            ),
+            action: "end the lease and mark the task done; the slot becomes free".into(),
+            repaired: false,
+            command: None,
+        };
+        if !blockers.is_empty() && Path::new(&info.slot.path).exists() {
+            p.detail
+                .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
+            p.action = "none: the slot holds work".into();
+            p.command = Some(format!(
+                "git hand teardown {name}   # or --force to discard uncommitted changes"
+            ));
+        } else if repair {
+            let opts = TeardownOptions {
+                task: &name,
+                force: false,
+                keep_unpushed: true,
+            };
+            match &task {
+                Some(_) => {
+                    teardown::teardown(ctx, ledger, &opts)?;
+                }
+                None => {
+                    ledger.write(|tx| {
+                        tx.release(&held.resource, crate::ledger::By::Lease(&held.lease_id))?;
+                        Ok(())
+                    })?;
+                }
+            }
+            record(ledger, &info.slot.path, "ended an expired lease")?;
+            p.repaired = true;
+        }
+        out.push(p);
+    }
+    Ok(())
+}
+
+/// Slots the ledger knows but the disk lost.
+fn missing_slots(
+    git: &Git,
+    common: &Path,
+    ledger: &mut Ledger,
+    repo_id: &str,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;
+    for info in slots
+        .into_iter()
+        .filter(|i| !Path::new(&i.slot.path).exists())
+    {
+        let live_task: Option<Task> = match info.held.as_ref().filter(|t| t.is_live(now)) {
+            Some(t) => ledger.read(|v| v.task_by_lease(&t.lease_id))?,
+            None => None,
+        };
+        let mut p = Problem {
+            kind: "missing-slot",
+            subject: info.slot.path.clone(),
+            detail: match &live_task {
+                Some(t) => format!(
+                    "slot {} of active task {} is gone from disk; its commits are on {}",
+                    info.slot.n, t.name, t.branch
+                ),
+                None => format!("slot {} is gone from disk", info.slot.n),
+            },
+            action: "forget the slot (unregister it from git); end the task it held".into(),
+            repaired: false,
+            command: None,
+        };
+        if repair {
+            if let Some(task) = &live_task {
+                spawn::abandon(ledger, task, "slot-missing")?;
+            }
+            super::prune::remove_slot(git, common, ledger, &info.slot.path)?;
+            p.repaired = true;
+        }
+        out.push(p);
+    }
+    Ok(())
+}
+
+/// Directories in this repository's pool that the ledger does not know as slots.
+fn unknown_slots(
+    repo: &crate::git::Repo,
+    ledger: &mut Ledger,
+    repo_id: &str,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    let pool_dir = pool::root(repo)?.join(format!(
+        "{}-{}",
+        repo.name(),
+        &repo_id[..6.min(repo_id.len())]
+    ));
+    let Ok(pool_dir) = std::fs::canonicalize(&pool_dir) else {
+        return Ok(());
+    };
+    let known: Vec<String> = ledger
+        .read(|v| v.slots(repo_id))?
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    let registered: Vec<PathBuf> = repo
+        .linked_worktrees()?
+        .into_iter()
+        .map(|w| w.path)
+        .collect();
+    let Ok(entries) = std::fs::read_dir(&pool_dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let Some(n) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        let path = pool::slot_path(&pool_dir, n, repo);
+        let key = path.to_string_lossy().into_owned();
+        if known.contains(&key) || !path.exists() {
+            continue;
+        }
+        let is_worktree = registered.contains(&path);
+        let mut p = Problem {
+            kind: "unknown-slot",
+            subject: key.clone(),
+            detail: if is_worktree {
+                "a worktree of this repository in the pool that the ledger does not know".into()
+            } else {
+                "a directory in the pool that is no worktree of this repository".into()
+            },
+            action: if is_worktree {
+                "adopt it as a free slot".into()
+            } else {
+                "none: git-hand never deletes what it did not make".into()
+            },
+            repaired: false,
+            command: (!is_worktree)
+                .then(|| format!("rm -rf {key}   # after checking it holds nothing you need")),
+        };
+        if repair && is_worktree {
+            ledger.write(|tx| tx.ensure_slot(repo_id, n, &key).map(|_| ()))?;
+            record(ledger, &key, "adopted an unknown slot")?;
+            p.repaired = true;
+        }
+        out.push(p);
+    }
+    Ok(())
+}
+
+/// Worktrees git still lists whose directory is gone and that are no slot of ours.
+fn prunable_worktrees(
+    repo: &crate::git::Repo,
+    git: &Git,
+    ledger: &mut Ledger,
+    repo_id: &str,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    let known: Vec<String> = ledger
+        .read(|v| v.slots(repo_id))?
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    let gone: Vec<_> = repo
+        .linked_worktrees()?
+        .into_iter()
+        .filter(|w| !w.exists && !known.contains(&w.path.to_string_lossy().into_owned()))
+        .collect();
+    for w in gone {
+        let path = w.path.to_string_lossy().into_owned();
+        let locked = w.lock_reason.is_some();
+        let mut p = Problem {
+            kind: "prunable-worktree",
+            subject: path.clone(),
+            detail: format!(
+                "git lists this worktree but its directory is gone{}",
+                if locked { " (locked)" } else { "" }
+            ),
+            action: if locked {
+                "none: it is locked by someone".into()
+            } else {
+                "git worktree prune".into()
+            },
+            repaired: false,
+            command: locked.then(|| format!("git worktree unlock {path} && git worktree prune")),
+        };
+        if repair && !locked {
+            let _lock = WorktreeListLock::acquire(&repo.loc.common_dir).map_err(|e| {
+                super::Error::failed(format!("cannot lock the worktree list: {e}"), vec![])
+            })?;
+            git.run(&["worktree", "prune"])?;
+            p.repaired = true;
+        }
+        out.push(p);
+    }
+    Ok(())
+}

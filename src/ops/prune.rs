@@ -1,0 +1,95 @@
+//! `git hand prune`: remove free slots that hold nothing worth keeping. A dry run unless told
+//! otherwise; every slot kept is listed with the reason.
+
+use std::path::Path;
+
+use super::pool::{self, SlotInfo};
+use super::{Context, Error, Result, safety, tasks};
+use crate::git::{Git, WorktreeListLock};
+use crate::ledger::{EventKind, Ledger};
+
+#[derive(Debug, Clone)]
+pub struct PruneReport {
+    /// Slots removed (or, in a dry run, that would be).
+    pub removed: Vec<String>,
+    /// Slots kept, and why.
+    pub kept: Vec<(String, Vec<String>)>,
+    pub dry_run: bool,
+}
+
+pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneReport> {
+    let repo = ctx.repo()?;
+    let mut report = PruneReport {
+        removed: vec![],
+        kept: vec![],
+        dry_run: !yes,
+    };
+    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+        return Ok(report);
+    };
+    let (infos, now) = ledger.read(|v| Ok((pool::slots(v, &repo_id)?, v.now())))?;
+    let git = Git::new(
+        repo.loc
+            .workdir
+            .clone()
+            .unwrap_or_else(|| repo.loc.common_dir.clone()),
+    );
+    for info in infos {
+        let why = keep_reasons(&info, now);
+        if !why.is_empty() {
+            report.kept.push((info.slot.path, why));
+            continue;
+        }
+        if yes {
+            remove_slot(&git, &repo.loc.common_dir, ledger, &info.slot.path)?;
+        }
+        report.removed.push(info.slot.path);
+    }
+    Ok(report)
+}
+
+/// Why a slot must stay: leased, named by an open task, or holding work.
+fn keep_reasons(info: &SlotInfo, now: i64) -> Vec<String> {
+    if let Some(t) = &info.held {
+        return vec![if t.is_live(now) {
+            format!("leased to {} (token {})", t.holder, t.token)
+        } else {
+            "its lease expired but was not ended (git hand doctor --repair)".to_string()
+        }];
+    }
+    if let Some(task) = info.tasks.first() {
+        return vec![format!("task {} is {}", task.name, task.state.as_str())];
+    }
+    let path = Path::new(&info.slot.path);
+    if !path.exists() {
+        return vec![];
+    }
+    safety::reuse_blockers(path)
+}
+
+/// Unregisters and deletes a slot's worktree (git checks it is clean once more) and marks the
+/// slot pruned. Its resource and token history stay in the ledger.
+pub fn remove_slot(git: &Git, common: &Path, ledger: &mut Ledger, path: &str) -> Result<()> {
+    {
+        let _lock = WorktreeListLock::acquire(common)
+            .map_err(|e| Error::failed(format!("cannot lock the worktree list: {e}"), vec![]))?;
+        if Path::new(path).exists() {
+            // Unlocking an unlocked worktree fails harmlessly; `remove` is what must succeed.
+            let _ = git.output(&["worktree", "unlock", path]);
+            git.run(&["worktree", "remove", path])?;
+        } else {
+            let _ = git.output(&["worktree", "unlock", path]);
+            git.run(&["worktree", "prune"])?;
+        }
+    }
+    if let Some(parent) = Path::new(path).parent() {
+        // The `<n>` directory held only this worktree; a non-empty one is left alone.
+        let _ = std::fs::remove_dir(parent);
+    }
+    ledger.write(|tx| {
+        tx.remove_slot(path)?;
+        let res = crate::ledger::Resource::worktree(path);
+        tx.log(EventKind::SlotPruned, &res, None, None)
+    })?;
+    Ok(())
+}
