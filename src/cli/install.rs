@@ -1,17 +1,24 @@
-//! `git hand install` and `git hand uninstall`.
+//! `git hand install` and `git hand uninstall`: arguments to [`crate::hooks`] calls, outcomes to
+//! text or `--json` (docs/hooks.md). Warnings go to stderr, each line starting `git-hand:`.
+
+use std::io::Write;
+use std::path::Path;
 
 use clap::Args;
+use serde_json::json;
 
 use super::{Done, Failure, Kind};
+use crate::git::Git;
+use crate::hooks::{self, Change, HookChange, HookError, InstallOptions, ManualLines, Target};
 use crate::ops::Context;
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Rewrite git-hand's hooks even where they look current.
-    #[arg(long)]
+    /// Rewrite git-hand's hooks even where they look current (never removes anyone else's).
+    #[arg(long, conflicts_with = "manual")]
     pub force: bool,
     /// Only print what to add to the hook manager in charge (core.hooksPath); write nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hooks_path")]
     pub manual: bool,
     /// Install into the directory core.hooksPath names, under the same chaining rules.
     #[arg(long)]
@@ -26,10 +33,154 @@ pub struct UninstallArgs {
     pub json: bool,
 }
 
-pub fn install(_ctx: &Context, _args: InstallArgs) -> Result<Done, Failure> {
-    Err(Failure::new(Kind::Failed, "not implemented yet"))
+pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
+    let git = repo_git(ctx)?;
+    if args.manual {
+        let location = hooks::locate(&git)?;
+        let (dir, hooks_path) = (&location.active, location.hooks_path.as_deref());
+        return Ok(manual(dir, hooks_path, args.json, None));
+    }
+    let target = match args.hooks_path {
+        true => Target::HooksPath,
+        false => Target::Default,
+    };
+    let force = args.force;
+    let report = match hooks::install(&git, InstallOptions { target, force }) {
+        Ok(report) => report,
+        Err(e) => return refuse_or_fail(e, args.json),
+    };
+    let warnings = report.warnings();
+    warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
+    if args.json {
+        return Ok(Done::json(
+            &json!({
+                "outcome": report.outcome(), "hooks_dir": report.dir,
+                "hooks_path": report.location.hooks_path, "hooks": report.hooks,
+                "git_hand": report.git_hand, "warnings": warnings,
+            }),
+            None,
+        ));
+    }
+    let mut text = format!("git-hand hooks in {}:\n", report.dir.display());
+    text.extend(report.hooks.iter().map(change_line));
+    Ok(Done::ok(text))
 }
 
-pub fn uninstall(_ctx: &Context, _args: UninstallArgs) -> Result<Done, Failure> {
-    Err(Failure::new(Kind::Failed, "not implemented yet"))
+pub fn uninstall(ctx: &Context, args: UninstallArgs) -> Result<Done, Failure> {
+    let report = hooks::uninstall(&repo_git(ctx)?)?;
+    if args.json {
+        return Ok(Done::json(
+            &json!({
+                "outcome": report.outcome(), "hooks_dirs": report.dirs,
+                "hooks_path": report.location.hooks_path, "hooks": report.hooks,
+            }),
+            None,
+        ));
+    }
+    let dirs: Vec<String> = report
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    if !report.removed_anything() {
+        let text = format!(
+            "git-hand's hooks are not installed in {}; nothing to uninstall\n",
+            dirs.join(" or ")
+        );
+        return Ok(Done::ok(text));
+    }
+    let mut text = format!("git-hand hooks removed from {}:\n", dirs.join(" and "));
+    let shown = report
+        .hooks
+        .iter()
+        .filter(|h| h.change != Change::NotInstalled);
+    text.extend(shown.map(change_line));
+    Ok(Done::ok(text))
+}
+
+/// Git in the top of this worktree (or the git dir of a bare repository): the repository found
+/// the way git finds it, `GIT_DIR` included, then asked through the one runner.
+fn repo_git(ctx: &Context) -> Result<Git, Failure> {
+    let loc = &ctx.repo()?.loc;
+    Ok(Git::new(loc.workdir.as_ref().unwrap_or(&loc.admin_dir)))
+}
+
+/// `core.hooksPath` is in another tool's hands: nothing was written; print the lines, exit 3.
+/// Any other error is a plain failure.
+fn refuse_or_fail(e: HookError, json: bool) -> Result<Done, Failure> {
+    let HookError::HooksPathSet { value, dir } = &e else {
+        return Err(e.into());
+    };
+    if !json {
+        let mut notes = vec![format!("error: {e}")];
+        notes.extend(e.hints().into_iter().map(|h| format!("  hint: {h}")));
+        notes.push("the lines to add are on stdout".into());
+        warn(notes);
+    }
+    Ok(manual(dir, Some(value), json, Some(&e)))
+}
+
+/// The lines for a hook manager, as text or as `{"outcome", "hooks_dir", "hooks_path", "manual"}`
+/// (outcome `refused`, plus `"error"`, and exit 3 when this is a refusal).
+fn manual(dir: &Path, hooks_path: Option<&str>, json: bool, refusal: Option<&HookError>) -> Done {
+    let lines = ManualLines::for_dir(dir);
+    let kind = refusal.map(|_| Kind::Precondition);
+    let outcome = if refusal.is_some() {
+        "refused"
+    } else {
+        "manual"
+    };
+    if !json {
+        return Done::with(lines.render(), kind);
+    }
+    let mut value = json!({
+        "outcome": outcome, "hooks_dir": dir, "hooks_path": hooks_path,
+        "manual": lines,
+    });
+    if let Some(e) = refusal {
+        value["error"] =
+            json!({"kind": "precondition", "message": e.to_string(), "hints": e.hints()});
+    }
+    Done::json(&value, kind)
+}
+
+/// `  pre-push       chained    /r/.git/hooks/pre-push (...)`
+fn change_line(c: &HookChange) -> String {
+    let chained = c
+        .chained
+        .as_deref()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy());
+    let note = match (c.change, chained) {
+        (Change::Chained, Some(n)) => format!(" (your hook is kept as {n} and still runs)"),
+        (Change::Restored, _) => " (your hook is back in place)".into(),
+        (Change::NotOurs, _) => " (not git-hand's; left alone)".into(),
+        (_, Some(n)) => format!(" (chained: {n})"),
+        _ => String::new(),
+    };
+    let (hook, change) = (c.hook.as_str(), c.change.as_str());
+    format!("  {hook:<14} {change:<10} {}{note}\n", c.path.display())
+}
+
+/// Diagnostics on stderr, one `git-hand:` line each.
+fn warn(lines: impl IntoIterator<Item = String>) {
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "git-hand: {line}");
+    }
+}
+
+impl From<HookError> for Failure {
+    fn from(e: HookError) -> Self {
+        let kind = if e.is_precondition() {
+            Kind::Precondition
+        } else {
+            Kind::Failed
+        };
+        Failure {
+            kind,
+            hints: e.hints(),
+            message: e.to_string(),
+        }
+    }
 }

@@ -1,2 +1,209 @@
-//! Hook files: the shims in `hooks/`, installing them beside (and chained to) hooks that other
-//! tools wrote, and uninstalling them so exactly what was there comes back.
+//! Hook files: the shims in `hooks/` ([`shim`]), where git runs hooks from ([`locate`]),
+//! installing them beside (and chained to) hooks that other tools wrote and uninstalling them so
+//! exactly what was there comes back ([`install`]), the checks `spawn`, `status` and `doctor` make
+//! ([`ensure`]), the lines a hook manager needs ([`manual`]) and running a chained hook ([`chain`]).
+//!
+//! This module owns every file in a hooks directory that git-hand touches and nothing else: it
+//! never decides a push's verdict (that is `git-hand hook pre-push`), never reads the ledger and
+//! never prints. It asks git where hooks live through [`crate::git::Git`], because git is the
+//! authority on `core.hooksPath`, `includeIf` and linked worktrees.
+
+pub mod chain;
+pub mod ensure;
+pub mod install;
+pub mod locate;
+pub mod manual;
+pub mod shim;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use crate::git::GitError;
+
+pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, chained_path, run_chained};
+pub use ensure::{
+    EnsureReport, FileState, HookState, InstalledState, NotInForce, ensure_installed,
+    installed_state,
+};
+pub use install::{
+    Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,
+    install_into, uninstall, uninstall_from,
+};
+pub use locate::{HooksLocation, locate};
+pub use manual::ManualLines;
+
+/// The hooks git-hand installs. Serialized as its file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookName {
+    PrePush,
+    PostCheckout,
+}
+
+impl HookName {
+    pub const ALL: [HookName; 2] = [HookName::PrePush, HookName::PostCheckout];
+
+    /// The file name git looks for: `pre-push`, `post-checkout`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookName::PrePush => "pre-push",
+            HookName::PostCheckout => "post-checkout",
+        }
+    }
+
+    /// The name a foreign hook is kept under once chained: `pre-push.git-hand-chained`.
+    pub fn chained_file_name(self) -> String {
+        format!("{}{CHAINED_SUFFIX}", self.as_str())
+    }
+}
+
+impl fmt::Display for HookName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for HookName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        HookName::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s)
+            .ok_or_else(|| format!("unknown hook {s:?}: expected pre-push or post-checkout"))
+    }
+}
+
+/// Why a hook file could not be installed, uninstalled or inspected. Every variant names the
+/// paths involved; [`HookError::hints`] gives the commands that get the user out of it.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot ask git where {} runs hooks from: {source}", dir.display())]
+    Locate { dir: PathBuf, source: GitError },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `core.hooksPath` hands hooks to another directory (often a hook manager's); git-hand writes
+    /// there only when asked (`--hooks-path`).
+    #[error(
+        "core.hooksPath is set to {value}, so git runs hooks from {}, which another tool may manage; git-hand does not write there unless asked, and wrote nothing",
+        dir.display()
+    )]
+    HooksPathSet { value: String, dir: PathBuf },
+    /// A new foreign hook sits where git-hand's shim belongs while an older foreign hook already
+    /// holds the chained name: chaining either would lose the other.
+    #[error(
+        "{} is not git-hand's, and {} already holds the {hook} hook git-hand chained earlier; git-hand will not choose between them and changed nothing",
+        path.display(),
+        chained.display()
+    )]
+    ChainOccupied {
+        hook: HookName,
+        path: PathBuf,
+        chained: PathBuf,
+    },
+    /// Uninstall would put the chained hook back over a foreign hook someone wrote since.
+    #[error(
+        "{} is not git-hand's (something replaced its shim), and {} holds the {hook} hook git-hand chained; restoring it would overwrite {}, so git-hand changed nothing",
+        path.display(),
+        chained.display(),
+        path.display()
+    )]
+    RestoreBlocked {
+        hook: HookName,
+        path: PathBuf,
+        chained: PathBuf,
+    },
+    #[error("{} is not a regular file; git-hand leaves it alone", path.display())]
+    NotAFile { path: PathBuf },
+    /// Another process kept changing the hook while we installed: retrying is safe.
+    #[error("{} kept changing while git-hand worked on it (another install or uninstall?)", path.display())]
+    Contended { path: PathBuf },
+}
+
+impl HookError {
+    /// The commands that get the user out of this error.
+    pub fn hints(&self) -> Vec<String> {
+        let show = |p: &PathBuf| p.display().to_string();
+        match self {
+            HookError::Locate { dir, .. } => vec![format!(
+                "git -C {} rev-parse --git-path hooks   # must work for git-hand to find the hooks",
+                show(dir)
+            )],
+            HookError::Io { path, .. } | HookError::NotAFile { path } => vec![
+                format!(
+                    "ls -l {}   # check who owns it and that it is writable",
+                    show(path)
+                ),
+                "git hand install   # again, once fixed; it picks up where it stopped".into(),
+            ],
+            HookError::HooksPathSet { .. } => vec![
+                "git hand install --manual       # the lines to add to your hook manager".into(),
+                "git hand install --hooks-path   # or write git-hand's shims into that directory"
+                    .into(),
+            ],
+            HookError::ChainOccupied { path, chained, .. } => vec![
+                format!(
+                    "keep both: append what {} does to {}, delete {}, then run: git hand install",
+                    show(path),
+                    show(chained),
+                    show(path)
+                ),
+                format!(
+                    "keep only the new hook: rm {}, then run: git hand install",
+                    show(chained)
+                ),
+                format!(
+                    "keep only the chained hook: rm {}, then run: git hand install",
+                    show(path)
+                ),
+            ],
+            HookError::RestoreBlocked { path, chained, .. } => vec![
+                format!(
+                    "keep {}: merge what you need from {}, rm {}, then run: git hand uninstall",
+                    show(path),
+                    show(chained),
+                    show(chained)
+                ),
+                format!(
+                    "restore the chained hook instead: mv {} {}, then run: git hand uninstall",
+                    show(chained),
+                    show(path)
+                ),
+            ],
+            HookError::Contended { .. } => vec!["run the same command again".into()],
+        }
+    }
+
+    /// Whether the error means "another party holds this; nothing was changed" (exit 3) rather
+    /// than a failure (exit 1).
+    pub fn is_precondition(&self) -> bool {
+        matches!(
+            self,
+            HookError::HooksPathSet { .. }
+                | HookError::ChainOccupied { .. }
+                | HookError::RestoreBlocked { .. }
+                | HookError::Contended { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_names_round_trip_and_name_their_chained_file() {
+        for hook in HookName::ALL {
+            assert_eq!(hook.as_str().parse::<HookName>(), Ok(hook));
+        }
+        assert_eq!(
+            HookName::PrePush.chained_file_name(),
+            "pre-push.git-hand-chained"
+        );
+        assert!("pre-commit".parse::<HookName>().is_err());
+    }
+}

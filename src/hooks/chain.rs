@@ -1,0 +1,85 @@
+//! Running the foreign hook that `install` kept under `<hook>.git-hand-chained`, the way git would
+//! have run it: same arguments, the same stdin bytes, the same working directory and the
+//! environment inherited unchanged.
+//!
+//! This must not scrub `GIT_DIR` and friends (unlike [`crate::git::Git`]): the chained hook is the
+//! user's, and it expects exactly what git gives a hook. It never decides a verdict either; the
+//! caller combines the status it returns with its own.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use super::HookName;
+
+/// What follows a hook's name in the name its chained foreign hook is kept under.
+pub const CHAINED_SUFFIX: &str = ".git-hand-chained";
+
+/// Exported by the shims: the directory the running shim lives in, so the binary finds the chained
+/// hook without asking git (a hook must stay fast, and git may be mid-operation).
+pub const HOOK_DIR_ENV: &str = "GIT_HAND_HOOK_DIR";
+
+/// `<dir>/<hook>.git-hand-chained`.
+pub fn chained_path(dir: &Path, hook: HookName) -> PathBuf {
+    dir.join(hook.chained_file_name())
+}
+
+/// Runs the chained hook of `hook`, if there is one, and returns its exit status.
+///
+/// `hook_dir` defaults to `$GIT_HAND_HOOK_DIR`; with neither, or with no executable chained file
+/// there, this returns `Ok(None)`. A chained file that is not executable is skipped, as git skips
+/// a hook that is not executable, and so is one carrying git-hand's own marker. `stdin` is written to the hook in full (the caller buffers git's
+/// stdin once and reuses it for its own check); a hook that exits without reading it is fine.
+/// stdout and stderr are inherited: git already points a hook's stdout at its stderr.
+pub fn run_chained(
+    hook: HookName,
+    hook_dir: Option<&Path>,
+    args: &[OsString],
+    stdin: &[u8],
+) -> io::Result<Option<ExitStatus>> {
+    let from_env = std::env::var_os(HOOK_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let Some(dir) = hook_dir.map(Path::to_path_buf).or(from_env) else {
+        return Ok(None);
+    };
+    let path = chained_path(&dir, hook);
+    if !is_executable_file(&path) || is_our_shim(&path) {
+        return Ok(None);
+    }
+    let mut child = match spawn(Command::new(&path).args(args)) {
+        // A hook without a `#!` line: git runs it with sh, and so do we.
+        Err(e) if e.raw_os_error() == Some(ENOEXEC) => {
+            spawn(Command::new("sh").arg(&path).args(args))?
+        }
+        other => other?,
+    };
+    if let Some(mut pipe) = child.stdin.take() {
+        match pipe.write_all(stdin) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
+        // Dropping the pipe closes it, so a hook reading to end of input finishes.
+    }
+    child.wait().map(Some)
+}
+
+/// `ENOEXEC` on Linux and the BSDs: the kernel does not know how to run this file.
+const ENOEXEC: i32 = 8;
+
+fn spawn(cmd: &mut Command) -> io::Result<std::process::Child> {
+    cmd.stdin(Stdio::piped()).spawn()
+}
+
+/// A copy of our own shim under the chained name (only ever put there by hand) would exec
+/// `git-hand hook`, which would run it again, forever.
+fn is_our_shim(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| super::shim::is_ours(&bytes))
+}
+
+/// A regular file (through symlinks) with an execute bit: what git accepts as a hook.
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

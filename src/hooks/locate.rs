@@ -1,0 +1,91 @@
+//! Where git runs hooks from, as git itself answers it (`git rev-parse --git-path hooks`), and
+//! whether `core.hooksPath` moved them away from the repository's own `hooks` directory.
+//!
+//! Asking git (through the one runner) rather than reading config ourselves is the point: a
+//! `core.hooksPath` set through `includeIf`, a global config or a linked worktree's relative path
+//! is resolved exactly as the hook run will resolve it. Nothing here writes.
+
+use std::path::{Path, PathBuf};
+
+use super::HookError;
+use crate::git::Git;
+
+/// Where hooks live for one repository (all paths absolute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HooksLocation {
+    /// The directory git runs hooks from now.
+    pub active: PathBuf,
+    /// `<common dir>/hooks`: where hooks live when `core.hooksPath` does not move them. Shared
+    /// by every worktree of the repository.
+    pub default: PathBuf,
+    /// `core.hooksPath` as configured, when it moves hooks away from [`Self::default`].
+    pub hooks_path: Option<String>,
+}
+
+impl HooksLocation {
+    /// Whether `core.hooksPath` sends git somewhere other than the repository's hooks directory.
+    pub fn is_redirected(&self) -> bool {
+        self.active != self.default
+    }
+}
+
+/// Asks git where `git.dir()` runs hooks from. One git call, two when `core.hooksPath` redirects
+/// (to read the configured value for messages).
+pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
+    let fail = |source| HookError::Locate {
+        dir: git.dir().to_path_buf(),
+        source,
+    };
+    let out = git
+        .run(&["rev-parse", "--git-path", "hooks", "--git-common-dir"])
+        .map_err(fail)?;
+    let mut lines = out.lines();
+    let (Some(hooks), Some(common)) = (lines.next(), lines.next()) else {
+        return Err(fail(crate::git::GitError::Failed {
+            args: "rev-parse --git-path hooks --git-common-dir".into(),
+            status: "exit status: 0".into(),
+            stderr: format!("expected two lines, got {out:?}"),
+        }));
+    };
+    // git answers relative to the directory it ran in.
+    let base = absolute(git.dir());
+    let active = resolve(&base.join(hooks));
+    let default = resolve(&base.join(common)).join("hooks");
+    let default = resolve(&default);
+    let hooks_path = if active == default {
+        None
+    } else {
+        Some(configured_hooks_path(git).unwrap_or_else(|| active.display().to_string()))
+    };
+    Ok(HooksLocation {
+        active,
+        default,
+        hooks_path,
+    })
+}
+
+/// `core.hooksPath` as the user wrote it (with `~` expanded by git), if git can tell.
+fn configured_hooks_path(git: &Git) -> Option<String> {
+    git.run(&["config", "--type=path", "--get", "core.hooksPath"])
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The real path when it exists, else its parent's real path joined with its name, else the path
+/// made absolute: a hooks directory may not exist yet, and `.git/hooks` may be a symlink.
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => match std::fs::canonicalize(parent) {
+            Ok(real) => real.join(name),
+            Err(_) => absolute(path),
+        },
+        _ => absolute(path),
+    }
+}

@@ -1,0 +1,128 @@
+//! The exact lines that make a hook manager (or a hand-written hook) call git-hand, for when
+//! `core.hooksPath` puts hooks in another tool's hands and git-hand must not write there silently.
+//!
+//! Pure text. How each manager hands git's arguments and stdin to the command is documented in
+//! docs/hooks.md; keep the two in step.
+
+use std::path::Path;
+
+use super::HookName;
+
+/// One snippet per way of running hooks (JSON: `hooks_dir`, `husky`, `lefthook`, `pre-commit`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ManualLines {
+    /// For a plain hook file in the directory git runs hooks from.
+    pub hooks_dir: String,
+    pub husky: String,
+    pub lefthook: String,
+    #[serde(rename = "pre-commit")]
+    pub pre_commit: String,
+}
+
+const HUSKY: &str = "\
+# husky: add this line to .husky/pre-push (husky runs it with sh -e, git's arguments and stdin):
+git-hand hook pre-push \"$@\"
+# and this line to .husky/post-checkout:
+git-hand hook post-checkout \"$@\"
+";
+
+const LEFTHOOK: &str = "\
+# lefthook: merge into lefthook.yml ({1} {2} {3} are git's arguments; use_stdin hands git's
+# stdin to this command, and lefthook gives it to only one command per hook):
+pre-push:
+  commands:
+    git-hand:
+      run: git-hand hook pre-push {1} {2}
+      use_stdin: true
+post-checkout:
+  commands:
+    git-hand:
+      run: git-hand hook post-checkout {1} {2} {3}
+";
+
+const PRE_COMMIT: &str = "\
+# pre-commit: merge into .pre-commit-config.yaml, then run
+#   pre-commit install --hook-type pre-push --hook-type post-checkout
+# pre-commit passes hooks no git arguments and an empty stdin; these entries rebuild the
+# arguments from the PRE_COMMIT_* variables it exports.
+repos:
+  - repo: local
+    hooks:
+      - id: git-hand-pre-push
+        name: git-hand lease check
+        entry: sh -c 'exec git-hand hook pre-push \"$PRE_COMMIT_REMOTE_NAME\" \"$PRE_COMMIT_REMOTE_URL\"'
+        language: system
+        stages: [pre-push]
+        pass_filenames: false
+        always_run: true
+      - id: git-hand-post-checkout
+        name: git-hand checkout
+        entry: sh -c 'exec git-hand hook post-checkout \"$PRE_COMMIT_FROM_REF\" \"$PRE_COMMIT_TO_REF\" \"$PRE_COMMIT_CHECKOUT_TYPE\"'
+        language: system
+        stages: [post-checkout]
+        pass_filenames: false
+        always_run: true
+";
+
+impl ManualLines {
+    /// The snippets, with `hooks_dir` naming the directory git runs hooks from.
+    pub fn for_dir(hooks_dir: &Path) -> Self {
+        Self {
+            hooks_dir: hooks_dir_lines(hooks_dir),
+            husky: HUSKY.into(),
+            lefthook: LEFTHOOK.into(),
+            pre_commit: PRE_COMMIT.into(),
+        }
+    }
+
+    /// All snippets, one blank line apart.
+    pub fn render(&self) -> String {
+        [
+            &self.hooks_dir,
+            &self.husky,
+            &self.lefthook,
+            &self.pre_commit,
+        ]
+        .map(String::as_str)
+        .join("\n")
+    }
+}
+
+/// Lines for executable hook files in the active hooks directory. `|| exit $?` because a plain
+/// hook is not run with `sh -e`: a refusal on a line that is not the last must still fail it.
+fn hooks_dir_lines(dir: &Path) -> String {
+    let mut out = format!(
+        "# git hooks in {dir}: put each line right after the #! line of its executable hook file\n\
+         # there, before anything that reads stdin (`git hand install --hooks-path` does it for you):\n",
+        dir = dir.display()
+    );
+    for hook in HookName::ALL {
+        out.push_str(&format!(
+            "# {}:\ngit-hand hook {hook} \"$@\" || exit $?\n",
+            dir.join(hook.as_str()).display()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_snippet_calls_both_hooks_through_git_hand_directly() {
+        let lines = ManualLines::for_dir(Path::new("/r/.husky"));
+        for snippet in [
+            &lines.hooks_dir,
+            &lines.husky,
+            &lines.lefthook,
+            &lines.pre_commit,
+        ] {
+            assert!(snippet.contains("git-hand hook pre-push"), "{snippet}");
+            assert!(snippet.contains("git-hand hook post-checkout"), "{snippet}");
+            assert!(!snippet.contains("git hand hook"), "{snippet}");
+        }
+        assert!(lines.hooks_dir.contains("/r/.husky/pre-push"));
+        assert!(lines.render().contains("stages: [post-checkout]"));
+    }
+}
