@@ -3,6 +3,7 @@
 //! or `--json`; the logic lives in [`crate::ops`].
 
 mod error;
+mod hook;
 mod install;
 mod lease;
 mod maintenance;
@@ -65,6 +66,11 @@ pub enum Command {
     Prune(maintenance::PruneArgs),
     /// Find and (with --repair) settle what crashes left inconsistent.
     Doctor(maintenance::DoctorArgs),
+    /// The verdict the pre-push hook would give this worktree, without pushing (exit 1 if refused).
+    Check(hook::CheckArgs),
+    /// What the installed hooks run (not for people).
+    #[command(subcommand, hide = true)]
+    Hook(hook::HookCommand),
     /// Install the pre-push and post-checkout hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
@@ -133,6 +139,8 @@ fn wants_json(cli: &Cli) -> bool {
         Some(Command::Teardown(a)) => a.json,
         Some(Command::Prune(a)) => a.json,
         Some(Command::Doctor(a)) => a.json,
+        Some(Command::Check(a)) => a.json,
+        Some(Command::Hook(_)) => false,
         Some(Command::Install(a)) => a.json,
         Some(Command::Uninstall(a)) => a.json,
         None => false,
@@ -161,6 +169,8 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Teardown(args)) => teardown::run(&ctx, args),
         Some(Command::Prune(args)) => maintenance::prune(&ctx, args),
         Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args),
+        Some(Command::Check(args)) => hook::check(&ctx, args),
+        Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args),
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
         None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),

@@ -69,6 +69,13 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     };
     let s = spawn::spawn(ctx, &mut ledger, &opts, &progress)?;
     let env = tasks::credential_env(&s.task, &s.tenure);
+    if let Some((problem, hints)) = &s.hooks_problem {
+        // Loud on purpose: without the hooks a zombie's push goes through.
+        eprintln!("git-hand: WARNING: this lease is NOT enforced: {problem}");
+        for hint in hints {
+            eprintln!("git-hand:   fix: {hint}");
+        }
+    }
     if args.exec {
         let warn = |msg: &str| eprintln!("git-hand: {msg}");
         let status = exec::run(
@@ -146,5 +153,10 @@ fn spawned_json(s: &Spawned, env: &[(&str, String)]) -> Value {
         })),
         "skipped": s.skipped.iter().map(|k| json!({ "path": k.path, "why": k.why })).collect::<Vec<_>>(),
         "env": env,
+        "hooks": {
+            "in_force": s.hooks_problem.is_none(),
+            "problem": s.hooks_problem.as_ref().map(|(p, _)| p),
+            "hints": s.hooks_problem.as_ref().map(|(_, h)| h),
+        },
     })
 }

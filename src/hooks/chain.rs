@@ -69,8 +69,23 @@ pub fn run_chained(
 /// `ENOEXEC` on Linux and the BSDs: the kernel does not know how to run this file.
 const ENOEXEC: i32 = 8;
 
+/// `ETXTBSY`: the file is still open for writing somewhere.
+const ETXTBSY: i32 = 26;
+
 fn spawn(cmd: &mut Command) -> io::Result<std::process::Child> {
-    cmd.stdin(Stdio::piped()).spawn()
+    cmd.stdin(Stdio::piped());
+    // A hook written a moment ago can still be open for writing in a child that another thread
+    // forked before it exec'd (the fd closes at exec). The window is short: try a few times.
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// A copy of our own shim under the chained name (only ever put there by hand) would exec

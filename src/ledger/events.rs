@@ -28,6 +28,8 @@ pub enum EventKind {
     SlotPruned,
     TaskSpawned,
     TaskDone,
+    /// The post-checkout hook saw a worktree made by a plain `git worktree add`.
+    WorktreeAdded,
     /// The post-checkout hook saw a branch checked out in a leased slot.
     CheckedOut,
     Migrated,
@@ -47,6 +49,7 @@ impl EventKind {
             EventKind::SlotPruned => "slot-pruned",
             EventKind::TaskSpawned => "task-spawned",
             EventKind::TaskDone => "task-done",
+            EventKind::WorktreeAdded => "worktree-added",
             EventKind::CheckedOut => "checked-out",
             EventKind::Migrated => "migrated",
         }

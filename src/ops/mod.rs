@@ -1,10 +1,12 @@
 //! Operations: the logic behind each verb. An operation takes plain options, talks to the
 //! ledger and to git, and returns data; it never sees clap and never prints.
 
+pub mod adopt;
 pub mod base;
 pub mod context;
 pub mod doctor;
 pub mod exec;
+pub mod hook;
 pub mod lease;
 pub mod names;
 pub mod pool;

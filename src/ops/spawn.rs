@@ -44,6 +44,9 @@ pub struct Spawned {
     pub base: base::Base,
     pub source: SlotSource,
     pub skipped: Vec<Skipped>,
+    /// Why the hooks will not enforce this lease, with the commands that fix it; `None` when
+    /// they are in force.
+    pub hooks_problem: Option<(String, Vec<String>)>,
 }
 
 /// How many times spawn re-plans after losing a slot to a concurrent spawn.
@@ -204,12 +207,22 @@ pub fn spawn(
             base,
             source,
             skipped,
+            hooks_problem: hooks_problem(&git),
         });
     }
     Err(Error::precondition(
         "every free slot was taken by concurrent spawns; nothing was created",
         vec!["run the same git hand spawn again".into()],
     ))
+}
+
+/// Makes sure the hooks that enforce the lease are installed (never writing into a directory
+/// another hook manager owns), and says why not when they cannot be.
+fn hooks_problem(git: &Git) -> Option<(String, Vec<String>)> {
+    match crate::hooks::ensure_installed(git) {
+        Ok(report) => report.problem.map(|p| (p.to_string(), p.hints())),
+        Err(e) => Some((e.to_string(), e.hints())),
+    }
 }
 
 fn check_branch_name(branch: &str) -> Result<()> {
@@ -484,6 +497,7 @@ fn resume_existing(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> 
         base,
         source: SlotSource::Existing,
         skipped: vec![],
+        hooks_problem: None,
         task,
     })
 }

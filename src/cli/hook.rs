@@ -1,0 +1,163 @@
+//! `git-hand hook pre-push|post-checkout`: what the shims in `hooks/` exec, and `git hand check`.
+//!
+//! pre-push fails closed: a credential that is not current, or a ledger that cannot be read,
+//! refuses the push. post-checkout never fails the checkout: it only warns.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::tasks::finding_json;
+use super::{Done, Failure, Kind};
+use crate::git::INTERNAL_ENV;
+use crate::hooks::{HookName, chain};
+use crate::ops::hook::{self, PostCheckout, PrePush, Refusal};
+use crate::ops::{Context, tasks};
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Called by git before a push: `<remote> <url>`, refs on stdin.
+    PrePush {
+        #[arg(allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+    /// Called by git after a checkout: `<prev> <new> <flag>`.
+    PostCheckout {
+        #[arg(allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn say(lines: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "git-hand: {line}");
+    }
+}
+
+pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
+    match cmd {
+        HookCommand::PrePush { args } => Ok(pre_push(ctx, &args)),
+        HookCommand::PostCheckout { args } => Ok(post_checkout(ctx, &args)),
+    }
+}
+
+fn exit(code: u8) -> Done {
+    Done {
+        stdout: String::new(),
+        code: ExitCode::from(code),
+    }
+}
+
+fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
+    let mut stdin = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut stdin) {
+        say(&[format!(
+            "push refused: cannot read what is being pushed: {e}"
+        )]);
+        return exit(1);
+    }
+    match chain::run_chained(HookName::PrePush, None, args, &stdin) {
+        Ok(Some(status)) if !status.success() => {
+            return exit(crate::ops::exec::exit_code(status).max(1));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            say(&[format!(
+                "push refused: the chained pre-push hook could not run: {e}"
+            )]);
+            return exit(1);
+        }
+    }
+    let decision = hook::parse_push_lines(&String::from_utf8_lossy(&stdin))
+        .map_err(|e| crate::ops::Error::failed(e, vec![]))
+        .and_then(|refs| hook::pre_push(ctx, &refs));
+    match decision {
+        Ok(p) if p.refusal.is_none() => exit(0),
+        Ok(p) => {
+            say(&hook::refusal_lines(&p));
+            exit(1)
+        }
+        Err(e) => {
+            let f = Failure::from(e);
+            let mut lines = vec![format!(
+                "push refused: cannot check this worktree's lease: {}",
+                f.message
+            )];
+            lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
+            lines.push("(git push --no-verify skips this check)".into());
+            say(&lines);
+            exit(1)
+        }
+    }
+}
+
+fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
+    let chained = chain::run_chained(HookName::PostCheckout, None, args, &[]);
+    if std::env::var_os(INTERNAL_ENV).is_none() {
+        let arg = |i: usize| {
+            args.get(i)
+                .map(|a| a.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        match hook::post_checkout(ctx, &arg(0), &arg(2)) {
+            Ok(PostCheckout::LeaseEnded { verdict }) => say(&[format!(
+                "this worktree's lease has ended ({}): pushes from here will be refused; see git hand status",
+                verdict.as_str()
+            )]),
+            Ok(PostCheckout::Registered {
+                adopted_as: Some(name),
+                ..
+            }) => say(&[format!(
+                "leased this worktree as task {name} (hand.adoptWorktrees); its pushes are fenced"
+            )]),
+            Ok(_) => {}
+            Err(e) => say(&[format!("post-checkout: {e} (the checkout itself is fine)")]),
+        }
+    }
+    // The chained hook's status is the hook's status; ours never fails the checkout.
+    match chained {
+        Ok(Some(status)) => exit(crate::ops::exec::exit_code(status)),
+        _ => exit(0),
+    }
+}
+
+/// `git hand check`: the pre-push verdict of this worktree, without pushing.
+pub fn check(ctx: &Context, args: CheckArgs) -> Result<Done, Failure> {
+    let here = tasks::here(ctx)?;
+    let allowed = here.finding.verdict.allows();
+    let kind = (!allowed).then_some(Kind::Failed);
+    if args.json {
+        return Ok(Done::json(
+            &finding_json(&here.finding, here.workdir.as_deref(), &here.ledger),
+            kind,
+        ));
+    }
+    if allowed {
+        return Ok(Done::ok(format!(
+            "{}: a push from here would be allowed\n",
+            here.finding.verdict.as_str()
+        )));
+    }
+    let repo = ctx.repo()?;
+    let p = PrePush {
+        refusal: Some(Refusal::Verdict(Box::new(here.finding.clone()))),
+        now: here.finding.now,
+        finding: Some(here.finding),
+        head_branch: repo.head_branch(),
+        head_oid: repo.head_oid(),
+    };
+    let text: String = hook::refusal_lines(&p)
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    Ok(Done::with(text, kind))
+}

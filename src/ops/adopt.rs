@@ -1,0 +1,115 @@
+//! Worktrees made by a plain `git worktree add`: the post-checkout hook registers them in the
+//! ledger and, when `hand.adoptWorktrees` is true, leases each as a task named after its
+//! directory, so its pushes are fenced like a slot's. An adopted worktree is the user's, not the
+//! pool's: it is never reused or pruned.
+
+use std::path::Path;
+
+use super::hook::PostCheckout;
+use super::{Context, Error, Result, stamp};
+use crate::git::Repo;
+use crate::ledger::{Acquire, EventKind, NewTask, Resource, TaskState};
+
+pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostCheckout> {
+    let adopt = repo.config_bool("hand.adoptWorktrees").unwrap_or(false);
+    let mut ledger = ctx.open_ledger()?;
+    let key = workdir.to_string_lossy().into_owned();
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let res = Resource::worktree(key.clone());
+    if !adopt {
+        ledger.write(|tx| {
+            tx.ensure_repo(&common)?;
+            tx.log(
+                EventKind::WorktreeAdded,
+                &res,
+                None,
+                Some("registered (hand.adoptWorktrees is off)"),
+            )
+        })?;
+        return Ok(PostCheckout::Registered {
+            path: workdir.to_path_buf(),
+            adopted_as: None,
+        });
+    }
+    let holder = ctx.holder(None)?;
+    let base = task_name_for(workdir);
+    let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
+    let head = repo.head_oid().unwrap_or_default();
+    let me = super::procs::me();
+    let adopted = ledger.write(|tx| {
+        let repo_row = tx.ensure_repo(&common)?;
+        let view = tx.view();
+        let mut name = base.clone();
+        let mut n = 2;
+        while view.open_task(&repo_row.id, &name)?.is_some() {
+            name = format!("{}-{n}", &base[..base.len().min(60)]);
+            n += 1;
+        }
+        let Acquire::Acquired { tenure, .. } = tx.acquire(&res, &holder, None)? else {
+            return Ok(None);
+        };
+        let task = tx.insert_task(&NewTask {
+            repo_id: &repo_row.id,
+            name: &name,
+            slot_path: &key,
+            lease_id: &tenure.lease_id,
+            issue: None,
+            issue_lease_id: None,
+            branch: &branch,
+            base_oid: &head,
+            holder: &holder,
+            pid: me.pid,
+            pid_start: me.start,
+        })?;
+        tx.set_task_state(task.id, TaskState::Active, "active", None)?;
+        tx.log(
+            EventKind::TaskSpawned,
+            &res,
+            Some(&tenure),
+            Some(&format!("adopted worktree as task {name}")),
+        )?;
+        Ok(Some((name, tenure)))
+    })?;
+    let Some((name, tenure)) = adopted else {
+        return Ok(PostCheckout::Nothing);
+    };
+    let stamped = stamp::Stamp {
+        lease_id: tenure.lease_id,
+        token: tenure.token,
+        task: name.clone(),
+        ledger: ledger.path().to_path_buf(),
+    };
+    stamp::write(&repo.loc.admin_dir, &stamped)
+        .map_err(|e| Error::failed(e.to_string(), vec![]))?;
+    Ok(PostCheckout::Registered {
+        path: workdir.to_path_buf(),
+        adopted_as: Some(name),
+    })
+}
+
+/// A valid task name from a directory name: other characters become `-`, at most 64.
+fn task_name_for(dir: &Path) -> String {
+    let raw = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    while name.starts_with(['-', '.']) {
+        name.remove(0);
+    }
+    if name.is_empty() {
+        "worktree".into()
+    } else {
+        name
+    }
+}

@@ -1,0 +1,375 @@
+//! What the hooks decide. `pre-push` judges the pushing worktree's credential and fences task
+//! branches; `post-checkout` warns in a slot whose lease ended, records the branch of a leased
+//! slot, and registers (or, with `hand.adoptWorktrees`, leases) a worktree made by a plain
+//! `git worktree add`. Nothing here prints: the CLI turns decisions into `git-hand:` lines.
+//!
+//! The allow path of pre-push is one ledger read and no write. Every refusal is appended to the
+//! event log. A ledger that cannot be read refuses: the hook is a seatbelt and fails closed.
+
+use std::path::{Path, PathBuf};
+
+use super::verdict::{self, Finding, Verdict};
+use super::{Context, Error, Result, stamp};
+use crate::clock::relative;
+use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure};
+
+/// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedRef {
+    pub local_ref: String,
+    pub local_oid: String,
+    pub remote_ref: String,
+    pub remote_oid: String,
+}
+
+/// Parses pre-push stdin; malformed lines are errors, because a hook that cannot tell what is
+/// being pushed must refuse.
+pub fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, String> {
+    stdin
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts.as_slice() {
+                [local_ref, local_oid, remote_ref, remote_oid] => Ok(PushedRef {
+                    local_ref: local_ref.to_string(),
+                    local_oid: local_oid.to_string(),
+                    remote_ref: remote_ref.to_string(),
+                    remote_oid: remote_oid.to_string(),
+                }),
+                _ => Err(format!("unexpected pre-push input line {line:?}")),
+            }
+        })
+        .collect()
+}
+
+/// An all-zero object id (sha1 or sha256 length): "no commit".
+pub fn is_null_oid(oid: &str) -> bool {
+    matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b == b'0')
+}
+
+/// Why a push was refused, with the facts for the message.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// The worktree's credential is not current.
+    Verdict(Box<Finding>),
+    /// The push updates the branch of a live task from outside that task's lease.
+    Branch {
+        branch: String,
+        task: Box<Task>,
+        tenure: Box<Tenure>,
+    },
+}
+
+/// The outcome of pre-push.
+#[derive(Debug, Clone)]
+pub struct PrePush {
+    pub refusal: Option<Refusal>,
+    pub finding: Option<Finding>,
+    /// Where the work is, for the "how to keep it" advice.
+    pub head_branch: Option<String>,
+    pub head_oid: Option<String>,
+    pub now: i64,
+}
+
+/// Judges a push from the worktree of `ctx`.
+pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
+    let repo = ctx.repo()?;
+    let stamp =
+        stamp::read(&repo.loc.admin_dir).map_err(|e| Error::failed(e.to_string(), vec![]))?;
+    // The stamp names the ledger that granted this worktree's lease: follow it, so a hook running
+    // under another HOME or XDG_STATE_HOME still checks the right ledger instead of failing open.
+    let ledger_path = match &stamp {
+        Some(s) => s.ledger.clone(),
+        None => ctx.ledger_location()?.path,
+    };
+    let mut out = PrePush {
+        refusal: None,
+        finding: None,
+        head_branch: repo.head_branch(),
+        head_oid: repo.head_oid(),
+        now: 0,
+    };
+    let Some(mut ledger) = Ledger::open_existing(&ledger_path)? else {
+        if stamp.is_some() {
+            return Err(missing_ledger(&ledger_path));
+        }
+        return Ok(out); // git-hand never ran with this ledger: nothing to fence.
+    };
+    let workdir = repo
+        .loc
+        .workdir
+        .as_deref()
+        .map(|w| w.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let require = repo.config_bool("hand.requireCredential").unwrap_or(false);
+    let fence = repo.config_bool("hand.fenceBranches").unwrap_or(true);
+    let branches: Vec<String> = refs
+        .iter()
+        .flat_map(|r| [&r.local_ref, &r.remote_ref])
+        .filter_map(|r| r.strip_prefix("refs/heads/"))
+        .map(str::to_string)
+        .collect();
+    let (finding, fenced) = ledger.read(|v| {
+        let finding = verdict::judge(
+            v,
+            &workdir,
+            stamp.as_ref(),
+            verdict::env_credential(),
+            require,
+        )?;
+        let mut fenced = None;
+        if fence && let Some(repo) = v.repo_by_dir(&common)? {
+            for branch in &branches {
+                let Some(task) = v.open_task_on_branch(&repo.id, branch)? else {
+                    continue;
+                };
+                let Some(tenure) = task
+                    .lease_id
+                    .as_deref()
+                    .map(|id| v.tenure(id))
+                    .transpose()?
+                    .flatten()
+                else {
+                    continue;
+                };
+                let presented = finding
+                    .tenure
+                    .as_ref()
+                    .filter(|_| finding.verdict == Verdict::Current);
+                if tenure.is_live(v.now())
+                    && presented.is_none_or(|p| p.lease_id != tenure.lease_id)
+                {
+                    fenced = Some((branch.clone(), task, tenure));
+                    break;
+                }
+            }
+        }
+        Ok((finding, fenced))
+    })?;
+    out.now = finding.now;
+    if !finding.verdict.allows() {
+        out.refusal = Some(Refusal::Verdict(Box::new(finding.clone())));
+    } else if let Some((branch, task, tenure)) = fenced {
+        out.refusal = Some(Refusal::Branch {
+            branch,
+            task: Box::new(task),
+            tenure: Box::new(tenure),
+        });
+    }
+    if let Some(refusal) = &out.refusal {
+        record_refusal(&mut ledger, &finding, refusal, &workdir)?;
+    }
+    out.finding = Some(finding);
+    Ok(out)
+}
+
+fn missing_ledger(path: &Path) -> Error {
+    Error::failed(
+        format!(
+            "this worktree's lease was granted by the ledger {}, which is gone",
+            path.display()
+        ),
+        vec!["git hand doctor".into()],
+    )
+}
+
+/// Appends the refusal to the event log (the only write a refused push makes).
+fn record_refusal(
+    ledger: &mut Ledger,
+    f: &Finding,
+    refusal: &Refusal,
+    workdir: &str,
+) -> Result<()> {
+    let (res, tenure, detail) = match refusal {
+        Refusal::Verdict(_) => (
+            Resource::worktree(f.slot.clone().unwrap_or_else(|| workdir.to_string())),
+            f.tenure.clone(),
+            format!("push refused: {}", f.verdict.as_str()),
+        ),
+        Refusal::Branch {
+            branch,
+            task,
+            tenure,
+        } => (
+            tenure.resource.clone(),
+            Some((**tenure).clone()),
+            format!(
+                "push refused: branch {branch} belongs to live task {} (pushed from {workdir})",
+                task.name
+            ),
+        ),
+    };
+    ledger.write(|tx| tx.log(EventKind::PushRefused, &res, tenure.as_ref(), Some(&detail)))?;
+    Ok(())
+}
+
+/// The lines a refused push prints (without the `git-hand: ` prefix).
+pub fn refusal_lines(p: &PrePush) -> Vec<String> {
+    let Some(refusal) = &p.refusal else {
+        return vec![];
+    };
+    let now = p.now;
+    let mut lines = vec![];
+    let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
+    match refusal {
+        Refusal::Verdict(f) => {
+            let yours = f
+                .tenure
+                .as_ref()
+                .map(|t| format!("token {} (lease {})", t.token, short(&t.lease_id)));
+            let yours = yours.unwrap_or_else(|| "no credential".into());
+            lines.push(format!("push refused ({}): {}", f.verdict.as_str(), match f.verdict {
+                Verdict::Stale => {
+                    let n = f.newest.as_ref();
+                    format!(
+                        "this worktree was leased again. You present {yours}; it is now held by {} with token {} since {}.",
+                        n.map_or("?", |t| t.holder.as_str()),
+                        n.map_or(0, |t| t.token),
+                        n.map_or_else(String::new, |t| relative(t.acquired_at, now)),
+                    )
+                }
+                Verdict::Expired => format!(
+                    "your lease, {yours}, expired {}; an expired lease is never renewed.",
+                    f.tenure.as_ref().and_then(|t| t.expires_at).map_or_else(String::new, |e| relative(e, now))
+                ),
+                Verdict::Released => format!("your lease, {yours}, was released (the task was torn down)."),
+                Verdict::UnknownLease => format!("the ledger did not grant {yours} for this worktree."),
+                Verdict::IssueLost => format!(
+                    "task {}'s issue lease is no longer its own{}.",
+                    task_of(f).unwrap_or_default(),
+                    f.issue.as_ref().map_or_else(String::new, |t| format!(" (it was held by {})", t.holder))
+                ),
+                Verdict::NoCredential => "hand.requireCredential is set and GIT_HAND_LEASE is not in the environment.".into(),
+                Verdict::Unmanaged | Verdict::Current => String::new(),
+            }));
+            if f.verdict == Verdict::NoCredential {
+                let name = task_of(f).unwrap_or_else(|| "<task>".into());
+                lines.push(format!(
+                    "set the credential: eval \"$(git hand env {name})\""
+                ));
+            } else {
+                lines.extend(keep_work_advice(p, task_of(f)));
+            }
+        }
+        Refusal::Branch {
+            branch,
+            task,
+            tenure,
+        } => {
+            lines.push(format!(
+                "push refused: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
+                task.name, tenure.holder, tenure.token
+            ));
+            lines.push(format!(
+                "push it from the task's slot with its credential: eval \"$(git hand env {})\"",
+                task.name
+            ));
+            lines.push(
+                "or push under another name: git push origin HEAD:refs/heads/<new-branch>".into(),
+            );
+        }
+    }
+    lines.push("(git push --no-verify skips client hooks, git-hand's included; the ledger still records every lease.)".into());
+    lines
+}
+
+fn keep_work_advice(p: &PrePush, task: Option<String>) -> Vec<String> {
+    let at = match (&p.head_branch, &p.head_oid) {
+        (Some(b), Some(o)) => format!("local branch {b} ({})", short(o)),
+        (None, Some(o)) => format!("commit {}", short(o)),
+        _ => "this worktree".into(),
+    };
+    let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
+    let base = p.head_oid.as_deref().map(short).unwrap_or("HEAD");
+    vec![
+        format!("your commits are safe in {at}; nothing was pushed."),
+        format!(
+            "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
+        ),
+    ]
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(10)]
+}
+
+/// What post-checkout noticed (never an error: the hook must not fail a checkout).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostCheckout {
+    Nothing,
+    /// The slot's lease has ended: pushes will be refused.
+    LeaseEnded {
+        verdict: Verdict,
+    },
+    /// A plain `git worktree add` made this worktree and it was registered (adopted: leased).
+    Registered {
+        path: PathBuf,
+        adopted_as: Option<String>,
+    },
+}
+
+/// Runs the post-checkout logic. `prev`/`flag` are git's arguments.
+pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostCheckout> {
+    let repo = ctx.repo()?;
+    let Some(workdir) = repo.loc.workdir.clone() else {
+        return Ok(PostCheckout::Nothing);
+    };
+    let stamp = stamp::read(&repo.loc.admin_dir).ok().flatten();
+    if is_null_oid(prev) && flag == "1" && repo.loc.is_linked() && stamp.is_none() {
+        return super::adopt::register(ctx, repo, &workdir);
+    }
+    let Some(stamp) = stamp else {
+        return Ok(PostCheckout::Nothing);
+    };
+    let Some(mut ledger) = Ledger::open_existing(&stamp.ledger)? else {
+        return Ok(PostCheckout::LeaseEnded {
+            verdict: Verdict::UnknownLease,
+        });
+    };
+    let key = workdir.to_string_lossy().into_owned();
+    let finding = ledger.read(|v| verdict::judge(v, &key, Some(&stamp), None, false))?;
+    if !finding.verdict.allows() {
+        return Ok(PostCheckout::LeaseEnded {
+            verdict: finding.verdict,
+        });
+    }
+    // A leased slot: remember what it has checked out, writing only when it changed.
+    if let (Some(task), Some(branch)) = (finding.task, repo.head_branch())
+        && task.checked_out.as_deref() != Some(branch.as_str())
+    {
+        ledger.write(|tx| {
+            tx.set_checked_out(task.id, &branch)?;
+            tx.log(
+                EventKind::CheckedOut,
+                &Resource::worktree(key.clone()),
+                finding.tenure.as_ref(),
+                Some(&branch),
+            )
+        })?;
+    }
+    Ok(PostCheckout::Nothing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_lines_parse_and_malformed_input_is_an_error() {
+        let z = "0".repeat(40);
+        let input = format!(
+            "refs/heads/a {} refs/heads/a {z}\n\n(delete) {z} refs/heads/b {}\n",
+            "1".repeat(40),
+            "2".repeat(40)
+        );
+        let refs = parse_push_lines(&input).unwrap();
+        assert_eq!(refs.len(), 2);
+        assert_eq!(refs[1].remote_ref, "refs/heads/b");
+        assert!(is_null_oid(&refs[0].remote_oid));
+        assert!(parse_push_lines("refs/heads/a only-three fields\n").is_err());
+        assert!(is_null_oid(&"0".repeat(64)));
+        assert!(!is_null_oid("0000"));
+    }
+}
