@@ -239,7 +239,7 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
                 Verdict::IssueLost => format!(
                     "task {}'s issue lease is no longer its own{}.",
                     task_of(f).unwrap_or_default(),
-                    f.issue.as_ref().map_or_else(String::new, |t| format!(" (it was held by {})", t.holder))
+                    f.issue_now.as_ref().map_or_else(String::new, |t| format!(" ({} holds it now, token {})", t.holder, t.token))
                 ),
                 Verdict::NoCredential => "hand.requireCredential is set and GIT_HAND_LEASE is not in the environment.".into(),
                 Verdict::Unmanaged | Verdict::Current => String::new(),

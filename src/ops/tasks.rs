@@ -111,16 +111,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
                 vec!["git hand doctor".into()],
             ));
         }
-        None => Finding {
-            verdict: verdict::Verdict::Unmanaged,
-            slot: None,
-            credential: None,
-            tenure: None,
-            newest: None,
-            task: None,
-            issue: None,
-            now: 0,
-        },
+        None => Finding::unmanaged(0),
     };
     Ok(Here {
         workdir,

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{Context, Error, Result, names, safety, stamp};
+use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::ledger::{By, EventKind, Ledger, Resource, Task, TaskState, Tenure};
@@ -105,14 +105,11 @@ pub fn teardown(
             .write(|tx| tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me())))?;
     }
     failpoint::hit("teardown-after-clean");
+    // The stamp stays: it names the tenure that is about to end, so a zombie left in the
+    // worktree without a credential in its environment is still refused ("released"). The next
+    // spawn into the slot overwrites it.
     if on_disk {
         Git::new(path).run(&["switch", "--detach", "--quiet"])?;
-        let admin = stamp::admin_dir_of(path).map_err(|e| {
-            Error::failed(format!("cannot find the admin dir of {slot}: {e}"), vec![])
-        })?;
-        stamp::remove(&admin).map_err(|e| {
-            Error::failed(format!("cannot remove the stamp of {slot}: {e}"), vec![])
-        })?;
     }
     ledger.write(|tx| tx.set_task_step(task.id, "detached"))?;
     failpoint::hit("teardown-after-detach");

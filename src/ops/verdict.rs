@@ -106,7 +106,26 @@ pub struct Finding {
     pub task: Option<Task>,
     /// The task's issue tenure, when it has one.
     pub issue: Option<Tenure>,
+    /// The issue's live tenure now, when it is not the task's (who took it).
+    pub issue_now: Option<Tenure>,
     pub now: Millis,
+}
+
+impl Finding {
+    /// Not a slot: nothing to check.
+    pub fn unmanaged(now: Millis) -> Self {
+        Finding {
+            verdict: Verdict::Unmanaged,
+            slot: None,
+            credential: None,
+            tenure: None,
+            newest: None,
+            task: None,
+            issue: None,
+            issue_now: None,
+            now,
+        }
+    }
 }
 
 /// Judges the worktree at `workdir` (a realpath).
@@ -118,16 +137,7 @@ pub fn judge(
     require_env: bool,
 ) -> crate::ledger::Result<Finding> {
     let now = view.now();
-    let mut f = Finding {
-        verdict: Verdict::Unmanaged,
-        slot: None,
-        credential: None,
-        tenure: None,
-        newest: None,
-        task: None,
-        issue: None,
-        now,
-    };
+    let mut f = Finding::unmanaged(now);
     let is_slot = view.slot_by_path(workdir)?.is_some();
     if !is_slot && stamp.is_none() {
         return Ok(f);
@@ -169,7 +179,10 @@ pub fn judge(
             f.verdict = Verdict::NoCredential;
         } else if let Some(issue_id) = f.task.as_ref().and_then(|t| t.issue_lease_id.clone()) {
             f.issue = view.tenure(&issue_id)?;
-            if !f.issue.as_ref().is_some_and(|t| t.is_live(now)) {
+            if let Some(issue) = f.issue.clone().filter(|t| !t.is_live(now)) {
+                f.verdict = Verdict::IssueLost;
+                f.issue_now = view.current(&issue.resource)?;
+            } else if f.issue.is_none() {
                 f.verdict = Verdict::IssueLost;
             }
         }

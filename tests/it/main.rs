@@ -6,6 +6,7 @@
 mod crash;
 mod engine;
 mod hooks_install;
+mod hooks_push;
 mod lease_cli;
 mod ledger;
 mod pool;
