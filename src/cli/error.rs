@@ -85,3 +85,16 @@ impl From<LedgerError> for Failure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_ledger_is_a_precondition_that_says_retry() {
+        let f = Failure::from(LedgerError::Busy);
+        assert_eq!(f.kind, Kind::Precondition);
+        assert_eq!(f.message, "ledger busy, retry");
+        assert_eq!(f.kind.code(), ExitCode::from(3));
+    }
+}

@@ -156,6 +156,12 @@ impl Ledger {
         &self.path
     }
 
+    /// Changes how long a writer waits for another before [`LedgerError::Busy`] (tests use a
+    /// short one; the binary keeps the 5 s default).
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(timeout)?)
+    }
+
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it when `f` succeeds.
     ///
     /// `now` inside the transaction is the later of the clock and the largest `now` the ledger

@@ -452,3 +452,45 @@ fn a_broken_ledger_fails_the_push_closed_with_the_repair_command() {
     );
     assert!(run.stderr.contains("git hand doctor"), "{}", run.stderr);
 }
+
+#[test]
+fn require_credential_refuses_a_stamp_only_push() {
+    let (env, repo) = setup();
+    env.git(&repo, &["config", "hand.requireCredential", "true"]);
+    let a = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&a);
+    env.commit(&slot, "a.txt", "x\n");
+    let run = push_as(&env, &slot, None, &["origin", "hand/t1"]);
+    assert!(
+        run.stderr.contains("push refused (no-credential)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("git hand env t1"), "{}", run.stderr);
+    push_as(&env, &slot, Some(&cred(&a)), &["-q", "origin", "hand/t1"]).ok();
+}
+
+#[test]
+fn spawn_installs_the_hooks_or_says_loudly_that_the_lease_is_not_enforced() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let v = spawn(&env, &repo, "t1", &[]);
+    assert_eq!(v["hooks"]["in_force"], true);
+    let hook = std::fs::read_to_string(repo.join(".git/hooks/pre-push")).unwrap();
+    assert!(hook.contains("git-hand hook pre-push"), "{hook}");
+
+    let other = env.repo("husky");
+    env.git(&other, &["config", "core.hooksPath", ".husky"]);
+    let run = env.hand(&other, &["spawn", "t1"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("NOT enforced"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("git hand install --manual"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !other.join(".husky").exists(),
+        "nothing was written into the other tool's directory"
+    );
+}

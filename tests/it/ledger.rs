@@ -207,3 +207,26 @@ fn tenures_and_events_cannot_be_rewritten() {
         "a second held tenure of one resource is refused by the partial unique index"
     );
 }
+
+#[test]
+fn a_busy_ledger_reports_busy_instead_of_hanging_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    ledger
+        .set_busy_timeout(std::time::Duration::from_millis(50))
+        .unwrap();
+    let res = Resource::issue("ns", "1");
+    let err = ledger
+        .write(|tx| tx.acquire(&res, "alice", None))
+        .unwrap_err();
+    assert!(matches!(err, LedgerError::Busy), "{err:?}");
+    blocker.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(ledger.read(|v| v.current(&res)).unwrap(), None);
+    assert!(
+        ledger.write(|tx| tx.acquire(&res, "alice", None)).is_ok(),
+        "it works once the other writer is gone"
+    );
+}

@@ -336,3 +336,151 @@ fn exec_passes_the_credential_and_the_exit_status_and_renews_the_lease() {
     );
     assert_eq!(task["state"], "active", "the lease stays until teardown");
 }
+
+#[test]
+fn the_base_is_the_default_branch_local_or_origin_whichever_is_ahead() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let local = env.git(&repo, &["rev-parse", "main"]);
+    // Someone else pushed to origin/main; we fetched but did not merge.
+    let work = env.path("work");
+    env.git(
+        &work,
+        &[
+            "clone",
+            "-q",
+            env.path("work/app-origin.git").to_str().unwrap(),
+            "other",
+        ],
+    );
+    let ahead = env.commit(&work.join("other"), "o.txt", "x\n");
+    env.git(&work.join("other"), &["push", "-q", "origin", "main"]);
+    env.git(&repo, &["fetch", "-q", "origin"]);
+    let a = spawn(&env, &repo, "t1", &[]);
+    assert_eq!(a["base"], ahead.as_str(), "origin/main is ahead of main");
+    // A local commit makes the local branch the one ahead... once origin is merged in.
+    env.git(&repo, &["merge", "-q", "--ff-only", "origin/main"]);
+    let mine = env.commit(&repo, "l.txt", "x\n");
+    let b = spawn(&env, &repo, "t2", &[]);
+    assert_eq!(b["base"], mine.as_str());
+    let c = spawn(&env, &repo, "t3", &["--base", &local]);
+    assert_eq!(c["base"], local.as_str());
+    env.hand(&repo, &["spawn", "t4", "--base", "no-such-rev"])
+        .code(2);
+}
+
+#[test]
+fn a_full_pool_exits_3_and_names_each_slot_and_why() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "hand.maxSlots", "2"]);
+    let a = path_of(&spawn(&env, &repo, "t1", &[]));
+    let b = path_of(&spawn(&env, &repo, "t2", &[]));
+    env.hand(&repo, &["teardown", "t2"]).ok();
+    std::fs::write(b.join("wip.txt"), "x\n").unwrap();
+    let run = env.hand(&repo, &["spawn", "t3"]).code(3);
+    assert!(
+        run.stderr.contains(&format!("{}: leased to", a.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("{}: 1 uncommitted or untracked file", b.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hand.maxSlots"), "{}", run.stderr);
+}
+
+#[test]
+fn an_existing_branch_is_used_only_when_named_and_never_one_checked_out_elsewhere() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, &["branch", "hand/t1"]);
+    let run = env.hand(&repo, &["spawn", "t1"]).code(3);
+    assert!(run.stderr.contains("--branch hand/t1"), "{}", run.stderr);
+    let a = spawn(&env, &repo, "t1", &["--branch", "hand/t1"]);
+    assert_eq!(
+        env.git(&path_of(&a), &["symbolic-ref", "--short", "HEAD"]),
+        "hand/t1"
+    );
+    let run = env
+        .hand(&repo, &["spawn", "t2", "--branch", "main"])
+        .code(3);
+    assert!(
+        run.stderr.contains("checked out in another worktree"),
+        "{}",
+        run.stderr
+    );
+    env.hand(&repo, &["spawn", "t3", "--branch", "bad..name"])
+        .code(2);
+}
+
+#[test]
+fn renew_env_and_done_act_on_the_task_of_the_current_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = spawn(&env, &repo, "t1", &["--ttl", "10m"]);
+    let slot = path_of(&a);
+    let exports = env.hand(&slot, &["env"]).ok();
+    assert_eq!(
+        exports,
+        format!(
+            "export GIT_HAND_LEASE={}\nexport GIT_HAND_TOKEN=1\nexport GIT_HAND_TASK=t1\n",
+            a["lease_id"].as_str().unwrap()
+        )
+    );
+    let renewed = env.hand(&slot, &["renew", "--ttl", "2h", "--json"]).ok();
+    let renewed: Value = serde_json::from_str(&renewed).unwrap();
+    assert_eq!(renewed["lease"]["lease_id"], a["lease_id"]);
+    assert_eq!(renewed["lease"]["token"], 1, "renewal keeps the token");
+    assert!(renewed["lease"]["expires_at"].as_str().unwrap() > a["expires_at"].as_str().unwrap());
+    env.hand(&repo, &["renew"]).code(2); // the main worktree is no slot: name the task
+    env.hand(&repo, &["done", "t1"]).ok();
+    env.hand(&repo, &["renew", "t1"]).code(1);
+}
+
+#[test]
+fn doctor_settles_missing_slots_and_expired_leases_and_reports_strangers() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "gone", &[]));
+    spawn(&env, &repo, "lapsed", &["--ttl", "1s"]);
+    env.hand(&repo, &["teardown", "gone"]).ok();
+    std::fs::remove_dir_all(&a).unwrap();
+    let stray = a.parent().unwrap().parent().unwrap().join("9/app");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let found = env.hand(&repo, &["doctor", "--json"]).code(3).json();
+    let kinds: Vec<&str> = found["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    for kind in ["expired-lease", "missing-slot", "unknown-slot"] {
+        assert!(kinds.contains(&kind), "{kind} not found in {found:#}");
+    }
+    let repaired = env
+        .hand(&repo, &["doctor", "--repair", "--json"])
+        .code(3)
+        .json();
+    for p in repaired["problems"].as_array().unwrap() {
+        assert_eq!(p["repaired"], p["kind"] != "unknown-slot", "{p:#}");
+    }
+    assert!(stray.exists(), "doctor never deletes what it did not make");
+    let list = env.hand(&repo, &["list", "--all", "--json"]).json();
+    assert!(
+        list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["state"] == "done"),
+        "{list:#}"
+    );
+    assert!(
+        !env.git(&repo, &["worktree", "list"])
+            .contains(a.to_str().unwrap())
+    );
+}
