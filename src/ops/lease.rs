@@ -93,7 +93,10 @@ impl NamespaceSource {
 /// The issue namespace of this repository, registering the repository if it needs an id.
 pub fn issue_namespace(ctx: &Context, ledger: &mut Ledger) -> Result<String> {
     let source = NamespaceSource::of(ctx)?;
-    Ok(ledger.write(|tx| source.for_write(tx))?)
+    match ledger.read(|v| source.for_read(v))? {
+        Some(namespace) => Ok(namespace),
+        None => Ok(ledger.write(|tx| source.for_write(tx))?),
+    }
 }
 
 /// One write operation on an issue lease.

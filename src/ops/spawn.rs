@@ -73,7 +73,11 @@ pub fn spawn(
             .unwrap_or_else(|| repo.loc.common_dir.clone()),
     );
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let repo_id = ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?;
+    // A write (and its fsync) only the first time git-hand sees this repository.
+    let repo_id = match ledger.read(|v| v.repo_by_dir(&common))? {
+        Some(known) => known.id,
+        None => ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?,
+    };
 
     if let Some(existing) = ledger.read(|v| v.open_task(&repo_id, task_name))? {
         return resume_existing(ledger, existing, opts);
