@@ -32,6 +32,7 @@ pub enum HookCommand {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }

@@ -23,12 +23,14 @@ pub struct InstallArgs {
     /// Install into the directory core.hooksPath names, under the same chaining rules.
     #[arg(long)]
     pub hooks_path: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }

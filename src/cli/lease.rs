@@ -19,6 +19,7 @@ pub enum LeaseCommand {
         holder: HolderArg,
         #[command(flatten)]
         ttl: TtlArg,
+        /// Print one JSON object (fields: docs/cli.md).
         #[arg(long)]
         json: bool,
     },
@@ -29,6 +30,7 @@ pub enum LeaseCommand {
         by: ByArgs,
         #[command(flatten)]
         ttl: TtlArg,
+        /// Print one JSON object (fields: docs/cli.md).
         #[arg(long)]
         json: bool,
     },
@@ -37,12 +39,14 @@ pub enum LeaseCommand {
         issue: String,
         #[command(flatten)]
         by: ByArgs,
+        /// Print one JSON object (fields: docs/cli.md).
         #[arg(long)]
         json: bool,
     },
     /// Show the live lease of an issue, if any.
     Current {
         issue: String,
+        /// Print one JSON object (fields: docs/cli.md).
         #[arg(long)]
         json: bool,
     },
@@ -51,6 +55,7 @@ pub enum LeaseCommand {
         /// Every namespace in the ledger.
         #[arg(long)]
         all: bool,
+        /// Print one JSON object (fields: docs/cli.md).
         #[arg(long)]
         json: bool,
     },
@@ -97,6 +102,7 @@ pub struct LogArgs {
     /// How many events to show.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }

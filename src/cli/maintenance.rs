@@ -11,6 +11,7 @@ pub struct PruneArgs {
     /// Really remove (the default is a dry run).
     #[arg(long)]
     pub yes: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -20,6 +21,7 @@ pub struct DoctorArgs {
     /// Settle each problem with its safe action.
     #[arg(long)]
     pub repair: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }

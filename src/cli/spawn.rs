@@ -16,7 +16,7 @@ use crate::ops::{Context, exec, tasks};
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
-    /// Task name: 1-64 of A-Z a-z 0-9 . _ -, not starting with - or .
+    /// Task name: 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '-' or '.')
     pub task: String,
     /// Commit to start from [default: the default branch, local or origin, whichever is ahead].
     #[arg(long, value_name = "REV")]
@@ -36,6 +36,7 @@ pub struct SpawnArgs {
     /// `git fetch origin` before choosing the base (otherwise no network).
     #[arg(long)]
     pub fetch: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long, conflicts_with = "print_path")]
     pub json: bool,
     /// Print only the slot path.
@@ -45,6 +46,7 @@ pub struct SpawnArgs {
     /// while it runs; exit with its status.
     #[arg(long, requires = "command")]
     pub exec: bool,
+    /// The command `--exec` runs, after `--`.
     #[arg(last = true, value_name = "CMD", requires = "exec")]
     pub command: Vec<OsString>,
 }

@@ -16,12 +16,14 @@ pub struct ListArgs {
     /// Include done tasks.
     #[arg(long)]
     pub all: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -33,6 +35,7 @@ pub struct RenewArgs {
     /// New time to live (90s, 30m, 2h, 1d) [default: the TTL it was granted with].
     #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -41,6 +44,7 @@ pub struct RenewArgs {
 pub struct EnvArgs {
     /// The task [default: the task of the current worktree].
     pub task: Option<String>,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }

@@ -13,6 +13,7 @@ pub struct TeardownArgs {
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]
     pub force: bool,
+    /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
 }
