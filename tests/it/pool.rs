@@ -484,3 +484,27 @@ fn doctor_settles_missing_slots_and_expired_leases_and_reports_strangers() {
             .contains(a.to_str().unwrap())
     );
 }
+
+/// Rows from older ledgers have no lease id: the collision guard falls back to the path for
+/// them, and only for them.
+#[test]
+fn a_task_row_without_a_lease_id_still_guards_its_slot_by_path() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let slot = path_of(&spawn(&env, &repo, "t1", &[]));
+    env.hand(&repo, &["teardown", "t1"]).ok();
+    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+    conn.execute(
+        "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, branch, holder, created_at, updated_at)
+         SELECT repo_id, 'legacy', 'active', slot_path, NULL, 'old/branch', 'someone', 0, 0 FROM tasks WHERE name = 't1'",
+        [],
+    )
+    .unwrap();
+    let next = spawn(&env, &repo, "t2", &[]);
+    assert_ne!(path_of(&next), slot, "the legacy row's slot was taken");
+    assert!(
+        next["skipped"].to_string().contains("legacy"),
+        "{}",
+        next["skipped"]
+    );
+}
