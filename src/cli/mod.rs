@@ -3,6 +3,7 @@
 //! or `--json`; the logic lives in [`crate::ops`].
 
 mod error;
+mod generate;
 mod hook;
 mod install;
 mod lease;
@@ -75,6 +76,9 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
     Uninstall(install::UninstallArgs),
+    /// The man page and shell completions, from these very definitions (install.sh runs it).
+    #[command(subcommand, hide = true)]
+    Generate(generate::GenerateCommand),
 }
 
 /// What a verb printed and how it should exit.
@@ -140,7 +144,7 @@ fn wants_json(cli: &Cli) -> bool {
         Some(Command::Prune(a)) => a.json,
         Some(Command::Doctor(a)) => a.json,
         Some(Command::Check(a)) => a.json,
-        Some(Command::Hook(_)) => false,
+        Some(Command::Hook(_) | Command::Generate(_)) => false,
         Some(Command::Install(a)) => a.json,
         Some(Command::Uninstall(a)) => a.json,
         None => false,
@@ -173,8 +177,42 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args),
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
-        None => Err(Failure::new(Kind::Usage, "no verb given").hint("git hand --help")),
+        Some(Command::Generate(cmd)) => generate::run(cmd),
+        None => overview(&ctx),
     }
+}
+
+/// `git hand` with no verb: the verdict for this worktree, then the repository's active tasks.
+/// It only reads: a repository git-hand never saw gets no ledger created for it.
+fn overview(ctx: &Context) -> Result<Done, Failure> {
+    if ctx.repo().is_err() {
+        return Err(Failure::new(
+            Kind::Usage,
+            "not in a git repository, so there is no worktree or task to show",
+        )
+        .hint("cd into a repository (or pass -C <path>), then run: git hand")
+        .hint("git hand --help   # every verb"));
+    }
+    let p = lease::paint(ctx);
+    let here = crate::ops::tasks::here(ctx)?;
+    let mut out = match &here.workdir {
+        Some(dir) => format!("worktree {}\n", dir.display()),
+        None => String::new(),
+    };
+    out.push_str(&tasks::render_finding(&here.finding, p));
+    out.push('\n');
+    let ledger = crate::ledger::Ledger::open_existing(&ctx.ledger_location()?.path)?;
+    let listing = match ledger {
+        Some(mut ledger) => Some(crate::ops::tasks::list(ctx, &mut ledger, false)?),
+        None => None,
+    };
+    match listing.filter(|l| !l.tasks.is_empty() || !l.free_slots.is_empty()) {
+        Some(listing) => out.push_str(&tasks::render_list(&listing, p)),
+        None => out.push_str("no tasks; start one: git hand spawn <task>\n"),
+    }
+    out.push_str(&p.dim("(git hand --help lists every verb)"));
+    out.push('\n');
+    Ok(Done::ok(out))
 }
 
 /// Writes to stdout; a closed pipe (`git hand log | head`) ends quietly.
