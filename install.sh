@@ -1,18 +1,226 @@
 #!/usr/bin/env sh
-# Installs git-hand (the `git hand` subcommand) from this checkout.
-#   ./install.sh              build and install into ${PREFIX:-$HOME/.local}
+# Installs git-hand (the `git hand` subcommand) from this checkout: the binary, its man page (so
+# `git hand --help` works) and completions for bash, zsh and fish.
+#
+#   ./install.sh                 build and install into ${PREFIX:-$HOME/.local}
+#   ./install.sh --hooks         ... then run `git hand install` in the current repository
+#   ./install.sh --uninstall     remove exactly what earlier runs installed under $PREFIX
+#
+# Every file and directory an install creates is listed in $PREFIX/share/git-hand/install-manifest;
+# --uninstall removes those and nothing else. Running it again is safe: it rebuilds and rewrites
+# the same files.
+#
+# For tests and packagers: GIT_HAND_INSTALL_DEBUG=1 passes --debug to `cargo install` (a dev
+# build: quick to build, slow to run). cargo's own CARGO_TARGET_DIR says where it builds, so a
+# test can reuse the target directory it was itself built in.
 set -eu
-cd "$(dirname "$0")"
-PREFIX=${PREFIX:-$HOME/.local}
-for tool in cargo git; do
-    command -v "$tool" >/dev/null 2>&1 || {
-        echo "install.sh: '$tool' is not on PATH; install it first (cargo: https://rustup.rs)" >&2
-        exit 1
-    }
+
+usage() {
+    sed -n '5,7s/^#  *//p' "$0"
+}
+
+mode=install
+hooks=no
+for arg in "$@"; do
+    case $arg in
+        --uninstall) mode=uninstall ;;
+        --hooks) hooks=yes ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "install.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+    esac
 done
-cargo install --path . --locked --root "$PREFIX"
+if [ "$mode" = uninstall ] && [ "$hooks" = yes ]; then
+    echo "install.sh: --uninstall already removes the hooks an earlier --hooks installed; pass only --uninstall" >&2
+    exit 2
+fi
+
+caller_dir=$(pwd -P)
+src_dir=$(cd "$(dirname "$0")" && pwd -P)
+if [ -z "${PREFIX:-}" ]; then
+    [ -n "${HOME:-}" ] || {
+        echo "install.sh: neither PREFIX nor HOME is set; run: PREFIX=/some/dir ./install.sh" >&2
+        exit 2
+    }
+    PREFIX=$HOME/.local
+fi
+case $PREFIX in
+    /*) ;;
+    *) PREFIX=$caller_dir/$PREFIX ;;
+esac
+
+bin=$PREFIX/bin/git-hand
+man_dir=$PREFIX/share/man/man1
+bash_dir=$PREFIX/share/bash-completion/completions
+zsh_dir=$PREFIX/share/zsh/site-functions
+fish_dir=$PREFIX/share/fish/vendor_completions.d
+state_dir=$PREFIX/share/git-hand
+manifest=$state_dir/install-manifest
+
+say() { echo "install.sh: $*"; }
+die() { echo "install.sh: $*" >&2; exit 1; }
+
+# --- uninstall ---------------------------------------------------------------------------------
+
+if [ "$mode" = uninstall ]; then
+    if [ ! -f "$manifest" ]; then
+        say "nothing to uninstall: there is no $manifest (install.sh installed nothing under $PREFIX)"
+        exit 0
+    fi
+    # Hooks first, while the binary that puts back what they replaced is still there.
+    grep '^hooks ' "$manifest" | sed 's/^hooks //' | while IFS= read -r repo; do
+        if [ -d "$repo" ] && [ -x "$bin" ]; then
+            "$bin" -C "$repo" uninstall ||
+                echo "install.sh: git-hand's hooks in $repo were left as they are (see above)" >&2
+        fi
+    done
+    if grep -qxF "file $bin" "$manifest" && [ -e "$bin" ]; then
+        if command -v cargo >/dev/null 2>&1 && grep -qs '^"git-hand ' "$PREFIX/.crates.toml"; then
+            # Through cargo, so its record of what it installed stays true.
+            cargo uninstall --quiet --root "$PREFIX" git-hand || rm -f "$bin"
+        else
+            rm -f "$bin"
+        fi
+    fi
+    grep '^file ' "$manifest" | sed 's/^file //' | while IFS= read -r path; do
+        case $path in
+            # cargo's bookkeeping, created by our `cargo install`: removed once it records no
+            # other crate.
+            "$PREFIX/.crates.toml") grep -qs '^"' "$path" || rm -f "$path" ;;
+            "$PREFIX/.crates2.json") if grep -qs '"installs":{}' "$path"; then rm -f "$path"; fi ;;
+            *) rm -f "$path" ;;
+        esac
+    done
+    dirs=$(grep '^dir ' "$manifest" | sed 's/^dir //' | sort -r)
+    rm -f "$manifest"
+    # Deepest first; a directory that now holds anything else stays.
+    printf '%s\n' "$dirs" | while IFS= read -r dir; do
+        [ -z "$dir" ] || rmdir "$dir" 2>/dev/null || true
+    done
+    say "uninstalled git-hand from $PREFIX"
+    exit 0
+fi
+
+# --- install -----------------------------------------------------------------------------------
+
+for tool in cargo git; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    case $tool in
+        cargo) die "cargo is not on PATH. Install Rust 1.89 or newer (https://rustup.rs), open a new shell, then run ./install.sh again." ;;
+        git) die "git is not on PATH. Install git (e.g. sudo apt-get install git), then run ./install.sh again." ;;
+    esac
+done
+
+# What this run created, one "file PATH", "dir PATH" or "hooks REPO" a line, merged into the
+# manifest after every step so an interrupted run can still be uninstalled.
+records=
+save_manifest() {
+    [ -d "$state_dir" ] || return 0
+    {
+        [ -f "$manifest" ] && cat "$manifest"
+        printf '%s' "$records"
+    } | awk '!seen[$0]++' >"$manifest.tmp.$$"
+    mv -f "$manifest.tmp.$$" "$manifest"
+}
+record() {
+    records="$records$1 $2
+"
+    save_manifest
+}
+
+# Creates a directory and each missing parent, recording every one it created.
+make_dir() {
+    [ -d "$1" ] && return 0
+    make_dir "$(dirname "$1")"
+    mkdir "$1"
+    record dir "$1"
+}
+
+# Writes what `git-hand generate ARGS...` prints to $1, through a temporary file beside it: a
+# failed run never leaves half a file.
+generate() {
+    dest=$1
+    shift
+    if ! "$bin" generate "$@" >"$dest.tmp.$$"; then
+        rm -f "$dest.tmp.$$"
+        die "'$bin generate $*' failed; nothing was written to $dest"
+    fi
+    mv -f "$dest.tmp.$$" "$dest"
+    record file "$dest"
+}
+
+make_dir "$state_dir"
+for dir in "$PREFIX/bin" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"; do
+    make_dir "$dir"
+done
+
+had_crates_toml=no had_crates2=no
+[ -e "$PREFIX/.crates.toml" ] && had_crates_toml=yes
+[ -e "$PREFIX/.crates2.json" ] && had_crates2=yes
+profile=
+[ "${GIT_HAND_INSTALL_DEBUG:-}" = 1 ] && profile=--debug
+say "building git-hand with cargo (a first build takes a few minutes)"
+# shellcheck disable=SC2086 # $profile is empty or one word
+cargo install --path "$src_dir" --locked --root "$PREFIX" $profile
+record file "$bin"
+[ "$had_crates_toml" = no ] && [ -e "$PREFIX/.crates.toml" ] && record file "$PREFIX/.crates.toml"
+[ "$had_crates2" = no ] && [ -e "$PREFIX/.crates2.json" ] && record file "$PREFIX/.crates2.json"
+
+# Generated by the binary just built, from its own clap definitions: they cannot drift.
+generate "$man_dir/git-hand.1" man
+generate "$bash_dir/git-hand" completion bash
+generate "$zsh_dir/_git-hand" completion zsh
+generate "$fish_dir/git-hand.fish" completion fish
+
+version=$("$bin" --version)
+say "installed $version into $PREFIX:"
+echo "    $bin"
+echo "    $man_dir/git-hand.1"
+echo "    $bash_dir/git-hand"
+echo "    $zsh_dir/_git-hand"
+echo "    $fish_dir/git-hand.fish"
+
+if [ "$hooks" = yes ]; then
+    if repo=$(git -C "$caller_dir" rev-parse --show-toplevel 2>/dev/null) && [ -n "$repo" ]; then
+        "$bin" -C "$repo" install
+        record hooks "$repo"
+    else
+        die "--hooks: $caller_dir is not in a git repository; git-hand is installed, so cd into the repository and run: git hand install"
+    fi
+fi
+
+# --- what the shell still needs ------------------------------------------------------------------
+
 case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;
-    *) echo "install.sh: add $PREFIX/bin to your PATH, e.g.: export PATH=\"$PREFIX/bin:\$PATH\"" ;;
+    *)
+        say "$PREFIX/bin is not on your PATH, so git cannot find 'git hand' yet. Add this line to"
+        say "~/.profile, ~/.bashrc or ~/.zshrc (fish: fish_add_path $PREFIX/bin) and open a new shell:"
+        echo "    export PATH=\"$PREFIX/bin:\$PATH\""
+        ;;
 esac
-echo "installed: $PREFIX/bin/git-hand (run: git hand --help)"
+# man finds pages beside the PATH entries (bin/ -> share/man/) unless MANPATH overrides it.
+if [ -n "${MANPATH:-}" ]; then
+    case ":$MANPATH:" in
+        *":$PREFIX/share/man:"*) ;;
+        *)
+            say "MANPATH is set, so 'git hand --help' needs the page's directory in it:"
+            echo "    export MANPATH=\"$PREFIX/share/man:\$MANPATH\""
+            ;;
+    esac
+fi
+# bash-completion loads completions from its user directory and from $XDG_DATA_DIRS.
+bash_user_dir=${BASH_COMPLETION_USER_DIR:-${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/bash-completion}/completions
+case ":${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:" in
+    *":$PREFIX/share:"*) ;;
+    *)
+        if [ "$bash_dir" != "$bash_user_dir" ]; then
+            say "bash-completion does not look in $bash_dir; add to ~/.bashrc:"
+            echo "    . \"$bash_dir/git-hand\""
+        fi
+        if command -v zsh >/dev/null 2>&1; then
+            say "zsh: add to ~/.zshrc, before compinit:"
+            echo "    fpath=(\"$zsh_dir\" \$fpath)"
+        fi
+        ;;
+esac
+say "next: git hand --help; then, in a repository: git hand install"

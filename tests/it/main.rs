@@ -9,5 +9,6 @@ mod hooks_install;
 mod hooks_push;
 mod lease_cli;
 mod ledger;
+mod newcomer;
 mod pool;
 mod support;
