@@ -206,9 +206,12 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         Some(mut ledger) => Some(crate::ops::tasks::list(ctx, &mut ledger, false)?),
         None => None,
     };
-    match listing.filter(|l| !l.tasks.is_empty() || !l.free_slots.is_empty()) {
-        Some(listing) => out.push_str(&tasks::render_list(&listing, p)),
-        None => out.push_str("no tasks; start one: git hand spawn <task>\n"),
+    match &listing {
+        Some(listing) => out.push_str(&tasks::render_list(listing, p)),
+        None => out.push_str("no tasks\n"),
+    }
+    if listing.is_none_or(|l| l.tasks.is_empty()) {
+        out.push_str("start one: git hand spawn <task>\n");
     }
     out.push_str(&p.dim("(git hand --help lists every verb)"));
     out.push('\n');
