@@ -73,20 +73,27 @@ if [ "$mode" = uninstall ]; then
                 echo "install.sh: git-hand's hooks in $repo were left as they are (see above)" >&2
         fi
     done
+    # cargo's bookkeeping files, when our `cargo install` created them, go too once they record
+    # no crate but git-hand (without cargo at hand its entry could not be taken out of them).
+    crates_ours=yes
+    if grep -s '^"' "$PREFIX/.crates.toml" | grep -vq '^"git-hand '; then
+        crates_ours=no
+    fi
     if grep -qxF "file $bin" "$manifest" && [ -e "$bin" ]; then
         if command -v cargo >/dev/null 2>&1 && grep -qs '^"git-hand ' "$PREFIX/.crates.toml"; then
             # Through cargo, so its record of what it installed stays true.
             cargo uninstall --quiet --root "$PREFIX" git-hand || rm -f "$bin"
         else
             rm -f "$bin"
+            if [ "$crates_ours" = no ] && grep -qs '^"git-hand ' "$PREFIX/.crates.toml"; then
+                say "cargo is not on PATH, so cargo's own list ($PREFIX/.crates.toml) still names git-hand"
+            fi
         fi
     fi
     grep '^file ' "$manifest" | sed 's/^file //' | while IFS= read -r path; do
         case $path in
-            # cargo's bookkeeping, created by our `cargo install`: removed once it records no
-            # other crate.
-            "$PREFIX/.crates.toml") grep -qs '^"' "$path" || rm -f "$path" ;;
-            "$PREFIX/.crates2.json") if grep -qs '"installs":{}' "$path"; then rm -f "$path"; fi ;;
+            "$PREFIX/.crates.toml" | "$PREFIX/.crates2.json")
+                if [ "$crates_ours" = yes ]; then rm -f "$path"; fi ;;
             *) rm -f "$path" ;;
         esac
     done
