@@ -1,8 +1,9 @@
 //! A newcomer's first ten minutes, the way README.md tells them: `./install.sh` (the real script
 //! and the real `cargo install`) into a fresh HOME and a temporary PREFIX, `git hand --help`
-//! opening the installed man page, `git hand <TAB>` completing the verbs, the quick start against
-//! a temporary repository (ending with a zombie's push refused), and `./install.sh --uninstall`
-//! removing exactly what was installed.
+//! opening the installed man page, `git hand <TAB>` completing the verbs, the README's quick start
+//! blocks run as written against a temporary repository, the zombie's push refused, and
+//! `./install.sh --uninstall` removing exactly what was installed. The README's code is read from
+//! README.md itself, so the two cannot drift apart.
 //!
 //! To stay quick, install.sh is run with `GIT_HAND_INSTALL_DEBUG=1` and this test's own
 //! `CARGO_TARGET_DIR`: `cargo install --debug` then finds the binary `cargo test` already built
@@ -119,6 +120,21 @@ fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// The `sh` code blocks of README.md's section `heading`, up to the next `## ` heading.
+fn readme_blocks(heading: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(Path::new(CHECKOUT).join("README.md")).unwrap();
+    let start = readme
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("README.md has no {heading:?} section"));
+    let section = &readme[start + heading.len() + 2..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    section
+        .split("```sh\n")
+        .skip(1)
+        .map(|block| block[..block.find("```").unwrap()].to_string())
+        .collect()
+}
+
 fn have(tool: &str) -> bool {
     which::which(tool).is_ok()
 }
@@ -153,6 +169,11 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
     let checkout = Path::new(CHECKOUT);
 
     // Set up: `./install.sh` with nothing of git-hand on PATH.
+    assert_eq!(
+        readme_blocks("## Set up").first().map(String::as_str),
+        Some("./install.sh\ncargo test --locked\n"),
+        "README.md's set up is the two commands"
+    );
     let install = n.install_sh(checkout, &[]);
     assert_eq!(install.code, 0, "install.sh failed:\n{install:?}");
     let bin_dir = n.prefix.join("bin");
@@ -265,27 +286,75 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         skip("the bash completion check", "bash is not installed");
     }
 
-    // Quick start, in a repository of the newcomer's own.
+    // The quick start, in a repository of the newcomer's own: first the README's own blocks, as
+    // written (its placeholder for work becomes a commit, `my-agent` a script that reports).
     let repo = n.env.repo("app");
     let none = n.git(&repo, &["hand"]).ok();
     assert!(none.contains("verdict: unmanaged"), "{none}");
-    n.git(&repo, &["hand", "install"]).ok();
+    let agent_bin = n.env.path("agent-bin");
+    std::fs::create_dir_all(&agent_bin).unwrap();
+    let my_agent = agent_bin.join("my-agent");
+    std::fs::write(
+        &my_agent,
+        "#!/bin/sh\necho \"my-agent: task=$GIT_HAND_TASK token=$GIT_HAND_TOKEN in $PWD\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &my_agent,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let blocks = readme_blocks("## Quick start");
+    assert!(blocks.len() >= 3, "README.md's quick start: {blocks:?}");
+    let mut said = String::new();
+    for block in &blocks {
+        let script = block.replace(
+            "# ... work, commit ...",
+            "echo fixed > login.txt && git add login.txt && git commit -q -m 'fix login'",
+        );
+        let mut sh = n.command("sh", &repo, true);
+        let path = format!(
+            "{}:{}",
+            agent_bin.display(),
+            n.path_var(true).to_string_lossy()
+        );
+        sh.args(["-ec", &script]).env("PATH", path);
+        let run = n.run(sh);
+        assert_eq!(run.code, 0, "README.md block failed:\n{script}\n{run:?}");
+        said.push_str(&run.stdout);
+        said.push_str(&run.stderr);
+    }
+    for want in [
+        "task fix-login done",
+        "my-agent: task=issue-42 token=",
+        "task issue-42 done",
+        "task-spawned",
+    ] {
+        assert!(
+            said.contains(want),
+            "the quick start did not say {want:?}:\n{said}"
+        );
+    }
 
-    let spawn = n.git(&repo, &["hand", "spawn", "fix-login"]);
+    // Then the details a newcomer relies on.
+    let spawn = n.git(&repo, &["hand", "spawn", "fix-signup"]);
     let slot = PathBuf::from(spawn.stdout.trim());
     assert_eq!(spawn.code, 0, "{spawn:?}");
-    assert!(spawn.stderr.contains("git hand env fix-login"), "{spawn:?}");
+    assert!(
+        spawn.stderr.contains("git hand env fix-signup"),
+        "{spawn:?}"
+    );
     assert!(
         slot.starts_with(n.env.path("data/git-hand/pools")),
         "the pool lives under $XDG_DATA_HOME/git-hand/pools: {}",
         slot.display()
     );
-    n.env.commit(&slot, "login.txt", "fixed\n");
+    n.env.commit(&slot, "signup.txt", "fixed\n");
     n.git(&slot, &["push", "-q", "-u", "origin", "HEAD"]).ok();
     let here = n.git(&slot, &["hand"]).ok();
     assert!(here.contains("verdict: current"), "{here}");
-    assert!(here.contains("fix-login"), "{here}");
-    let done = n.git(&repo, &["hand", "teardown", "fix-login"]).ok();
+    assert!(here.contains("fix-signup"), "{here}");
+    let done = n.git(&repo, &["hand", "teardown", "fix-signup"]).ok();
     assert!(done.contains("is free"), "{done}");
     assert!(
         n.env.path("state/git-hand/ledger.sqlite").is_file(),
