@@ -80,14 +80,7 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     }
     if args.exec {
         let warn = |msg: &str| eprintln!("git-hand: {msg}");
-        let status = exec::run(
-            &s.path,
-            &args.command,
-            &env,
-            ledger.path(),
-            &s.tenure,
-            &warn,
-        )?;
+        let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
         return Ok(Done {
             stdout: String::new(),
             code: ExitCode::from(exec::exit_code(status)),

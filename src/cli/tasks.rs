@@ -243,7 +243,21 @@ pub fn renew(ctx: &Context, args: RenewArgs) -> Result<Done, Failure> {
 pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
     let mut ledger = ctx.open_ledger()?;
     let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
-    let tenure = tasks::tenure_of(&mut ledger, &task)?;
+    let (tenure, now) = tasks::tenure_of(&mut ledger, &task)?;
+    // A dead credential is no credential: handing it out would only earn a refused push later.
+    if !tenure.is_live(now) {
+        return Err(Failure::new(
+            Kind::Precondition,
+            format!(
+                "task {}'s lease is no longer live; its pushes will be refused",
+                task.name
+            ),
+        )
+        .hint(format!(
+            "git hand teardown {}   # commits stay on {}",
+            task.name, task.branch
+        )));
+    }
     let vars = tasks::credential_env(&task, &tenure);
     if args.json {
         let map: serde_json::Map<String, Value> = vars
@@ -252,20 +266,10 @@ pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
             .collect();
         return Ok(Done::json(&Value::Object(map), None));
     }
-    let mut out = String::new();
-    for (k, v) in vars {
-        // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
-        out.push_str(&format!("export {k}={v}\n"));
-    }
-    if !tenure.is_live(crate::clock::Clock::now_ms(&crate::clock::SystemClock)) {
-        return Err(Failure::new(
-            Kind::Precondition,
-            format!(
-                "task {}'s lease is no longer live; its pushes will be refused",
-                task.name
-            ),
-        )
-        .hint(format!("git hand teardown {}", task.name)));
-    }
-    Ok(Done::ok(out))
+    // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
+    Ok(Done::ok(
+        vars.into_iter()
+            .map(|(k, v)| format!("export {k}={v}\n"))
+            .collect(),
+    ))
 }

@@ -9,6 +9,7 @@ use crate::ops::teardown::{self, TeardownOptions, TornDown};
 
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
+    /// The task to end.
     pub task: String,
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]

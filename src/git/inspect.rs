@@ -173,19 +173,30 @@ impl Repo {
         Some(target.try_name()?.as_bstr().to_str_lossy().into_owned())
     }
 
-    /// The branch each worktree has checked out (main worktree included), read from the HEAD
-    /// files in the admin dirs: no process, no object access.
+    /// The branch each worktree has checked out (main worktree included) and where that
+    /// worktree is, read from the HEAD and gitdir files in the admin dirs: no process, no object
+    /// access.
     pub fn checked_out_branches(&self) -> Vec<(PathBuf, String)> {
-        let mut admin_dirs = vec![self.loc.common_dir.clone()];
+        let main = self
+            .main_workdir()
+            .unwrap_or_else(|| self.loc.common_dir.clone());
+        let mut admin_dirs = vec![(self.loc.common_dir.clone(), main)];
         if let Ok(entries) = std::fs::read_dir(self.loc.common_dir.join("worktrees")) {
-            admin_dirs.extend(entries.flatten().map(|e| e.path()));
+            for admin in entries.flatten().map(|e| e.path()) {
+                // `gitdir` holds the path of the worktree's `.git` file.
+                let top = std::fs::read_to_string(admin.join("gitdir"))
+                    .ok()
+                    .and_then(|g| Path::new(g.trim()).parent().map(Path::to_path_buf))
+                    .unwrap_or_else(|| admin.clone());
+                admin_dirs.push((admin, top));
+            }
         }
         admin_dirs
             .into_iter()
-            .filter_map(|dir| {
-                let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+            .filter_map(|(admin, top)| {
+                let head = std::fs::read_to_string(admin.join("HEAD")).ok()?;
                 let branch = head.trim().strip_prefix("ref: refs/heads/")?.to_string();
-                Some((dir, branch))
+                Some((top, branch))
             })
             .collect()
     }

@@ -9,6 +9,9 @@
 use std::fs::File;
 use std::path::Path;
 
+/// The lock file, in the common dir.
+pub const LOCK_FILE: &str = "git-hand-worktrees.lock";
+
 /// Held while the worktree list is being changed; released on drop.
 #[derive(Debug)]
 pub struct WorktreeListLock {
@@ -21,7 +24,7 @@ impl WorktreeListLock {
             .create(true)
             .truncate(false)
             .write(true)
-            .open(common_dir.join("git-hand-worktrees.lock"))?;
+            .open(common_dir.join(LOCK_FILE))?;
         file.lock()?;
         Ok(Self { _file: file })
     }

@@ -316,13 +316,36 @@ enum Outcome {
     Retry,
 }
 
-/// Looks at `<dir>/<hook>` and `<dir>/<hook>.git-hand-chained`.
+/// Looks at `<dir>/<hook>` and `<dir>/<hook>.git-hand-chained`, as one consistent picture: a
+/// concurrent install may swap the hook file between our reads (it links the foreign hook to the
+/// chained name, then replaces the hook), so the look is repeated until the hook file is the same
+/// file before and after.
 pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
     let path = dir.join(hook.as_str());
+    let identity = |p: &Path| fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let mut seen = look_once(dir, hook)?;
+    for _ in 0..ATTEMPTS {
+        let before = identity(&path);
+        seen = look_once(dir, hook)?;
+        if identity(&path) == before {
+            break;
+        }
+    }
+    Ok(seen)
+}
+
+fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
+    let path = dir.join(hook.as_str());
     let chained = chained_path(dir, hook);
-    let found = match fs::symlink_metadata(&path) {
+    let path_meta = fs::symlink_metadata(&path);
+    let found = match &path_meta {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Found::Missing,
-        Err(e) => return Err(io_err("inspect", &path)(e)),
+        Err(e) => {
+            return Err(io_err("inspect", &path)(io::Error::new(
+                e.kind(),
+                e.to_string(),
+            )));
+        }
         Ok(meta) if meta.is_dir() => return Err(HookError::NotAFile { path }),
         Ok(_) => match fs::read(&path) {
             Ok(bytes) if shim::is_ours(&bytes) => Found::Ours {
@@ -339,9 +362,12 @@ pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err("inspect", &chained)(e)),
     };
+    // Judged on the same stat as `found`, not a second one a concurrent install could change.
     let mid_chain = found == Found::Foreign
         && chained_meta.as_ref().is_some_and(|c| {
-            fs::symlink_metadata(&path).is_ok_and(|p| (p.dev(), p.ino()) == (c.dev(), c.ino()))
+            path_meta
+                .as_ref()
+                .is_ok_and(|p| (p.dev(), p.ino()) == (c.dev(), c.ino()))
         });
     Ok(Seen {
         hook,

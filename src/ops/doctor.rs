@@ -10,7 +10,7 @@ use super::pool;
 use super::procs::{self, ProcessId};
 use super::teardown::{self, TeardownOptions};
 use super::{Context, Result, safety, spawn, stamp, tasks};
-use crate::git::{Git, WorktreeListLock};
+use crate::git::Git;
 use crate::ledger::{EventKind, Ledger, Resource, Task, TaskState, TenureState};
 
 /// One problem, and what was (or would be) done about it.
@@ -392,9 +392,7 @@ fn prunable_worktrees(
             command: locked.then(|| format!("git worktree unlock {path} && git worktree prune")),
         };
         if repair && !locked {
-            let _lock = WorktreeListLock::acquire(&repo.loc.common_dir).map_err(|e| {
-                super::Error::failed(format!("cannot lock the worktree list: {e}"), vec![])
-            })?;
+            let _lock = super::pool::lock_worktree_list(&repo.loc.common_dir)?;
             git.run(&["worktree", "prune"])?;
             p.repaired = true;
         }

@@ -7,6 +7,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::spawn::Spawned;
 use super::{Error, Result};
 use crate::ledger::{By, Ledger, Renew, Resource, Tenure};
 
@@ -14,16 +15,17 @@ use crate::ledger::{By, Ledger, Renew, Resource, Tenure};
 /// keeps `tenure` alive (when it has a TTL) through its own ledger connection, and reports a
 /// lost lease through `warn` once.
 pub fn run(
-    dir: &Path,
+    spawned: &Spawned,
     cmd: &[OsString],
     env: &[(&str, String)],
     ledger_path: &Path,
-    tenure: &Tenure,
     warn: &(dyn Fn(&str) + Sync),
 ) -> Result<ExitStatus> {
+    let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
+    let stays = format!("git hand teardown {task}   # the task stays active until then");
     let (program, args) = cmd.split_first().ok_or_else(|| {
         Error::usage("--exec needs a command after --")
-            .with_hint("git hand spawn t --exec -- $SHELL")
+            .with_hint(format!("git hand spawn {task} --exec -- $SHELL"))
     })?;
     let mut child = Command::new(program)
         .args(args)
@@ -33,7 +35,7 @@ pub fn run(
         .map_err(|e| {
             Error::failed(
                 format!("cannot run {}: {e}", program.to_string_lossy()),
-                vec!["the task stays active; git hand teardown <task> ends it".into()],
+                vec![stays.clone()],
             )
         })?;
     let (stop, stopped) = mpsc::channel::<()>();
@@ -46,7 +48,7 @@ pub fn run(
         drop(stop);
         status
     });
-    status.map_err(|e| Error::failed(format!("waiting for the command failed: {e}"), vec![]))
+    status.map_err(|e| Error::failed(format!("waiting for the command failed: {e}"), vec![stays]))
 }
 
 fn renew_until_stopped(

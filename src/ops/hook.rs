@@ -6,10 +6,10 @@
 //! The allow path of pre-push is one ledger read and no write. Every refusal is appended to the
 //! event log. A ledger that cannot be read refuses: the hook is a seatbelt and fails closed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
-use super::{Context, Error, Result, stamp};
+use super::{Context, Result, stamp};
 use crate::clock::relative;
 use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure};
 
@@ -75,8 +75,7 @@ pub struct PrePush {
 /// Judges a push from the worktree of `ctx`.
 pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     let repo = ctx.repo()?;
-    let stamp =
-        stamp::read(&repo.loc.admin_dir).map_err(|e| Error::failed(e.to_string(), vec![]))?;
+    let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
     // The stamp names the ledger that granted this worktree's lease: follow it, so a hook running
     // under another HOME or XDG_STATE_HOME still checks the right ledger instead of failing open.
     let ledger_path = match &stamp {
@@ -92,7 +91,7 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     };
     let Some(mut ledger) = Ledger::open_existing(&ledger_path)? else {
         if stamp.is_some() {
-            return Err(missing_ledger(&ledger_path));
+            return Err(stamp::ledger_gone(&ledger_path, &repo.loc.admin_dir));
         }
         return Ok(out); // git-hand never ran with this ledger: nothing to fence.
     };
@@ -165,16 +164,6 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     Ok(out)
 }
 
-fn missing_ledger(path: &Path) -> Error {
-    Error::failed(
-        format!(
-            "this worktree's lease was granted by the ledger {}, which is gone",
-            path.display()
-        ),
-        vec!["git hand doctor".into()],
-    )
-}
-
 /// Appends the refusal to the event log (the only write a refused push makes).
 fn record_refusal(
     ledger: &mut Ledger,
@@ -241,17 +230,20 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
                     task_of(f).unwrap_or_default(),
                     f.issue_now.as_ref().map_or_else(String::new, |t| format!(" ({} holds it now, token {})", t.holder, t.token))
                 ),
-                Verdict::NoCredential => "hand.requireCredential is set and GIT_HAND_LEASE is not in the environment.".into(),
+                Verdict::NoCredential => format!(
+                    "hand.requireCredential is set and this shell carries no GIT_HAND_LEASE; the worktree is leased to task {} ({yours}).",
+                    task_of(f).unwrap_or_else(|| "?".into())
+                ),
                 Verdict::Unmanaged | Verdict::Current => String::new(),
             }));
             if f.verdict == Verdict::NoCredential {
+                // Only the holder should take the credential: say whose it is, not "take it".
                 let name = task_of(f).unwrap_or_else(|| "<task>".into());
                 lines.push(format!(
-                    "set the credential: eval \"$(git hand env {name})\""
+                    "if you hold task {name}: eval \"$(git hand env {name})\" and push again"
                 ));
-            } else {
-                lines.extend(keep_work_advice(p, task_of(f)));
             }
+            lines.extend(keep_work_advice(p, task_of(f)));
         }
         Refusal::Branch {
             branch,

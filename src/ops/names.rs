@@ -32,7 +32,8 @@ pub fn issue_id(id: &str) -> Result<&str> {
     } else {
         Err(Error::usage(format!(
             "invalid issue id {id:?}: use 1 to 128 printable characters without spaces"
-        )))
+        ))
+        .with_hint("git hand lease acquire 42"))
     }
 }
 
@@ -43,7 +44,8 @@ pub fn holder(holder: &str) -> Result<&str> {
     } else {
         Err(Error::usage(format!(
             "invalid holder {holder:?}: use 1 to 200 characters, no control characters"
-        )))
+        ))
+        .with_hint("--holder alice@laptop   # or set GIT_HAND_HOLDER"))
     }
 }
 

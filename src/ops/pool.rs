@@ -5,7 +5,8 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result, safety};
-use crate::git::Repo;
+use crate::git::lock::LOCK_FILE;
+use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{Slot, Task, Tenure, TenureState, View};
 
 /// Default `hand.maxSlots`.
@@ -61,6 +62,23 @@ pub fn ensure_pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
 
 pub fn slot_path(pool_dir: &Path, n: i64, repo: &Repo) -> PathBuf {
     pool_dir.join(n.to_string()).join(repo.name())
+}
+
+/// Takes the lock that serializes changes to the repository's worktree list (see
+/// [`WorktreeListLock`]), with an error that says nothing was changed and what to check.
+pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
+    WorktreeListLock::acquire(common).map_err(|e| {
+        Error::failed(
+            format!(
+                "cannot lock {} ({e}); nothing was changed",
+                common.join(LOCK_FILE).display()
+            ),
+            vec![format!(
+                "check that {} is writable, then run the same command again",
+                common.display()
+            )],
+        )
+    })
 }
 
 /// A slot and the tenure that holds it, if any.

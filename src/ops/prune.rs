@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::pool::{self, SlotInfo};
-use super::{Context, Error, Result, safety, tasks};
-use crate::git::{Git, WorktreeListLock};
+use super::{Context, Result, safety, tasks};
+use crate::git::Git;
 use crate::ledger::{EventKind, Ledger};
 
 #[derive(Debug, Clone)]
@@ -71,8 +71,7 @@ fn keep_reasons(info: &SlotInfo, now: i64) -> Vec<String> {
 /// slot pruned. Its resource and token history stay in the ledger.
 pub fn remove_slot(git: &Git, common: &Path, ledger: &mut Ledger, path: &str) -> Result<()> {
     {
-        let _lock = WorktreeListLock::acquire(common)
-            .map_err(|e| Error::failed(format!("cannot lock the worktree list: {e}"), vec![]))?;
+        let _lock = super::pool::lock_worktree_list(common)?;
         if Path::new(path).exists() {
             // Unlocking an unlocked worktree fails harmlessly; `remove` is what must succeed.
             let _ = git.output(&["worktree", "unlock", path]);

@@ -11,7 +11,7 @@ use super::pool::{self, Plan, Skipped};
 use super::{Context, Error, Result, base, names, procs, stamp};
 use crate::clock::Millis;
 use crate::failpoint;
-use crate::git::{Git, Repo, WorktreeListLock};
+use crate::git::{Git, Repo};
 use crate::ledger::{self, By, EventKind, Ledger, NewTask, Resource, Task, TaskState, Tenure};
 
 #[derive(Debug, Clone)]
@@ -88,7 +88,13 @@ pub fn spawn(
     }
     let base = base::resolve(repo, &git, opts.base)?;
     let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
-    check_branch_free(repo, &branch, branch_exists, opts.branch.is_some())?;
+    check_branch_free(
+        repo,
+        task_name,
+        &branch,
+        branch_exists,
+        opts.branch.is_some(),
+    )?;
     let issue_resource = match issue {
         Some(id) => Some(Resource::issue(
             &super::lease::issue_namespace(ctx, ledger)?,
@@ -157,7 +163,13 @@ pub fn spawn(
         if !matches!(plan, Plan::Reuse(_)) {
             progress(&format!("creating slot {}", path.display()));
         }
-        if let Err(e) = prepare_slot(
+        let stamped = stamp::Stamp {
+            lease_id: tenure.lease_id.clone(),
+            token: tenure.token,
+            task: task_name.to_string(),
+            ledger: ledger.path().to_path_buf(),
+        };
+        let prepared = prepare_slot(
             &git,
             &repo.loc.common_dir,
             &plan,
@@ -165,26 +177,26 @@ pub fn spawn(
             &branch,
             branch_exists,
             &base.oid,
-        ) {
+        )
+        .and_then(|()| {
+            failpoint::hit("spawn-after-checkout");
+            let admin = stamp::admin_dir_of(&path)
+                .map_err(|e| Error::failed(format!("cannot find its admin dir: {e}"), vec![]))?;
+            stamp::write(&admin, &stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
+        });
+        if let Err(e) = prepared {
+            // No lease may outlive the spawn that failed to deliver its slot.
             abandon(ledger, &task, "spawn-failed")?;
-            return Err(e);
-        }
-        failpoint::hit("spawn-after-checkout");
-        let admin = stamp::admin_dir_of(&path).map_err(|e| {
-            Error::failed(
-                format!("cannot find the admin dir of {}: {e}", path.display()),
-                vec![],
-            )
-        })?;
-        let stamped = stamp::Stamp {
-            lease_id: tenure.lease_id.clone(),
-            token: tenure.token,
-            task: task_name.to_string(),
-            ledger: ledger.path().to_path_buf(),
-        };
-        if let Err(e) = stamp::write(&admin, &stamped) {
-            abandon(ledger, &task, "spawn-failed")?;
-            return Err(Error::failed(e.to_string(), vec![]));
+            return Err(Error::failed(
+                format!(
+                    "could not prepare slot {n} ({}): {}; the task's leases were released and it is marked done",
+                    path.display(),
+                    e
+                ),
+                vec![format!(
+                    "git hand spawn {task_name}   # try again; git hand doctor if it keeps failing"
+                )],
+            ));
         }
         failpoint::hit("spawn-after-stamp");
         let task = ledger.write(|tx| {
@@ -241,7 +253,13 @@ fn check_branch_name(branch: &str) -> Result<()> {
 
 /// An existing branch is used only when named with `--branch`, and never one checked out in
 /// another worktree (git would refuse, and two tasks would share a branch).
-fn check_branch_free(repo: &Repo, branch: &str, exists: bool, named: bool) -> Result<()> {
+fn check_branch_free(
+    repo: &Repo,
+    task: &str,
+    branch: &str,
+    exists: bool,
+    named: bool,
+) -> Result<()> {
     if !exists {
         return Ok(());
     }
@@ -249,8 +267,8 @@ fn check_branch_free(repo: &Repo, branch: &str, exists: bool, named: bool) -> Re
         return Err(Error::precondition(
             format!("branch {branch} already exists (an earlier task of this name kept it)"),
             vec![
-                format!("git hand spawn <task> --branch {branch}   # continue that branch"),
-                "git hand spawn <another-task-name>".into(),
+                format!("git hand spawn {task} --branch {branch}   # continue that branch"),
+                format!("git hand spawn {task} --branch hand/{task}-2   # or start a new one"),
             ],
         ));
     }
@@ -266,7 +284,10 @@ fn check_branch_free(repo: &Repo, branch: &str, exists: bool, named: bool) -> Re
             ),
             vec![
                 "git hand list   # which task has it".into(),
-                format!("git switch --detach   # in the worktree that has {branch}"),
+                format!(
+                    "git -C {} switch --detach   # free the branch there",
+                    dir.display()
+                ),
             ],
         ));
     }
@@ -397,12 +418,7 @@ fn prepare_slot(
                 args.extend(["-b", branch, &*p, base]);
             }
             {
-                let _lock = WorktreeListLock::acquire(common).map_err(|e| {
-                    Error::failed(
-                        format!("cannot lock the worktree list of {}: {e}", common.display()),
-                        vec![],
-                    )
-                })?;
+                let _lock = pool::lock_worktree_list(common)?;
                 git.run(&args)?;
             }
             Git::new(path).run(&["reset", "--hard", "--quiet"])?;
@@ -451,10 +467,15 @@ fn resume_existing(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> 
     }
     if task.holder != opts.holder {
         return Err(Error::precondition(
-            format!("task {name} is active and held by {}", task.holder),
-            vec![format!(
-                "git hand list   # see its slot and expiry; or spawn another name"
-            )],
+            format!(
+                "task {name} is active and held by {} (in {}); nothing was created",
+                task.holder,
+                task.slot_path.as_deref().unwrap_or("?")
+            ),
+            vec![
+                format!("ask {} to run: git hand teardown {name}", task.holder),
+                format!("git hand spawn {name}-2   # or work under another name"),
+            ],
         ));
     }
     let slot_path = task.slot_path.clone().unwrap_or_default();

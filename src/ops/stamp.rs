@@ -96,6 +96,38 @@ fn parse(text: &str) -> Result<Stamp, String> {
     })
 }
 
+/// Reads the stamp for a lease check: damage becomes an error that says how to get out of it.
+pub fn read_checked(admin_dir: &Path) -> super::Result<Option<Stamp>> {
+    read(admin_dir).map_err(|e| {
+        super::Error::failed(
+            format!("{e}; this worktree's lease cannot be checked"),
+            vec![format!(
+                "rm {}   # then present the credential: eval \"$(git hand env <task>)\"",
+                path(admin_dir).display()
+            )],
+        )
+    })
+}
+
+/// The error when the ledger a stamp names is gone: nothing can be checked, nothing is lost.
+pub fn ledger_gone(ledger: &Path, admin_dir: &Path) -> super::Error {
+    super::Error::failed(
+        format!(
+            "this worktree was leased from the ledger {}, which is gone, so its lease cannot be \
+             checked; your commits stay in this worktree",
+            ledger.display()
+        ),
+        vec![
+            format!(
+                "put {} back (the stamp {} names it)",
+                ledger.display(),
+                path(admin_dir).display()
+            ),
+            "git hand spawn <task>-rescue --base HEAD   # or continue under a new lease".into(),
+        ],
+    )
+}
+
 /// Removes the stamp; a missing one is fine.
 pub fn remove(admin_dir: &Path) -> std::io::Result<()> {
     match std::fs::remove_file(path(admin_dir)) {

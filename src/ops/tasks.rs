@@ -86,8 +86,7 @@ pub struct Here {
 /// the default location: it is the one that granted the lease.
 pub fn here(ctx: &Context) -> Result<Here> {
     let repo = ctx.repo()?;
-    let stamp = stamp::read(&repo.loc.admin_dir)
-        .map_err(|e| Error::failed(e.to_string(), vec!["git hand doctor".into()]))?;
+    let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
     let ledger_path = match &stamp {
         Some(s) => s.ledger.clone(),
         None => ctx.ledger_location()?.path,
@@ -103,13 +102,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
             verdict::judge(v, &key, stamp.as_ref(), verdict::env_credential(), require)
         })?,
         None if stamp.is_some() => {
-            return Err(Error::failed(
-                format!(
-                    "this worktree was leased from the ledger {}, which is gone",
-                    ledger_path.display()
-                ),
-                vec!["git hand doctor".into()],
-            ));
+            return Err(stamp::ledger_gone(&ledger_path, &repo.loc.admin_dir));
         }
         None => Finding::unmanaged(0),
     };
@@ -247,13 +240,17 @@ pub fn credential_env(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String
     ]
 }
 
-/// The live tenure of a task's slot lease, for `env`.
-pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<Tenure> {
+/// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
+pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
     let id = task.lease_id.clone().unwrap_or_default();
-    ledger.read(|v| v.tenure(&id))?.ok_or_else(|| {
+    let (tenure, now) = ledger.read(|v| Ok((v.tenure(&id)?, v.now())))?;
+    tenure.map(|t| (t, now)).ok_or_else(|| {
         Error::failed(
             format!("task {} names a lease the ledger does not know", task.name),
-            vec!["git hand doctor".into()],
+            vec![format!(
+                "git hand teardown {}   # then spawn it again",
+                task.name
+            )],
         )
     })
 }
