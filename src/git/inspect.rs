@@ -66,11 +66,26 @@ impl Repo {
     /// Finds the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` the way git
     /// does (git exports `GIT_DIR` to hooks).
     pub fn discover(dir: &Path) -> Result<Self, InspectError> {
-        let repo =
-            gix::discover_with_environment_overrides(dir).map_err(|e| InspectError::NotARepo {
-                dir: dir.to_path_buf(),
-                message: e.to_string(),
-            })?;
+        // `git -c key=value hand ...` reaches us as GIT_CONFIG_PARAMETERS, which gix does not
+        // read by itself: hand the values to it as the command-line overrides they are.
+        let overrides = std::env::var("GIT_CONFIG_PARAMETERS")
+            .map(|p| parse_config_parameters(&p))
+            .unwrap_or_default();
+        let opts = gix::open::Options::default().cli_overrides(overrides);
+        let trust = gix::sec::trust::Mapping {
+            full: opts.clone(),
+            reduced: opts,
+        };
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| InspectError::NotARepo {
+            dir: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let cwd = repo.current_dir().to_path_buf();
         let abs = |p: &Path| canonical(&cwd.join(p));
         let loc = Location {
@@ -226,5 +241,62 @@ impl Repo {
             });
         }
         Ok(out)
+    }
+}
+
+/// Parses `GIT_CONFIG_PARAMETERS` (git's shell-quoted list of `-c` values, either
+/// `'key'='value'` or the older `'key=value'`) into `key=value` strings.
+fn parse_config_parameters(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_config_parameters as parse;
+
+    #[test]
+    fn git_c_values_are_read_in_both_of_gits_formats() {
+        assert_eq!(parse("'color.ui'='never'"), ["color.ui=never"]);
+        assert_eq!(
+            parse("'color.ui=never' 'hand.requirecredential'='true'"),
+            ["color.ui=never", "hand.requirecredential=true"]
+        );
+        assert_eq!(parse("'a.b'='it'\\''s'"), ["a.b=it's"]);
+        assert_eq!(parse("'core.bare'"), ["core.bare"]);
+        assert!(parse("").is_empty());
     }
 }

@@ -494,3 +494,27 @@ fn spawn_installs_the_hooks_or_says_loudly_that_the_lease_is_not_enforced() {
         "nothing was written into the other tool's directory"
     );
 }
+
+#[test]
+fn git_dash_c_settings_reach_the_hook() {
+    let (env, repo) = setup();
+    let a = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&a);
+    env.commit(&slot, "a.txt", "x\n");
+    let run = env.git_run(
+        &slot,
+        &[
+            "-c",
+            "hand.requireCredential=true",
+            "push",
+            "origin",
+            "hand/t1",
+        ],
+    );
+    assert!(
+        run.stderr.contains("push refused (no-credential)"),
+        "{}",
+        run.stderr
+    );
+    push_as(&env, &slot, None, &["-q", "origin", "hand/t1"]).ok();
+}
