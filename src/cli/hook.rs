@@ -1,4 +1,4 @@
-//! `git-hand hook pre-push|post-checkout`: what the shims in `hooks/` exec, and `git hand check`.
+//! `git-hand hook pre-push|post-checkout`: what the shims in `hooks/` exec.
 //!
 //! pre-push fails closed: a credential that is not current, or a ledger that cannot be read,
 //! refuses the push. post-checkout never fails the checkout: it only warns.
@@ -7,14 +7,13 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 
-use super::tasks::finding_json;
-use super::{Done, Failure, Kind};
+use super::{Done, Failure};
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
-use crate::ops::hook::{self, PostCheckout, PrePush, Refusal};
-use crate::ops::{Context, tasks};
+use crate::ops::Context;
+use crate::ops::hook::{self, PostCheckout};
 
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
@@ -28,13 +27,6 @@ pub enum HookCommand {
         #[arg(allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
-}
-
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 fn say(lines: &[String]) {
@@ -129,36 +121,4 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
         Ok(Some(status)) => exit(crate::ops::exec::exit_code(status)),
         _ => exit(0),
     }
-}
-
-/// `git hand check`: the pre-push verdict of this worktree, without pushing.
-pub fn check(ctx: &Context, args: CheckArgs) -> Result<Done, Failure> {
-    let here = tasks::here(ctx)?;
-    let allowed = here.finding.verdict.allows();
-    let kind = (!allowed).then_some(Kind::Failed);
-    if args.json {
-        return Ok(Done::json(
-            &finding_json(&here.finding, here.workdir.as_deref(), &here.ledger),
-            kind,
-        ));
-    }
-    if allowed {
-        return Ok(Done::ok(format!(
-            "{}: a push from here would be allowed\n",
-            here.finding.verdict.as_str()
-        )));
-    }
-    let repo = ctx.repo()?;
-    let p = PrePush {
-        refusal: Some(Refusal::Verdict(Box::new(here.finding.clone()))),
-        now: here.finding.now,
-        finding: Some(here.finding),
-        head_branch: repo.head_branch(),
-        head_oid: repo.head_oid(),
-    };
-    let text: String = hook::refusal_lines(&p)
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect();
-    Ok(Done::with(text, kind))
 }

@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
-use super::output::{Paint, expiry_text, merge, no_tenure_json, table, tenure_json, time_json};
+use super::output::{expiry_text, merge, no_tenure_json, paint, table, tenure_json};
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
 use crate::ledger::{By, Tenure};
@@ -95,16 +95,6 @@ pub struct TtlArg {
     /// Time to live: 90s, 30m, 2h, 1d [default: open-ended for acquire, the granted TTL for renew].
     #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
-}
-
-#[derive(Debug, Args)]
-pub struct LogArgs {
-    /// How many events to show.
-    #[arg(long, default_value_t = 50)]
-    pub limit: u32,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
@@ -322,45 +312,4 @@ fn list(
         &rows,
         paint(ctx),
     )))
-}
-
-pub fn log(ctx: &Context, args: LogArgs) -> Result<Done, Failure> {
-    let mut ledger = ctx.open_ledger()?;
-    let (events, now) = lease::log(&mut ledger, args.limit)?;
-    if args.json {
-        let events: Vec<Value> = events
-            .iter()
-            .map(|e| {
-                json!({
-                    "id": e.id, "at": time_json(Some(e.at)), "kind": e.kind,
-                    "resource": e.resource_kind.as_ref().map(|k| json!({ "kind": k, "key": e.resource_key })),
-                    "lease_id": e.lease_id, "token": e.token, "holder": e.holder, "detail": e.detail,
-                })
-            })
-            .collect();
-        return Ok(Done::json(&json!({ "events": events }), None));
-    }
-    let rows: Vec<Vec<String>> = events
-        .iter()
-        .map(|e| {
-            vec![
-                relative(e.at, now),
-                e.kind.clone(),
-                e.resource_key.clone().unwrap_or_default(),
-                e.token.map(|t| t.to_string()).unwrap_or_default(),
-                e.holder.clone().unwrap_or_default(),
-                e.detail.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    Ok(Done::ok(table(
-        &["WHEN", "EVENT", "RESOURCE", "TOKEN", "HOLDER", "DETAIL"],
-        &rows,
-        paint(ctx),
-    )))
-}
-
-pub fn paint(ctx: &Context) -> Paint {
-    let color_ui = ctx.repo_opt().and_then(|r| r.config_string("color.ui"));
-    Paint(super::output::use_color(color_ui.as_deref()))
 }

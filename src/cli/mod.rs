@@ -2,15 +2,19 @@
 //! A verb file turns arguments into options, calls one operation and renders its outcome as text
 //! or `--json`; the logic lives in [`crate::ops`].
 
+mod env;
 mod error;
 mod generate;
 mod hook;
 mod install;
 mod lease;
+mod list;
+mod log;
 mod maintenance;
 pub mod output;
+mod renew;
 mod spawn;
-mod tasks;
+mod status;
 mod teardown;
 
 use std::io::Write;
@@ -49,17 +53,17 @@ pub enum Command {
     #[command(subcommand)]
     Lease(lease::LeaseCommand),
     /// The ledger's event log, newest first.
-    Log(lease::LogArgs),
+    Log(log::LogArgs),
     /// Lease a slot to a task and check out its branch there; prints the path.
     Spawn(spawn::SpawnArgs),
     /// Active tasks and free slots.
-    List(tasks::ListArgs),
+    List(list::ListArgs),
     /// The task and lease of the current worktree, and the verdict a push would get.
-    Status(tasks::StatusArgs),
+    Status(status::StatusArgs),
     /// Extend a task's leases.
-    Renew(tasks::RenewArgs),
+    Renew(renew::RenewArgs),
     /// Print `export` lines for a task's credential.
-    Env(tasks::EnvArgs),
+    Env(env::EnvArgs),
     /// End a task: free its slot (files kept), release its leases, keep its branch.
     #[command(visible_alias = "done")]
     Teardown(teardown::TeardownArgs),
@@ -68,7 +72,7 @@ pub enum Command {
     /// Find and (with --repair) settle what crashes left inconsistent.
     Doctor(maintenance::DoctorArgs),
     /// The verdict the pre-push hook would give this worktree, without pushing (exit 1 if refused).
-    Check(hook::CheckArgs),
+    Check(status::CheckArgs),
     /// What the installed hooks run (not for people).
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
@@ -164,16 +168,16 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     let ctx = Context::new(cwd);
     match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
-        Some(Command::Log(args)) => lease::log(&ctx, args),
+        Some(Command::Log(args)) => log::log(&ctx, args),
         Some(Command::Spawn(args)) => spawn::run(&ctx, args),
-        Some(Command::List(args)) => tasks::list(&ctx, args),
-        Some(Command::Status(args)) => tasks::status(&ctx, args),
-        Some(Command::Renew(args)) => tasks::renew(&ctx, args),
-        Some(Command::Env(args)) => tasks::env(&ctx, args),
+        Some(Command::List(args)) => list::list(&ctx, args),
+        Some(Command::Status(args)) => status::status(&ctx, args),
+        Some(Command::Renew(args)) => renew::renew(&ctx, args),
+        Some(Command::Env(args)) => env::env(&ctx, args),
         Some(Command::Teardown(args)) => teardown::run(&ctx, args),
         Some(Command::Prune(args)) => maintenance::prune(&ctx, args),
         Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args),
-        Some(Command::Check(args)) => hook::check(&ctx, args),
+        Some(Command::Check(args)) => status::check(&ctx, args),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args),
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
@@ -193,13 +197,13 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         .hint("cd into a repository (or pass -C <path>), then run: git hand")
         .hint("git hand --help   # every verb"));
     }
-    let p = lease::paint(ctx);
+    let p = output::paint(ctx);
     let here = crate::ops::tasks::here(ctx)?;
     let mut out = match &here.workdir {
         Some(dir) => format!("worktree {}\n", dir.display()),
         None => String::new(),
     };
-    out.push_str(&tasks::render_finding(&here.finding, p));
+    out.push_str(&status::render_finding(&here.finding, p));
     out.push('\n');
     let ledger = crate::ledger::Ledger::open_existing(&ctx.ledger_location()?.path)?;
     let listing = match ledger {
@@ -207,7 +211,7 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         None => None,
     };
     match &listing {
-        Some(listing) => out.push_str(&tasks::render_list(listing, p)),
+        Some(listing) => out.push_str(&list::render_list(listing, p)),
         None => out.push_str("no tasks\n"),
     }
     if listing.is_none_or(|l| l.tasks.is_empty()) {

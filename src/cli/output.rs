@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::clock::{Millis, relative, rfc3339};
 use crate::ledger::Tenure;
+use crate::ops::Context;
 
 /// Whether to colour human output: stdout is a terminal, `NO_COLOR` is unset and git's
 /// `color.ui` is not `never`.
@@ -112,4 +113,9 @@ pub fn table(header: &[&str], rows: &[Vec<String>], paint: Paint) -> String {
         out.push_str(&line(row.clone()));
     }
     out
+}
+
+pub fn paint(ctx: &Context) -> Paint {
+    let color_ui = ctx.repo_opt().and_then(|r| r.config_string("color.ui"));
+    Paint(super::output::use_color(color_ui.as_deref()))
 }

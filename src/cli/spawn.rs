@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::lease::paint;
-use super::output::{expiry_text, time_json};
+use super::output::{expiry_text, paint, time_json};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};

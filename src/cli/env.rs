@@ -1,0 +1,51 @@
+//! `git hand env`: a task's credential as shell `export` lines.
+
+use clap::Args;
+use serde_json::Value;
+
+use super::{Done, Failure, Kind};
+use crate::ops::Context;
+use crate::ops::tasks;
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// The task [default: the task of the current worktree].
+    pub task: Option<String>,
+    /// Print one JSON object (fields: docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
+    let mut ledger = ctx.open_ledger()?;
+    let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
+    let (tenure, now) = tasks::tenure_of(&mut ledger, &task)?;
+    // A dead credential is no credential: handing it out would only earn a refused push later.
+    if !tenure.is_live(now) {
+        return Err(Failure::new(
+            Kind::Precondition,
+            format!(
+                "task {}'s lease is no longer live; its pushes will be refused",
+                task.name
+            ),
+        )
+        .hint(format!(
+            "git hand teardown {}   # commits stay on {}",
+            task.name, task.branch
+        )));
+    }
+    let vars = tasks::credential_env(&task, &tenure);
+    if args.json {
+        let map: serde_json::Map<String, Value> = vars
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v)))
+            .collect();
+        return Ok(Done::json(&Value::Object(map), None));
+    }
+    // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
+    Ok(Done::ok(
+        vars.into_iter()
+            .map(|(k, v)| format!("export {k}={v}\n"))
+            .collect(),
+    ))
+}

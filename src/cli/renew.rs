@@ -1,0 +1,42 @@
+//! `git hand renew`: extend a task's leases (slot and issue), keeping their tokens.
+
+use clap::Args;
+use serde_json::json;
+
+use super::output::{expiry_text, tenure_json};
+use super::{Done, Failure};
+use crate::clock::{Millis, parse_ttl};
+use crate::ops::Context;
+use crate::ops::tasks;
+
+#[derive(Debug, Args)]
+pub struct RenewArgs {
+    /// The task [default: the task of the current worktree].
+    pub task: Option<String>,
+    /// New time to live (90s, 30m, 2h, 1d) [default: the TTL it was granted with].
+    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    pub ttl: Option<Millis>,
+    /// Print one JSON object (fields: docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn renew(ctx: &Context, args: RenewArgs) -> Result<Done, Failure> {
+    let mut ledger = ctx.open_ledger()?;
+    let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
+    let r = tasks::renew(&mut ledger, &task, args.ttl)?;
+    if args.json {
+        return Ok(Done::json(
+            &json!({
+                "task": r.task.name, "lease": tenure_json(&r.tenure), "issue_lease": r.issue_tenure.as_ref().map(tenure_json),
+            }),
+            None,
+        ));
+    }
+    Ok(Done::ok(format!(
+        "renewed task {}: token {}, {}\n",
+        r.task.name,
+        r.tenure.token,
+        expiry_text(r.tenure.expires_at, r.now)
+    )))
+}
