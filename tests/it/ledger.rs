@@ -230,3 +230,27 @@ fn a_busy_ledger_reports_busy_instead_of_hanging_and_changes_nothing() {
         "it works once the other writer is gone"
     );
 }
+
+/// Every git-hand process is the ledger's first connection and rebuilds the WAL index from the
+/// whole WAL, so the WAL must not grow with the number of processes that wrote to it.
+#[test]
+fn the_wal_stays_short_across_many_short_lived_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let res = Resource::issue("ns", "1");
+    for i in 0..300 {
+        let mut ledger = Ledger::open(&path).unwrap();
+        let holder = format!("h{i}");
+        ledger.write(|tx| tx.acquire(&res, &holder, None)).unwrap();
+        ledger
+            .write(|tx| tx.release(&res, By::Holder(&holder)))
+            .unwrap();
+    }
+    let wal = std::fs::metadata(dir.path().join("ledger.sqlite-wal")).map_or(0, |m| m.len());
+    assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
+    let mut ledger = Ledger::open(&path).unwrap();
+    let last = ledger.write(|tx| tx.acquire(&res, "last", None)).unwrap();
+    assert!(
+        matches!(last, git_hand::ledger::Acquire::Acquired { tenure, .. } if tenure.token == 301)
+    );
+}
