@@ -181,6 +181,27 @@ impl Repo {
             .map(|id| id.to_string())
     }
 
+    /// Whether `oid` is the commit that some reference under one of `prefixes` (`refs/heads/`,
+    /// `refs/remotes/`, `refs/tags/`) points at, tags peeled. A cheap proof that the commit, and
+    /// everything behind it, is on a ref; `false` proves nothing (the caller then asks git).
+    pub fn is_tip_under(&self, oid: &str, prefixes: &[&str]) -> bool {
+        let Ok(want) = gix::ObjectId::from_hex(oid.as_bytes()) else {
+            return false;
+        };
+        let Ok(platform) = self.repo.references() else {
+            return false;
+        };
+        let Ok(refs) = platform.all() else {
+            return false;
+        };
+        refs.flatten()
+            .filter(|r| {
+                let name = r.name().as_bstr();
+                prefixes.iter().any(|p| name.starts_with(p.as_bytes()))
+            })
+            .any(|r| r.into_fully_peeled_id().is_ok_and(|id| id.detach() == want))
+    }
+
     /// Where a symbolic reference (`refs/remotes/origin/HEAD`) points, as a full name.
     pub fn symref_target(&self, name: &str) -> Option<String> {
         let reference = self.repo.try_find_reference(name).ok()??;

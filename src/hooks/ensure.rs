@@ -112,6 +112,18 @@ impl fmt::Display for NotInForce {
     }
 }
 
+/// Whether git-hand's current shims are in force in `hooks_dir` without asking git: both are
+/// there, current and executable, and `git-hand` is on PATH. Used by spawn as a fast path; the
+/// caller must know that `hooks_dir` is the directory git runs hooks from (no `core.hooksPath`).
+/// `false` means "not proven", never "not installed": the caller then asks [`ensure_installed`].
+pub fn current_in(hooks_dir: &std::path::Path) -> bool {
+    HookName::ALL.into_iter().all(|hook| {
+        let path = hooks_dir.join(hook.as_str());
+        std::fs::read(&path).is_ok_and(|bytes| super::shim::is_current(hook, &bytes))
+            && is_executable(&path)
+    }) && not_on_path().is_none()
+}
+
 /// Installs git-hand's hooks when they are missing or stale (same rules as `git hand install`,
 /// never into a `core.hooksPath` directory) and says whether they are in force. Only failures
 /// nobody can act on from the message alone (git cannot be run, an unexpected I/O error) are

@@ -23,7 +23,7 @@ use crate::git::GitError;
 
 pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, chained_path, run_chained};
 pub use ensure::{
-    EnsureReport, FileState, HookState, InstalledState, NotInForce, ensure_installed,
+    EnsureReport, FileState, HookState, InstalledState, NotInForce, current_in, ensure_installed,
     installed_state,
 };
 pub use install::{

@@ -185,6 +185,7 @@ fn expired_leases(
     repair: bool,
     out: &mut Vec<Problem>,
 ) -> Result<()> {
+    let repo = ctx.repo()?;
     let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;
     for info in slots {
         let Some(held) = info.held.filter(|t| t.state(now) == TenureState::Expired) else {
@@ -196,7 +197,7 @@ fn expired_leases(
         let name = task
             .as_ref()
             .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
-        let blockers = safety::reuse_blockers(Path::new(&info.slot.path));
+        let blockers = safety::reuse_blockers(repo, Path::new(&info.slot.path));
         let mut p = Problem {
             kind: "expired-lease",
             subject: name.clone(),

@@ -162,7 +162,7 @@ pub fn choose(
         if !path.exists() {
             return Ok((Plan::Recreate(path), skipped));
         }
-        let why = safety::reuse_blockers(&path);
+        let why = safety::reuse_blockers(repo, &path);
         if why.is_empty() {
             return Ok((Plan::Reuse(path), skipped));
         }

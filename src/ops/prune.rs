@@ -35,7 +35,7 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneRepor
             .unwrap_or_else(|| repo.loc.common_dir.clone()),
     );
     for info in infos {
-        let why = keep_reasons(&info, now);
+        let why = keep_reasons(repo, &info, now);
         if !why.is_empty() {
             report.kept.push((info.slot.path, why));
             continue;
@@ -49,7 +49,7 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneRepor
 }
 
 /// Why a slot must stay: leased, named by an open task, or holding work.
-fn keep_reasons(info: &SlotInfo, now: i64) -> Vec<String> {
+fn keep_reasons(repo: &crate::git::Repo, info: &SlotInfo, now: i64) -> Vec<String> {
     if let Some(t) = &info.held {
         return vec![if t.is_live(now) {
             format!("leased to {} (token {})", t.holder, t.token)
@@ -64,7 +64,7 @@ fn keep_reasons(info: &SlotInfo, now: i64) -> Vec<String> {
     if !path.exists() {
         return vec![];
     }
-    safety::reuse_blockers(path)
+    safety::reuse_blockers(repo, path)
 }
 
 /// Unregisters and deletes a slot's worktree (git checks it is clean once more) and marks the

@@ -223,7 +223,7 @@ pub fn spawn(
             base,
             source,
             skipped,
-            hooks_problem: hooks_problem(&git),
+            hooks_problem: hooks_problem(repo, &git),
         });
     }
     Err(Error::precondition(
@@ -234,7 +234,14 @@ pub fn spawn(
 
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
 /// another hook manager owns), and says why not when they cannot be.
-fn hooks_problem(git: &Git) -> Option<(String, Vec<String>)> {
+fn hooks_problem(repo: &Repo, git: &Git) -> Option<(String, Vec<String>)> {
+    // The common case, proven without a git process: no core.hooksPath (gix reads includes
+    // too) and our current shims in the repository's own hooks directory.
+    if repo.config_string("core.hooksPath").is_none()
+        && crate::hooks::current_in(&repo.loc.common_dir.join("hooks"))
+    {
+        return None;
+    }
     match crate::hooks::ensure_installed(git) {
         Ok(report) => report.problem.map(|p| (p.to_string(), p.hints())),
         Err(e) => Some((e.to_string(), e.hints())),

@@ -96,7 +96,7 @@ pub fn teardown(
         .ref_oid(&format!("refs/heads/{}", task.branch))
         .is_some();
     let discarded = if on_disk {
-        check_and_clean(&task, path, branch_exists, opts, ledger)?
+        check_and_clean(repo, &task, path, branch_exists, opts, ledger)?
     } else {
         vec![]
     };
@@ -132,6 +132,7 @@ fn me() -> (i64, Option<i64>) {
 /// and not in the base without `force`; commits on no branch at all, ever), then records the
 /// intent and, with `force`, discards uncommitted changes. Fails closed: a git error refuses.
 fn check_and_clean(
+    repo: &crate::git::Repo,
     task: &Task,
     path: &Path,
     branch_exists: bool,
@@ -155,11 +156,26 @@ fn check_and_clean(
     } else {
         &["HEAD"]
     };
-    let unlanded = safety::commits_only_in(&git, tips, &["--remotes"], &base)
-        .map_err(|e| refuse("unlanded commits", &e))?;
-    let branchless =
+    // Most teardowns are proven without walking history: nothing was committed (the tips are
+    // the base) or everything was pushed (the tips are remote-tracking tips).
+    let landed = |oid: Option<String>| {
+        oid.is_some_and(|o| {
+            Some(&o) == task.base_oid.as_ref() || repo.is_tip_under(&o, &["refs/remotes/"])
+        })
+    };
+    let branch_tip = branch_exists.then(|| repo.ref_oid(&format!("refs/heads/{}", task.branch)));
+    let unlanded = if landed(safety::head_oid(repo, path)) && branch_tip.is_none_or(landed) {
+        vec![]
+    } else {
+        safety::commits_only_in(&git, tips, &["--remotes"], &base)
+            .map_err(|e| refuse("unlanded commits", &e))?
+    };
+    let branchless = if safety::head_is_on_a_ref(repo, path) {
+        vec![]
+    } else {
         safety::commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
-            .map_err(|e| refuse("commits on no branch", &e))?;
+            .map_err(|e| refuse("commits on no branch", &e))?
+    };
     if !branchless.is_empty() {
         return Err(Error::precondition(
             format!(
