@@ -124,6 +124,21 @@ pub fn current_in(hooks_dir: &std::path::Path) -> bool {
     }) && not_on_path().is_none()
 }
 
+/// Whether a `git switch` run by git-hand itself in a repository whose hooks live in
+/// `hooks_dir` would run nothing but git-hand's own post-checkout shim (which does nothing for
+/// git-hand's calls): no chained post-checkout hook, no reference-transaction hook, and the
+/// post-checkout hook, if any, is ours. Then git-hand may skip hooks for that call.
+pub fn only_our_switch_hooks(hooks_dir: &std::path::Path) -> bool {
+    let post_checkout = hooks_dir.join(HookName::PostCheckout.as_str());
+    let ours_or_none = match std::fs::read(&post_checkout) {
+        Ok(bytes) => super::shim::is_ours(&bytes),
+        Err(e) => e.kind() == io::ErrorKind::NotFound,
+    };
+    ours_or_none
+        && !chained_path(hooks_dir, HookName::PostCheckout).exists()
+        && !hooks_dir.join("reference-transaction").exists()
+}
+
 /// Installs git-hand's hooks when they are missing or stale (same rules as `git hand install`,
 /// never into a `core.hooksPath` directory) and says whether they are in force. Only failures
 /// nobody can act on from the message alone (git cannot be run, an unexpected I/O error) are

@@ -24,7 +24,7 @@ use crate::git::GitError;
 pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, chained_path, run_chained};
 pub use ensure::{
     EnsureReport, FileState, HookState, InstalledState, NotInForce, current_in, ensure_installed,
-    installed_state,
+    installed_state, only_our_switch_hooks,
 };
 pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,

@@ -81,6 +81,20 @@ pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
     })
 }
 
+/// Arguments that let git-hand's own `git switch` skip hooks when the only hook it would run is
+/// git-hand's post-checkout shim, which does nothing for git-hand's calls: saves starting a shell
+/// per switch. With any other hook in play (a chained post-checkout, a reference-transaction
+/// hook, a core.hooksPath) hooks run as usual.
+pub fn switch_hook_args(repo: &Repo) -> &'static [&'static str] {
+    let quiet = repo.config_string("core.hooksPath").is_none()
+        && crate::hooks::only_our_switch_hooks(&repo.loc.common_dir.join("hooks"));
+    if quiet {
+        &["-c", "core.hooksPath=/dev/null"]
+    } else {
+        &[]
+    }
+}
+
 /// A slot and the tenure that holds it, if any.
 #[derive(Debug, Clone)]
 pub struct SlotInfo {

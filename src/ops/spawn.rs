@@ -169,21 +169,14 @@ pub fn spawn(
             task: task_name.to_string(),
             ledger: ledger.path().to_path_buf(),
         };
-        let prepared = prepare_slot(
-            &git,
-            &repo.loc.common_dir,
-            &plan,
-            &path,
-            &branch,
-            branch_exists,
-            &base.oid,
-        )
-        .and_then(|()| {
-            failpoint::hit("spawn-after-checkout");
-            let admin = stamp::admin_dir_of(&path)
-                .map_err(|e| Error::failed(format!("cannot find its admin dir: {e}"), vec![]))?;
-            stamp::write(&admin, &stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
-        });
+        let prepared = prepare_slot(&git, repo, &plan, &path, &branch, branch_exists, &base.oid)
+            .and_then(|()| {
+                failpoint::hit("spawn-after-checkout");
+                let admin = stamp::admin_dir_of(&path).map_err(|e| {
+                    Error::failed(format!("cannot find its admin dir: {e}"), vec![])
+                })?;
+                stamp::write(&admin, &stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
+            });
         if let Err(e) = prepared {
             // No lease may outlive the spawn that failed to deliver its slot.
             abandon(ledger, &task, "spawn-failed")?;
@@ -388,7 +381,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
 /// Creates or switches the slot. Runs with no transaction open.
 fn prepare_slot(
     git: &Git,
-    common: &Path,
+    repo: &Repo,
     plan: &Plan,
     path: &Path,
     branch: &str,
@@ -425,17 +418,24 @@ fn prepare_slot(
                 args.extend(["-b", branch, &*p, base]);
             }
             {
-                let _lock = pool::lock_worktree_list(common)?;
+                let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
                 git.run(&args)?;
             }
             Git::new(path).run(&["reset", "--hard", "--quiet"])?;
         }
         Plan::Reuse(_) => {
             let slot = Git::new(path);
+            let hooks = pool::switch_hook_args(repo);
             if branch_exists {
-                slot.run(&["switch", "--quiet", branch])?;
+                slot.run(&[hooks, &["switch", "--quiet", branch]].concat())?;
             } else {
-                slot.run(&["switch", "--quiet", "--no-track", "-c", branch, base])?;
+                slot.run(
+                    &[
+                        hooks,
+                        &["switch", "--quiet", "--no-track", "-c", branch, base],
+                    ]
+                    .concat(),
+                )?;
             }
         }
     }

@@ -109,7 +109,8 @@ pub fn teardown(
     // worktree without a credential in its environment is still refused ("released"). The next
     // spawn into the slot overwrites it.
     if on_disk {
-        Git::new(path).run(&["switch", "--detach", "--quiet"])?;
+        let hooks = super::pool::switch_hook_args(repo);
+        Git::new(path).run(&[hooks, &["switch", "--detach", "--quiet"]].concat())?;
     }
     ledger.write(|tx| tx.set_task_step(task.id, "detached"))?;
     failpoint::hit("teardown-after-detach");

@@ -518,3 +518,36 @@ fn git_dash_c_settings_reach_the_hook() {
     );
     push_as(&env, &slot, None, &["-q", "origin", "hand/t1"]).ok();
 }
+
+#[test]
+fn a_chained_post_checkout_hook_still_runs_for_the_switches_of_spawn_and_teardown() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let hooks = repo.join(".git/hooks");
+    let record = env.path("post-checkout.log");
+    let foreign = format!("#!/bin/sh\necho \"$*\" >> {}\n", record.display());
+    std::fs::write(hooks.join("post-checkout"), &foreign).unwrap();
+    std::fs::set_permissions(
+        hooks.join("post-checkout"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.hand(&repo, &["install"]).ok();
+    spawn(&env, &repo, "t1", &[]);
+    env.hand(&repo, &["teardown", "t1"]).ok();
+    let after_teardown = std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(
+        after_teardown >= 1,
+        "teardown's switch ran the chained hook"
+    );
+    spawn(&env, &repo, "t2", &[]);
+    let after_reuse = std::fs::read_to_string(&record).unwrap().lines().count();
+    assert_eq!(
+        after_reuse,
+        after_teardown + 1,
+        "the reuse switch ran the chained hook"
+    );
+}
