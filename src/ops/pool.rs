@@ -152,7 +152,16 @@ pub fn choose(
     exclude: &[PathBuf],
 ) -> std::result::Result<(Plan, Vec<Skipped>), Vec<Skipped>> {
     let mut skipped = vec![];
-    let free = infos.iter().filter(|i| i.is_free());
+    // Concurrent spawns all see the same free slots; starting each one's scan at a different
+    // slot (by pid) keeps them from probing (git status, git log) the same slot one after
+    // another: 8 parallel spawns ran 81 git processes instead of 32.
+    let free: Vec<&SlotInfo> = infos.iter().filter(|i| i.is_free()).collect();
+    let start = if free.is_empty() {
+        0
+    } else {
+        std::process::id() as usize % free.len()
+    };
+    let free = free[start..].iter().chain(&free[..start]).copied();
     let expired = infos.iter().filter(|i| {
         i.held
             .as_ref()
