@@ -293,19 +293,10 @@ fn unknown_slots(
     repair: bool,
     out: &mut Vec<Problem>,
 ) -> Result<()> {
-    let pool_dir = pool::root(repo)?.join(format!(
-        "{}-{}",
-        repo.name(),
-        &repo_id[..6.min(repo_id.len())]
-    ));
-    let Ok(pool_dir) = std::fs::canonicalize(&pool_dir) else {
+    let Ok(pool_dir) = std::fs::canonicalize(pool::pool_dir(repo, repo_id)?) else {
         return Ok(());
     };
-    let known: Vec<String> = ledger
-        .read(|v| v.slots(repo_id))?
-        .into_iter()
-        .map(|s| s.path)
-        .collect();
+    let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;
     let registered: Vec<PathBuf> = repo
         .linked_worktrees()?
         .into_iter()
@@ -364,11 +355,7 @@ fn prunable_worktrees(
     repair: bool,
     out: &mut Vec<Problem>,
 ) -> Result<()> {
-    let known: Vec<String> = ledger
-        .read(|v| v.slots(repo_id))?
-        .into_iter()
-        .map(|s| s.path)
-        .collect();
+    let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;
     let gone: Vec<_> = repo
         .linked_worktrees()?
         .into_iter()

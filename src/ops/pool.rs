@@ -39,14 +39,21 @@ pub fn max_slots(repo: &Repo) -> i64 {
         .unwrap_or(DEFAULT_MAX_SLOTS)
 }
 
+/// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
+pub fn pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
+    let id6 = &repo_id[..6.min(repo_id.len())];
+    Ok(root(repo)?.join(format!("{}-{id6}", repo.name())))
+}
+
+/// The paths of the slots the ledger knows for a repository.
+pub fn known_slot_paths(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<String>> {
+    Ok(view.slots(repo_id)?.into_iter().map(|s| s.path).collect())
+}
+
 /// This repository's pool directory, created (0700) and canonicalized, so slot paths built on
 /// it are realpaths and can be ledger keys before the slot exists.
 pub fn ensure_pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
-    let dir = root(repo)?.join(format!(
-        "{}-{}",
-        repo.name(),
-        &repo_id[..6.min(repo_id.len())]
-    ));
+    let dir = pool_dir(repo, repo_id)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

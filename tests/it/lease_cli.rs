@@ -158,25 +158,14 @@ fn concurrent_acquire_release_issues_every_token_once() {
             esac
         done
     "#;
-    let children: Vec<_> = (0..8)
+    let workers = (0..8)
         .map(|n| {
-            env.command("sh", &repo)
-                .args(["-c", script])
-                .env("H", format!("worker{n}"))
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            let mut c = env.command("sh", &repo);
+            c.args(["-c", script]).env("H", format!("worker{n}"));
+            c
         })
         .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "worker failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    env.all_at_once(workers);
     let conn = rusqlite::Connection::open(env.ledger()).unwrap();
     let tokens: Vec<i64> = conn
         .prepare("SELECT token FROM events WHERE kind = 'acquired' ORDER BY id")

@@ -156,24 +156,14 @@ fn eight_processes_opening_an_old_ledger_migrate_it_once() {
     let repo = env.repo("r");
     std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
     schema::create_at_version(&env.ledger(), 1).unwrap();
-    let children: Vec<_> = (0..8)
+    let openers = (0..8)
         .map(|_| {
-            env.command(crate::support::BIN, &repo)
-                .args(["lease", "list", "--json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            let mut c = env.command(crate::support::BIN, &repo);
+            c.args(["lease", "list", "--json"]);
+            c
         })
         .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    env.all_at_once(openers);
     assert_eq!(user_version(&env.ledger()), LATEST_VERSION);
     let conn = rusqlite::Connection::open(env.ledger()).unwrap();
     let steps: Vec<String> = conn

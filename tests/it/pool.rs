@@ -270,25 +270,17 @@ fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.hand(&repo, &["list"]).ok();
-    let children: Vec<_> = (0..8)
+    let spawns = (0..8)
         .map(|n| {
-            env.command(crate::support::BIN, &repo)
-                .args(["spawn", &format!("c{n}"), "--json"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            let mut c = env.command(crate::support::BIN, &repo);
+            c.args(["spawn", &format!("c{n}"), "--json"]);
+            c
         })
         .collect();
+    let outputs = env.all_at_once(spawns);
     let mut paths = std::collections::BTreeSet::new();
     let mut leases = std::collections::BTreeSet::new();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for out in outputs {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         paths.insert(v["path"].as_str().unwrap().to_string());
         leases.insert(v["lease_id"].as_str().unwrap().to_string());

@@ -128,6 +128,33 @@ impl TestEnv {
         Run::from(cmd.output().unwrap())
     }
 
+    /// Starts every command at once, waits for all, asserts each succeeded and returns their
+    /// outputs in order (the concurrency tests).
+    #[track_caller]
+    pub fn all_at_once(&self, commands: Vec<Command>) -> Vec<Output> {
+        let children: Vec<_> = commands
+            .into_iter()
+            .map(|mut c| {
+                c.stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|child| {
+                let out = child.wait_with_output().unwrap();
+                assert!(
+                    out.status.success(),
+                    "a concurrent command failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                out
+            })
+            .collect()
+    }
+
     /// Runs git in `dir`.
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
         Run::from(self.command("git", dir).args(args).output().unwrap())
