@@ -16,6 +16,18 @@ pub fn default_location(
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
     config: Option<PathBuf>,
 ) -> Option<LedgerLocation> {
+    // The path ends up in stamps that hooks read from other directories: make it absolute.
+    let absolute = |mut l: LedgerLocation| {
+        l.path = std::path::absolute(&l.path).unwrap_or(l.path);
+        l
+    };
+    locate(env, config).map(absolute)
+}
+
+fn locate(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    config: Option<PathBuf>,
+) -> Option<LedgerLocation> {
     let nonempty = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(path) = nonempty("GIT_HAND_LEDGER") {
         return Some(LedgerLocation {

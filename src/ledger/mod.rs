@@ -68,6 +68,9 @@ pub enum LedgerError {
     Random(std::io::Error),
     #[error("the ledger holds a row it cannot read: {0}")]
     Corrupt(String),
+    /// What a transaction relied on changed under it; the transaction was rolled back.
+    #[error("the ledger changed while this ran ({0}); nothing was changed, run it again")]
+    Raced(String),
 }
 
 impl From<rusqlite::Error> for LedgerError {

@@ -273,6 +273,13 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Undoes [`Tx::remove_slot`] when git refused to remove the worktree.
+    pub fn restore_slot(&self, path: &str) -> Result<()> {
+        self.conn
+            .execute("UPDATE slots SET removed_at = NULL WHERE path = ?1", [path])?;
+        Ok(())
+    }
+
     pub fn insert_task(&self, t: &NewTask<'_>) -> Result<Task> {
         self.conn.execute(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
@@ -300,7 +307,8 @@ impl Tx<'_> {
         let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
         self.conn.execute(
             "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
-             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6",
+             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6 \
+             AND state <> 'done'",
             params![state.as_str(), step, self.now, pid, start, id],
         )?;
         Ok(())

@@ -39,15 +39,25 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
     let adopted = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(&common)?;
         let view = tx.view();
+        let (tenure, fresh) = match tx.acquire(&res, &holder, None)? {
+            Acquire::Acquired { tenure, fresh, .. } => (tenure, fresh),
+            Acquire::Held(_) => return Ok(None),
+        };
+        // The same holder already leases this path (the worktree was removed and added again):
+        // that open task keeps it, and only the stamp is written again. Never two tasks on one
+        // lease.
+        if !fresh {
+            let task = view.task_by_lease(&tenure.lease_id)?;
+            return Ok(task
+                .filter(|t| t.state != TaskState::Done)
+                .map(|t| (t.name, tenure)));
+        }
         let mut name = base.clone();
         let mut n = 2;
         while view.open_task(&repo_row.id, &name)?.is_some() {
             name = format!("{}-{n}", &base[..base.len().min(60)]);
             n += 1;
         }
-        let Acquire::Acquired { tenure, .. } = tx.acquire(&res, &holder, None)? else {
-            return Ok(None);
-        };
         let task = tx.insert_task(&NewTask {
             repo_id: &repo_row.id,
             name: &name,

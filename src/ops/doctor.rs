@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::pool;
 use super::procs::{self, ProcessId};
+use super::prune::OnDisk;
 use super::teardown::{self, TeardownOptions};
 use super::{Context, Result, safety, spawn, stamp, tasks};
 use crate::git::Git;
@@ -191,9 +192,12 @@ fn expired_leases(
         let Some(held) = info.held.filter(|t| t.state(now) == TenureState::Expired) else {
             continue;
         };
-        let task = ledger
-            .read(|v| v.task_by_lease(&held.lease_id))?
-            .filter(|t| t.state == TaskState::Active);
+        let task = ledger.read(|v| v.task_by_lease(&held.lease_id))?;
+        // A spawn or teardown still at work (or crashed: `stuck_tasks` settles those) is not an
+        // expired lease blocking a slot.
+        if task.as_ref().is_some_and(|t| t.state != TaskState::Active) {
+            continue;
+        }
         let name = task
             .as_ref()
             .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
@@ -241,7 +245,9 @@ fn expired_leases(
     Ok(())
 }
 
-/// Slots the ledger knows but the disk lost.
+/// Slots the ledger knows but the disk lost. A slot whose task is still spawning or tearing
+/// down is left alone: its directory may simply not exist *yet* (that task's process, or
+/// `stuck_tasks` once it is gone, settles it).
 fn missing_slots(
     git: &Git,
     common: &Path,
@@ -250,19 +256,22 @@ fn missing_slots(
     repair: bool,
     out: &mut Vec<Problem>,
 ) -> Result<()> {
-    let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;
+    let slots = ledger.read(|v| pool::slots(v, repo_id))?;
     for info in slots
         .into_iter()
         .filter(|i| !Path::new(&i.slot.path).exists())
     {
-        let live_task: Option<Task> = match info.held.as_ref().filter(|t| t.is_live(now)) {
+        let task: Option<Task> = match &info.held {
             Some(t) => ledger.read(|v| v.task_by_lease(&t.lease_id))?,
             None => None,
         };
+        if task.as_ref().is_some_and(|t| t.state != TaskState::Active) {
+            continue;
+        }
         let mut p = Problem {
             kind: "missing-slot",
             subject: info.slot.path.clone(),
-            detail: match &live_task {
+            detail: match &task {
                 Some(t) => format!(
                     "slot {} of active task {} is gone from disk; its commits are on {}",
                     info.slot.n, t.name, t.branch
@@ -274,11 +283,11 @@ fn missing_slots(
             command: None,
         };
         if repair {
-            if let Some(task) = &live_task {
+            if let Some(task) = &task {
                 spawn::abandon(ledger, task, "slot-missing")?;
             }
-            super::prune::remove_slot(git, common, ledger, &info.slot.path)?;
-            p.repaired = true;
+            p.repaired =
+                super::prune::remove_slot(git, common, ledger, &info.slot.path, OnDisk::Missing)?;
         }
         out.push(p);
     }

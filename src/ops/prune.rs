@@ -40,8 +40,19 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneRepor
             report.kept.push((info.slot.path, why));
             continue;
         }
-        if yes {
-            remove_slot(&git, &repo.loc.common_dir, ledger, &info.slot.path)?;
+        if yes
+            && !remove_slot(
+                &git,
+                &repo.loc.common_dir,
+                ledger,
+                &info.slot.path,
+                OnDisk::Present,
+            )?
+        {
+            report
+                .kept
+                .push((info.slot.path, vec!["it was leased while prune ran".into()]));
+            continue;
         }
         report.removed.push(info.slot.path);
     }
@@ -67,28 +78,59 @@ fn keep_reasons(repo: &crate::git::Repo, info: &SlotInfo, now: i64) -> Vec<Strin
     safety::reuse_blockers(repo, path)
 }
 
+/// Whether `remove_slot` expects the slot's directory to be there (prune) or gone (doctor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDisk {
+    Present,
+    Missing,
+}
+
 /// Unregisters and deletes a slot's worktree (git checks it is clean once more) and marks the
-/// slot pruned. Its resource and token history stay in the ledger.
-pub fn remove_slot(git: &Git, common: &Path, ledger: &mut Ledger, path: &str) -> Result<()> {
-    {
-        let _lock = super::pool::lock_worktree_list(common)?;
-        if Path::new(path).exists() {
-            // Unlocking an unlocked worktree fails harmlessly; `remove` is what must succeed.
-            let _ = git.output(&["worktree", "unlock", path]);
-            git.run(&["worktree", "remove", path])?;
-        } else {
-            let _ = git.output(&["worktree", "unlock", path]);
-            git.run(&["worktree", "prune"])?;
+/// slot pruned; its resource and token history stay in the ledger. Returns whether it did.
+///
+/// The slot is claimed in the ledger first, under the worktree-list lock: one transaction checks
+/// that no tenure holds it and marks it pruned, so a spawn that chose it meanwhile either leased
+/// it before (and the slot is kept) or finds it pruned and picks another. A decision taken from
+/// an older read must never delete a worktree that was leased since.
+pub fn remove_slot(
+    git: &Git,
+    common: &Path,
+    ledger: &mut Ledger,
+    path: &str,
+    expect: OnDisk,
+) -> Result<bool> {
+    let _lock = super::pool::lock_worktree_list(common)?;
+    if (expect == OnDisk::Missing) == Path::new(path).exists() {
+        return Ok(false); // The disk changed since we looked: leave it to the next run.
+    }
+    let res = crate::ledger::Resource::worktree(path);
+    let claimed = ledger.write(|tx| {
+        let view = tx.view();
+        if view.slot_by_path(path)?.is_none() || view.held(&res)?.is_some() {
+            return Ok(false);
         }
+        tx.remove_slot(path)?;
+        tx.log(EventKind::SlotPruned, &res, None, None)?;
+        Ok(true)
+    })?;
+    if !claimed {
+        return Ok(false);
+    }
+    // Unlocking an unlocked worktree fails harmlessly; `remove` (or `prune`) must succeed.
+    let _ = git.output(&["worktree", "unlock", path]);
+    let removed = match expect {
+        OnDisk::Present => git.run(&["worktree", "remove", path]),
+        OnDisk::Missing => git.run(&["worktree", "prune"]),
+    };
+    if let Err(e) = removed {
+        // git kept the worktree (it found changes, say): so does the ledger.
+        ledger.write(|tx| tx.restore_slot(path))?;
+        let _ = git.output(&["worktree", "lock", "--reason", "git-hand slot", path]);
+        return Err(e.into());
     }
     if let Some(parent) = Path::new(path).parent() {
         // The `<n>` directory held only this worktree; a non-empty one is left alone.
         let _ = std::fs::remove_dir(parent);
     }
-    ledger.write(|tx| {
-        tx.remove_slot(path)?;
-        let res = crate::ledger::Resource::worktree(path);
-        tx.log(EventKind::SlotPruned, &res, None, None)
-    })?;
-    Ok(())
+    Ok(true)
 }

@@ -12,7 +12,9 @@ use super::{Context, Error, Result, base, names, procs, stamp};
 use crate::clock::Millis;
 use crate::failpoint;
 use crate::git::{Git, Repo};
-use crate::ledger::{self, By, EventKind, Ledger, NewTask, Resource, Task, TaskState, Tenure};
+use crate::ledger::{
+    self, By, EventKind, Ledger, LedgerError, NewTask, Renew, Resource, Task, TaskState, Tenure,
+};
 
 #[derive(Debug, Clone)]
 pub struct SpawnOptions<'a> {
@@ -140,7 +142,6 @@ pub fn spawn(
                     branch: &branch,
                     base_oid: &base.oid,
                     holder: opts.holder,
-                    ttl: opts.ttl,
                     issue: issue_resource.as_ref().zip(issue),
                     me,
                 },
@@ -157,6 +158,18 @@ pub fn spawn(
                 continue;
             }
             IntentOutcome::TaskExists(existing) => return resume_existing(ledger, *existing, opts),
+            IntentOutcome::BranchTaken(other) => {
+                return Err(Error::precondition(
+                    format!(
+                        "branch {branch} belongs to open task {}; nothing was created",
+                        other.name
+                    ),
+                    vec![format!(
+                        "git hand teardown {}   # end that task first",
+                        other.name
+                    )],
+                ));
+            }
             IntentOutcome::IssueHeld(t) => return Err(issue_held(issue.unwrap_or_default(), &t)),
         };
         failpoint::hit("spawn-after-intent");
@@ -192,16 +205,17 @@ pub fn spawn(
             ));
         }
         failpoint::hit("spawn-after-stamp");
-        let task = ledger.write(|tx| {
-            tx.set_task_state(task.id, TaskState::Active, "active", None)?;
-            tx.log(
-                EventKind::TaskSpawned,
-                &tenure.resource,
-                Some(&tenure),
-                Some(&format!("task {task_name} on {branch}")),
-            )?;
-            Ok(tx.view().task(task.id)?.unwrap_or(task))
-        })?;
+        let Some((task, tenure, issue_tenure)) =
+            ledger.write(|tx| activate(tx, &task, &tenure, issue_tenure.as_ref(), opts.ttl))?
+        else {
+            return Err(Error::failed(
+                format!(
+                    "task {task_name} was settled by someone else (git hand doctor --repair?) while it \
+                     was being spawned; it is not active and holds no lease"
+                ),
+                vec![format!("git hand spawn {task_name}   # start it again")],
+            ));
+        };
         let source = if matches!(plan, Plan::Reuse(_)) {
             SlotSource::Reused
         } else {
@@ -223,6 +237,54 @@ pub fn spawn(
         "every free slot was taken by concurrent spawns; nothing was created",
         vec!["run the same git hand spawn again".into()],
     ))
+}
+
+/// The activation transaction: the task becomes active only if it is still spawning and its
+/// leases are still the ones its intent took (a `doctor --repair` may have settled it meanwhile),
+/// and the leases get the TTL asked for. `None` when the task was settled under us.
+fn activate(
+    tx: &ledger::Tx<'_>,
+    task: &Task,
+    tenure: &Tenure,
+    issue: Option<&Tenure>,
+    ttl: Option<Millis>,
+) -> ledger::Result<Option<(Task, Tenure, Option<Tenure>)>> {
+    let view = tx.view();
+    let still_spawning = view
+        .task(task.id)?
+        .is_some_and(|t| t.state == TaskState::Spawning);
+    let still_held = view
+        .current(&tenure.resource)?
+        .is_some_and(|t| t.lease_id == tenure.lease_id);
+    if !still_spawning || !still_held {
+        return Ok(None);
+    }
+    let Renew::Renewed(tenure) = tx.renew(&tenure.resource, By::Lease(&tenure.lease_id), ttl)?
+    else {
+        return Ok(None);
+    };
+    let issue = match issue {
+        Some(t) => match tx.renew(&t.resource, By::Lease(&t.lease_id), ttl)? {
+            Renew::Renewed(t) => Some(t),
+            Renew::NotHolder(_) => {
+                return Err(LedgerError::Raced(format!(
+                    "issue lease of task {} ended",
+                    task.name
+                )));
+            }
+        },
+        None => None,
+    };
+    tx.set_task_state(task.id, TaskState::Active, "active", None)?;
+    let detail = format!("task {} on {}", task.name, task.branch);
+    tx.log(
+        EventKind::TaskSpawned,
+        &tenure.resource,
+        Some(&tenure),
+        Some(&detail),
+    )?;
+    let task = view.task(task.id)?.unwrap_or_else(|| task.clone());
+    Ok(Some((task, tenure, issue)))
 }
 
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
@@ -303,7 +365,6 @@ struct Intent<'a> {
     branch: &'a str,
     base_oid: &'a str,
     holder: &'a str,
-    ttl: Option<Millis>,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
 }
@@ -319,6 +380,8 @@ enum IntentOutcome {
     /// A concurrent spawn leased the slot between our read and our write.
     LostSlot,
     TaskExists(Box<Task>),
+    /// Another open task works on the branch.
+    BranchTaken(Box<Task>),
     IssueHeld(Box<Tenure>),
 }
 
@@ -338,23 +401,36 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         tx.log(EventKind::Refused, res, Some(&live), Some(&why))?;
         return Ok(IntentOutcome::IssueHeld(Box::new(live)));
     }
+    // Two open tasks on one branch would fence each other's pushes.
+    if let Some(other) = view.open_task_on_branch(i.repo_id, i.branch)? {
+        return Ok(IntentOutcome::BranchTaken(Box::new(other)));
+    }
     let slot_res = Resource::worktree(i.path);
     if i.create {
         tx.ensure_slot(i.repo_id, i.n, i.path)?;
+    } else if view.slot_by_path(i.path)?.is_none() {
+        // Pruned since we looked: prune claims a slot in the ledger before removing it.
+        return Ok(IntentOutcome::LostSlot);
     }
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
     // task) means a concurrent spawn won it.
     if view.current(&slot_res)?.is_some() {
         return Ok(IntentOutcome::LostSlot);
     }
-    let tenure = match tx.acquire(&slot_res, i.holder, i.ttl)? {
+    // Both leases are open-ended while the spawn works and get their TTL when the task becomes
+    // active: a TTL shorter than the checkout must not let another spawn take the slot over
+    // while this one is still switching it (two tasks in one worktree).
+    let tenure = match tx.acquire(&slot_res, i.holder, None)? {
         ledger::Acquire::Acquired { tenure, .. } => tenure,
         ledger::Acquire::Held(_) => return Ok(IntentOutcome::LostSlot),
     };
     let issue_tenure = match i.issue {
-        Some((res, _)) => match tx.acquire(res, i.holder, i.ttl)? {
+        Some((res, _)) => match tx.acquire(res, i.holder, None)? {
             ledger::Acquire::Acquired { tenure, .. } => Some(tenure),
-            ledger::Acquire::Held(t) => return Ok(IntentOutcome::IssueHeld(Box::new(t))),
+            // Checked above in this transaction; should it ever happen, roll everything back.
+            ledger::Acquire::Held(t) => {
+                return Err(LedgerError::Raced(format!("issue held by {}", t.holder)));
+            }
         },
         None => None,
     };

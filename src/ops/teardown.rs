@@ -10,7 +10,7 @@ use std::path::Path;
 use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
-use crate::ledger::{By, EventKind, Ledger, Resource, Task, TaskState, Tenure};
+use crate::ledger::{Acquire, By, EventKind, Ledger, Resource, Task, TaskState, Tenure};
 
 #[derive(Debug, Clone)]
 pub struct TeardownOptions<'a> {
@@ -95,15 +95,24 @@ pub fn teardown(
     let branch_exists = repo
         .ref_oid(&format!("refs/heads/{}", task.branch))
         .is_some();
-    let discarded = if on_disk {
-        check_and_clean(repo, &task, path, branch_exists, opts, ledger)?
+    let dirty = if on_disk {
+        check(repo, &task, path, branch_exists, opts)?
     } else {
         vec![]
     };
-    if !on_disk {
-        ledger
-            .write(|tx| tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me())))?;
-    }
+    // The checks above only read; from the claim on, the slot is provably this task's.
+    let Some(task) = claim(ledger, &task)? else {
+        let successor = ledger.read(|v| v.current(&Resource::worktree(slot.clone())))?;
+        let task = finish(ledger, &task, "lease-ended")?;
+        return Ok(TornDown::LeaseEnded { task, successor });
+    };
+    failpoint::hit("teardown-after-intent");
+    let discarded = if opts.force && !dirty.is_empty() {
+        discard(path)?;
+        dirty
+    } else {
+        vec![]
+    };
     failpoint::hit("teardown-after-clean");
     // The stamp stays: it names the tenure that is about to end, so a zombie left in the
     // worktree without a credential in its environment is still refused ("released"). The next
@@ -130,15 +139,14 @@ fn me() -> (i64, Option<i64>) {
 }
 
 /// Refuses unlanded work (uncommitted files without `force`; commits on no remote-tracking ref
-/// and not in the base without `force`; commits on no branch at all, ever), then records the
-/// intent and, with `force`, discards uncommitted changes. Fails closed: a git error refuses.
-fn check_and_clean(
+/// and not in the base without `force`; commits on no branch at all, ever) and returns the
+/// uncommitted files. Only reads. Fails closed: a git error refuses.
+fn check(
     repo: &crate::git::Repo,
     task: &Task,
     path: &Path,
     branch_exists: bool,
     opts: &TeardownOptions<'_>,
-    ledger: &mut Ledger,
 ) -> Result<Vec<String>> {
     let git = Git::new(path);
     let refuse = |what: &str, e: &dyn std::fmt::Display| {
@@ -226,14 +234,46 @@ fn check_and_clean(
             ],
         ));
     }
-    ledger.write(|tx| tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me())))?;
-    failpoint::hit("teardown-after-intent");
-    if force && !dirty.is_empty() {
-        // Ignored files (the build cache) survive: `clean` runs without -x.
-        git.run(&["reset", "--hard", "--quiet"])?;
-        git.run(&["clean", "-d", "--force", "--quiet"])?;
-    }
-    Ok(if force { dirty } else { vec![] })
+    Ok(dirty)
+}
+
+/// With `--force`, discards uncommitted changes. Ignored files (the build cache) survive:
+/// `clean` runs without -x.
+fn discard(path: &Path) -> Result<()> {
+    let git = Git::new(path);
+    git.run(&["reset", "--hard", "--quiet"])?;
+    git.run(&["clean", "-d", "--force", "--quiet"])?;
+    Ok(())
+}
+
+/// The intent transaction: the slot tenure must still be the task's (else `None`: the slot is
+/// someone else's now and nothing on disk may be touched). An expired tenure is taken back
+/// first (a new tenure for the same holder, so no spawn can take the slot over while teardown
+/// works in it, and the old credential is stale from here on). Records `tearing-down`.
+fn claim(ledger: &mut Ledger, task: &Task) -> Result<Option<Task>> {
+    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    Ok(ledger.write(|tx| {
+        let view = tx.view();
+        let Some(held) = view.held(&slot)? else {
+            return Ok(None);
+        };
+        let ours = match &task.lease_id {
+            Some(id) => held.lease_id == *id,
+            // A row from an older ledger has no lease id: fall back to the holder.
+            None => held.holder == task.holder,
+        };
+        if !ours {
+            return Ok(None);
+        }
+        if !held.is_live(tx.now()) {
+            let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)? else {
+                return Ok(None);
+            };
+            tx.set_task_lease(task.id, &slot.key, &tenure.lease_id)?;
+        }
+        tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me()))?;
+        view.task(task.id)
+    })?)
 }
 
 fn indent(lines: &[String]) -> String {

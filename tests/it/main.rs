@@ -11,4 +11,5 @@ mod lease_cli;
 mod ledger;
 mod newcomer;
 mod pool;
+mod races;
 mod support;
