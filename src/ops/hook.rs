@@ -85,8 +85,9 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     let mut out = PrePush {
         refusal: None,
         finding: None,
-        head_branch: repo.head_branch(),
-        head_oid: repo.head_oid(),
+        // Filled in only for a refusal's advice: the allow path reads no HEAD.
+        head_branch: None,
+        head_oid: None,
         now: 0,
     };
     let Some(mut ledger) = Ledger::open_existing(&ledger_path)? else {
@@ -159,6 +160,8 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     }
     if let Some(refusal) = &out.refusal {
         record_refusal(&mut ledger, &finding, refusal, &workdir)?;
+        out.head_branch = repo.head_branch();
+        out.head_oid = repo.head_oid();
     }
     out.finding = Some(finding);
     Ok(out)
