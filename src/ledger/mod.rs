@@ -186,6 +186,18 @@ impl Ledger {
         Ok(out)
     }
 
+    /// Like [`Ledger::write`], but the commit is not fsynced (WAL `synchronous=NORMAL`): it
+    /// survives a crash of the process, not a power cut, until the next durable commit syncs the
+    /// WAL. Only for bookkeeping that follows a durable intent and that recovery redoes when it is
+    /// lost (spawn's activation, teardown's release and finish: `doctor` settles a `spawning` or
+    /// `tearing-down` row). A token is never handed out by a relaxed commit.
+    pub fn write_relaxed<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let out = self.write(f);
+        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        out
+    }
+
     /// Truncates the WAL once it holds more than [`WAL_CHECKPOINT_BYTES`]. Every git-hand
     /// process is the first connection to open the ledger, and the first connection rebuilds the
     /// WAL index by reading every frame, so a long WAL slows every start-up (measured: ~10 ms at

@@ -205,8 +205,8 @@ pub fn spawn(
             ));
         }
         failpoint::hit("spawn-after-stamp");
-        let Some((task, tenure, issue_tenure)) =
-            ledger.write(|tx| activate(tx, &task, &tenure, issue_tenure.as_ref(), opts.ttl))?
+        let Some((task, tenure, issue_tenure)) = ledger
+            .write_relaxed(|tx| activate(tx, &task, &tenure, issue_tenure.as_ref(), opts.ttl))?
         else {
             return Err(Error::failed(
                 format!(
