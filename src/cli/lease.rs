@@ -98,7 +98,10 @@ pub struct TtlArg {
 }
 
 pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
-    let mut ledger = ctx.open_ledger()?;
+    let mut ledger = match &cmd {
+        LeaseCommand::Current { .. } | LeaseCommand::List { .. } => ctx.ledger_for_reading()?,
+        _ => ctx.open_ledger()?,
+    };
     let (report, json) = match cmd {
         LeaseCommand::Acquire {
             issue,

@@ -37,7 +37,7 @@ fn task_json(v: &TaskView) -> Value {
 }
 
 pub fn list(ctx: &Context, args: ListArgs) -> Result<Done, Failure> {
-    let mut ledger = ctx.open_ledger()?;
+    let mut ledger = ctx.ledger_for_reading()?;
     let listing = tasks::list(ctx, &mut ledger, args.all)?;
     if args.json {
         let free: Vec<Value> = listing

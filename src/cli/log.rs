@@ -20,7 +20,7 @@ pub struct LogArgs {
 }
 
 pub fn log(ctx: &Context, args: LogArgs) -> Result<Done, Failure> {
-    let mut ledger = ctx.open_ledger()?;
+    let mut ledger = ctx.ledger_for_reading()?;
     let (events, now) = lease::log(&mut ledger, args.limit)?;
     if args.json {
         let events: Vec<Value> = events

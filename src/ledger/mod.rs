@@ -125,6 +125,22 @@ impl Ledger {
         })
     }
 
+    /// An empty ledger in memory: what a read-only verb sees where no ledger file exists yet, so
+    /// that reading never creates one.
+    pub fn empty() -> Result<Self> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|source| LedgerError::OpenSql {
+            path: path.clone(),
+            source,
+        })?;
+        schema::migrate(&conn, &path)?;
+        Ok(Self {
+            conn,
+            path,
+            clock: Box::new(SystemClock),
+        })
+    }
+
     /// Opens an existing ledger for reading only: it is never created, migrated or written.
     /// Returns `Ok(None)` when there is no ledger file. This is the pre-push allow path: one
     /// read and no write.

@@ -51,6 +51,17 @@ impl Context {
         Ok(Ledger::open(&self.ledger_location()?.path)?)
     }
 
+    /// The ledger for a verb that only reads: the real one when it exists, else an empty one in
+    /// memory, so `list`, `log` and friends never create a ledger file.
+    pub fn ledger_for_reading(&self) -> Result<Ledger> {
+        let path = self.ledger_location()?.path;
+        if path.exists() {
+            Ok(Ledger::open(&path)?)
+        } else {
+            Ok(Ledger::empty()?)
+        }
+    }
+
     /// `--holder`, else `GIT_HAND_HOLDER`, else `user@host`.
     pub fn holder(&self, explicit: Option<&str>) -> Result<String> {
         let env = std::env::var("GIT_HAND_HOLDER")

@@ -145,7 +145,7 @@ fn renew_by_a_stranger_names_the_holder_and_exits_3() {
 fn concurrent_acquire_release_issues_every_token_once() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    env.hand(&repo, &["lease", "list"]).ok(); // create the ledger once, up front
+    env.hand(&repo, &["lease", "release", "0"]).ok(); // create the ledger once, up front
     let script = r#"
         i=0
         while [ $i -lt 50 ]; do
@@ -204,4 +204,24 @@ fn concurrent_acquire_release_issues_every_token_once() {
         })
         .unwrap();
     assert_eq!(distinct, 400);
+}
+
+#[test]
+fn reading_verbs_never_create_the_ledger() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    for args in [
+        &["list"][..],
+        &["log"],
+        &["lease", "current", "1"],
+        &["lease", "list"],
+        &["status"],
+        &[],
+    ] {
+        let run = env.hand(&repo, args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    }
+    assert!(!env.ledger().exists(), "a read created the ledger");
+    let free = env.hand(&repo, &["lease", "current", "1", "--json"]).json();
+    assert_eq!(free["outcome"], "free");
 }

@@ -107,7 +107,7 @@ fn ledger_newer_than_the_binary_is_refused_and_left_byte_identical() {
 fn the_binary_refuses_a_newer_ledger_with_exit_3_naming_both_versions() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    env.hand(&repo, &["lease", "list"]).ok();
+    env.hand(&repo, &["lease", "release", "0"]).ok(); // creates the ledger
     {
         let conn = rusqlite::Connection::open(env.ledger()).unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();

@@ -269,7 +269,7 @@ fn invalid_task_names_exit_2_and_create_nothing() {
 fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    env.hand(&repo, &["list"]).ok();
+    env.hand(&repo, &["lease", "release", "0"]).ok(); // creates the ledger up front
     let spawns = (0..8)
         .map(|n| {
             let mut c = env.command(crate::support::BIN, &repo);
