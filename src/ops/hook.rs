@@ -75,13 +75,7 @@ pub struct PrePush {
 /// Judges a push from the worktree of `ctx`.
 pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     let repo = ctx.repo()?;
-    let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
-    // The stamp names the ledger that granted this worktree's lease: follow it, so a hook running
-    // under another HOME or XDG_STATE_HOME still checks the right ledger instead of failing open.
-    let ledger_path = match &stamp {
-        Some(s) => s.ledger.clone(),
-        None => ctx.ledger_location()?.path,
-    };
+    let subject = verdict::Subject::of(ctx)?;
     let mut out = PrePush {
         refusal: None,
         finding: None,
@@ -90,20 +84,11 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
         head_oid: None,
         now: 0,
     };
-    let Some(mut ledger) = Ledger::open_existing(&ledger_path)? else {
-        if stamp.is_some() {
-            return Err(stamp::ledger_gone(&ledger_path, &repo.loc.admin_dir));
-        }
+    let Some(mut ledger) = subject.ledger(ctx)? else {
         return Ok(out); // git-hand never ran with this ledger: nothing to fence.
     };
-    let workdir = repo
-        .loc
-        .workdir
-        .as_deref()
-        .map(|w| w.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let workdir = &subject.key;
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let require = repo.config_bool("hand.requireCredential").unwrap_or(false);
     let fence = repo.config_bool("hand.fenceBranches").unwrap_or(true);
     let branches: Vec<String> = refs
         .iter()
@@ -112,13 +97,7 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
         .map(str::to_string)
         .collect();
     let (finding, fenced) = ledger.read(|v| {
-        let finding = verdict::judge(
-            v,
-            &workdir,
-            stamp.as_ref(),
-            verdict::env_credential(),
-            require,
-        )?;
+        let finding = subject.judge(v)?;
         let mut fenced = None;
         if fence && let Some(repo) = v.repo_by_dir(&common)? {
             for branch in &branches {
@@ -159,7 +138,7 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
         });
     }
     if let Some(refusal) = &out.refusal {
-        record_refusal(&mut ledger, &finding, refusal, &workdir)?;
+        record_refusal(&mut ledger, &finding, refusal, workdir)?;
         out.head_branch = repo.head_branch();
         out.head_oid = repo.head_oid();
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::pool::{self, SlotInfo};
 use super::verdict::{self, Finding};
-use super::{Context, Error, Result, stamp};
+use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tenure};
 
@@ -85,31 +85,15 @@ pub struct Here {
 /// Judges the current worktree the way the pre-push hook would. The stamp's ledger wins over
 /// the default location: it is the one that granted the lease.
 pub fn here(ctx: &Context) -> Result<Here> {
-    let repo = ctx.repo()?;
-    let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
-    let ledger_path = match &stamp {
-        Some(s) => s.ledger.clone(),
-        None => ctx.ledger_location()?.path,
-    };
-    let workdir = repo.loc.workdir.clone();
-    let require = repo.config_bool("hand.requireCredential").unwrap_or(false);
-    let key = workdir
-        .as_ref()
-        .map(|w| w.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let finding = match Ledger::open_existing(&ledger_path)? {
-        Some(mut ledger) => ledger.read(|v| {
-            verdict::judge(v, &key, stamp.as_ref(), verdict::env_credential(), require)
-        })?,
-        None if stamp.is_some() => {
-            return Err(stamp::ledger_gone(&ledger_path, &repo.loc.admin_dir));
-        }
+    let subject = verdict::Subject::of(ctx)?;
+    let finding = match subject.ledger(ctx)? {
+        Some(mut ledger) => ledger.read(|v| subject.judge(v))?,
         None => Finding::unmanaged(0),
     };
     Ok(Here {
-        workdir,
+        workdir: ctx.repo()?.loc.workdir.clone(),
         finding,
-        ledger: ledger_path,
+        ledger: subject.ledger_path,
     })
 }
 

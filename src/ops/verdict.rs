@@ -3,11 +3,14 @@
 //!
 //! Judging is a pure read of one ledger snapshot: the allow path writes nothing.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
-use super::stamp::Stamp;
+use super::stamp::{self, Stamp};
+use super::{Context, Result};
 use crate::clock::Millis;
-use crate::ledger::{Resource, Task, Tenure, TenureState, View};
+use crate::ledger::{Ledger, Resource, Task, Tenure, TenureState, View};
 
 /// Where the credential came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -188,4 +191,66 @@ pub fn judge(
         }
     }
     Ok(f)
+}
+
+/// The worktree a verdict is about: its stamp, its key in the ledger, the ledger that granted its
+/// lease, and whether the environment must carry the credential. Shared by `status`, `check`
+/// and the pre-push hook, so all three look in the same ledger.
+pub struct Subject {
+    pub stamp: Option<Stamp>,
+    /// The work tree's realpath (a slot's ledger key).
+    pub key: String,
+    /// The stamp's ledger when there is a stamp (it granted the lease: a hook running under
+    /// another HOME or XDG_STATE_HOME still checks the right one instead of failing open), else
+    /// the default location.
+    pub ledger_path: PathBuf,
+    pub require_env: bool,
+}
+
+impl Subject {
+    pub fn of(ctx: &Context) -> Result<Self> {
+        let repo = ctx.repo()?;
+        let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
+        let ledger_path = match &stamp {
+            Some(s) => s.ledger.clone(),
+            None => ctx.ledger_location()?.path,
+        };
+        let key = repo
+            .loc
+            .workdir
+            .as_deref()
+            .map(|w| w.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let require_env = repo.config_bool("hand.requireCredential").unwrap_or(false);
+        Ok(Self {
+            stamp,
+            key,
+            ledger_path,
+            require_env,
+        })
+    }
+
+    /// The granting ledger, never created. `None` when there is none and nothing was stamped
+    /// (git-hand never ran here); a stamped worktree whose ledger is gone is an error.
+    pub fn ledger(&self, ctx: &Context) -> Result<Option<Ledger>> {
+        match Ledger::open_existing(&self.ledger_path)? {
+            Some(ledger) => Ok(Some(ledger)),
+            None if self.stamp.is_some() => Err(stamp::ledger_gone(
+                &self.ledger_path,
+                &ctx.repo()?.loc.admin_dir,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// The verdict, with the credential from the environment, else the stamp.
+    pub fn judge(&self, view: &View<'_>) -> crate::ledger::Result<Finding> {
+        judge(
+            view,
+            &self.key,
+            self.stamp.as_ref(),
+            env_credential(),
+            self.require_env,
+        )
+    }
 }
