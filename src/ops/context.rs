@@ -102,16 +102,3 @@ pub fn expand_home(path: &str) -> PathBuf {
         _ => PathBuf::from(path),
     }
 }
-
-impl Error {
-    /// Adds the command that gets the user out of this error.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        match &mut self {
-            Error::Usage { hints, .. }
-            | Error::Precondition { hints, .. }
-            | Error::Failed { hints, .. } => hints.push(hint.into()),
-            _ => {}
-        }
-        self
-    }
-}

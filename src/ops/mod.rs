@@ -64,6 +64,17 @@ impl Error {
             hints,
         }
     }
+
+    /// Adds the command that gets the user out of this error.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        match &mut self {
+            Error::Usage { hints, .. }
+            | Error::Precondition { hints, .. }
+            | Error::Failed { hints, .. } => hints.push(hint.into()),
+            _ => {}
+        }
+        self
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

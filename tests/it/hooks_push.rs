@@ -28,11 +28,7 @@ fn push_as(env: &TestEnv, dir: &Path, cred: Option<&[(String, String); 2]>, args
         }
     }
     let out = cmd.output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+    Run::from(out)
 }
 
 fn remote_oid(env: &TestEnv, branch: &str) -> Option<String> {

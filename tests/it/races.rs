@@ -46,11 +46,7 @@ fn start_slow(env: &TestEnv, slow: &Path, dir: &Path, args: &[&str]) -> Child {
 
 fn finish(child: Child) -> Run {
     let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+    Run::from(out)
 }
 
 fn pause(ms: u64) {
