@@ -29,6 +29,22 @@ pub enum HookCommand {
     },
 }
 
+/// `git-hand hook <name> <args>...` exactly as the shims run it, read without clap: the hooks run
+/// inside every push and checkout, and building the whole command line first cost a quarter of
+/// a millisecond there. Anything else (e.g. `-C`) goes through clap as usual.
+pub fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookCommand> {
+    argv.next()?; // the program
+    if argv.next()? != "hook" {
+        return None;
+    }
+    let name = argv.next()?;
+    let args = argv.collect();
+    match name.to_str()?.parse::<HookName>().ok()? {
+        HookName::PrePush => Some(HookCommand::PrePush { args }),
+        HookName::PostCheckout => Some(HookCommand::PostCheckout { args }),
+    }
+}
+
 fn say(lines: &[String]) {
     let mut err = std::io::stderr().lock();
     for line in lines {

@@ -111,7 +111,14 @@ impl Done {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = match hook::parse_direct(std::env::args_os()) {
+        Some(command) => Ok(Cli {
+            dir: None,
+            command: Some(Command::Hook(command)),
+        }),
+        None => Cli::try_parse(),
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -32,6 +32,12 @@ pub use tasks::{NewTask, Slot, Task, TaskState};
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How often a waiting connection tries the lock again during its first [`FAST_POLL_FOR`], and
+/// after it. See [`wait_for_the_lock`].
+const FAST_POLL: Duration = Duration::from_micros(100);
+const FAST_POLL_FOR: Duration = Duration::from_millis(20);
+const SLOW_POLL: Duration = Duration::from_millis(1);
+
 /// Everything that can go wrong with the ledger.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
@@ -64,6 +70,8 @@ pub enum LedgerError {
     },
     #[error("ledger error: {0}")]
     Sql(rusqlite::Error),
+    #[error("cannot write the ledger to disk: {0}")]
+    Sync(std::io::Error),
     #[error("cannot create a random id: {0}")]
     Random(std::io::Error),
     #[error("the ledger holds a row it cannot read: {0}")]
@@ -97,6 +105,9 @@ pub struct Ledger {
     conn: Connection,
     path: PathBuf,
     clock: Box<dyn Clock>,
+    /// The WAL did not exist when this connection opened the ledger: the first durable commit
+    /// must also sync the directory that now lists it (SQLite does this for its own syncs).
+    wal_is_new: bool,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -116,12 +127,14 @@ impl Ledger {
 
     /// Opens the ledger with an injected clock (tests and simulations).
     pub fn open_with_clock(path: &Path, clock: Box<dyn Clock>) -> Result<Self> {
+        let wal_is_new = !wal_path(path).exists();
         let conn = connect(path)?;
         schema::migrate(&conn, path)?;
         Ok(Self {
             conn,
             path: path.to_path_buf(),
             clock,
+            wal_is_new,
         })
     }
 
@@ -138,6 +151,7 @@ impl Ledger {
             conn,
             path,
             clock: Box::new(SystemClock),
+            wal_is_new: false,
         })
     }
 
@@ -148,7 +162,8 @@ impl Ledger {
         if !path.exists() {
             return Ok(None);
         }
-        let conn = Connection::open_with_flags(
+        let wal_is_new = !wal_path(path).exists();
+        let mut conn = Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
@@ -156,7 +171,7 @@ impl Ledger {
             path: path.to_path_buf(),
             source,
         })?;
-        configure(&conn)?;
+        configure(&mut conn)?;
         let found = refuse_newer(&conn, path)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         if found < LATEST_VERSION {
@@ -168,6 +183,7 @@ impl Ledger {
             conn,
             path: path.to_path_buf(),
             clock: Box::new(SystemClock),
+            wal_is_new,
         }))
     }
 
@@ -177,8 +193,8 @@ impl Ledger {
 
     /// Changes how long a writer waits for another before [`LedgerError::Busy`] (tests use a
     /// short one; the binary keeps the 5 s default).
-    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
-        Ok(self.conn.busy_timeout(timeout)?)
+    pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<()> {
+        wait_for_the_lock(&mut self.conn, timeout)
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it when `f` succeeds.
@@ -214,19 +230,46 @@ impl Ledger {
         out
     }
 
+    /// Like [`Ledger::write`], but the commit's fsync runs on another thread while the caller
+    /// goes on: spawn records its intent, then runs git for milliseconds, and the disk write
+    /// hides behind it. The commit is visible to every process at once; it is durable once
+    /// [`PendingSync::wait`] returns, and nothing it records may be handed out (a token, a
+    /// printed path) before that.
+    pub fn write_syncing_meanwhile<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T>,
+    ) -> Result<(T, PendingSync)> {
+        let out = self.write_relaxed(f)?;
+        let wal = wal_path(&self.path);
+        // Only the first sync after the WAL was created needs the directory: later ones would
+        // pay for nothing.
+        let dir = std::mem::take(&mut self.wal_is_new)
+            .then(|| self.path.parent().map(Path::to_path_buf))
+            .flatten();
+        let syncing = std::thread::spawn(move || -> std::io::Result<()> {
+            // fsync makes the file durable whichever descriptor asks: SQLite's commit has
+            // written the frames to the WAL already and only skipped this call.
+            std::fs::File::open(&wal)?.sync_data()?;
+            if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        });
+        Ok((out, PendingSync(syncing)))
+    }
+
     /// Truncates the WAL once it holds more than [`WAL_CHECKPOINT_BYTES`]. Every git-hand
     /// process is the first connection to open the ledger, and the first connection rebuilds the
     /// WAL index by reading every frame, so a long WAL slows every start-up (measured: ~10 ms at
     /// 1 MiB); SQLite's own checkpoints cannot restart the WAL across processes, because that
     /// rebuild forgets what was already checkpointed. The truncation never waits: with a reader
     /// in the way it is left to the next writer.
-    fn keep_wal_short(&self) {
-        let mut wal = self.path.clone().into_os_string();
-        wal.push("-wal");
+    fn keep_wal_short(&mut self) {
+        let wal = wal_path(&self.path);
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_CHECKPOINT_BYTES) {
             let _ = self.conn.busy_timeout(Duration::ZERO);
             let _ = self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
-            let _ = self.conn.busy_timeout(BUSY_TIMEOUT);
+            let _ = wait_for_the_lock(&mut self.conn, BUSY_TIMEOUT);
         }
     }
 
@@ -250,6 +293,29 @@ impl Ledger {
         tx.finish()?;
         Ok(out)
     }
+}
+
+/// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk.
+#[must_use = "a commit is durable only once waited for"]
+pub struct PendingSync(std::thread::JoinHandle<std::io::Result<()>>);
+
+impl PendingSync {
+    /// Blocks until the commit is on disk.
+    pub fn wait(self) -> Result<()> {
+        match self.0.join() {
+            Ok(synced) => synced.map_err(LedgerError::Sync),
+            Err(_) => Err(LedgerError::Sync(std::io::Error::other(
+                "the thread syncing the ledger panicked",
+            ))),
+        }
+    }
+}
+
+/// SQLite's write-ahead log beside the ledger file.
+fn wal_path(ledger: &Path) -> PathBuf {
+    let mut wal = ledger.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
 }
 
 /// The largest `now` any writer has recorded.
@@ -284,11 +350,11 @@ fn connect(path: &Path) -> Result<Connection> {
         .mode(0o600)
         .open(path)
         .map_err(open_err)?;
-    let conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
+    let mut conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
         path: path.to_path_buf(),
         source,
     })?;
-    configure(&conn)?;
+    configure(&mut conn)?;
     refuse_newer(&conn, path)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
@@ -302,12 +368,39 @@ fn connect(path: &Path) -> Result<Connection> {
 /// (and every pre-push read) paid extra fsyncs and recreated both files on the next open. With
 /// it off the WAL persists, a commit costs the one fsync that makes a token durable before it is
 /// handed out, and [`Ledger::keep_wal_short`] bounds the WAL instead.
-fn configure(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+fn configure(conn: &mut Connection) -> Result<()> {
+    wait_for_the_lock(conn, BUSY_TIMEOUT)?;
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
         true,
     )?;
+    Ok(())
+}
+
+/// Makes `conn` wait up to `timeout` for another process's lock, polling every [`FAST_POLL`] at
+/// first. SQLite's own handler (behind `busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25 ms and
+/// more between tries: a spawn queued behind a commit that holds the lock for about a
+/// millisecond overslept by several, and eight parallel spawns piled up behind each other.
+fn wait_for_the_lock(conn: &mut Connection, timeout: Duration) -> Result<()> {
+    let mut since: Option<std::time::Instant> = None;
+    conn.busy_handler(Some(move |attempt: i32| {
+        let waited = if attempt == 0 {
+            since = Some(std::time::Instant::now());
+            Duration::ZERO
+        } else {
+            since.map_or(Duration::ZERO, |t| t.elapsed())
+        };
+        if waited >= timeout {
+            return false;
+        }
+        let nap = if waited < FAST_POLL_FOR {
+            FAST_POLL
+        } else {
+            SLOW_POLL
+        };
+        std::thread::sleep(nap.min(timeout - waited));
+        true
+    }))?;
     Ok(())
 }
 

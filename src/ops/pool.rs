@@ -132,6 +132,9 @@ pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotIn
 /// How a spawn will get its slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
+    /// A free slot, not yet proven safe: spawn claims it in the ledger first and proves it safe
+    /// after, so no other spawn can be probing (or switching) it meanwhile.
+    Claim(PathBuf),
     /// Switch an existing, proven-safe slot to the task's branch.
     Reuse(PathBuf),
     /// Create the worktree at a slot the ledger knows but the disk lost.
@@ -147,8 +150,13 @@ pub struct Skipped {
     pub why: Vec<String>,
 }
 
-/// Picks a slot: a free one proven safe, else an expired one proven safe, else a new number
-/// while under `max`. `exclude` holds slots lost to a concurrent spawn.
+/// Picks a slot: a free one (to claim, then prove safe), else an expired one proven safe, else a
+/// new number while under `max`. `exclude` holds slots lost to a concurrent spawn or found
+/// unsafe after a claim.
+///
+/// An expired slot is proven safe before it is claimed, because claiming it ends its task's
+/// lease for good: a slot whose task only let its lease lapse, with its work still in it, stays
+/// that task's.
 pub fn choose(
     infos: &[SlotInfo],
     numbers_used: &[(i64, String)],
@@ -160,8 +168,7 @@ pub fn choose(
 ) -> std::result::Result<(Plan, Vec<Skipped>), Vec<Skipped>> {
     let mut skipped = vec![];
     // Concurrent spawns all see the same free slots; starting each one's scan at a different
-    // slot (by pid) keeps them from probing (git status, git log) the same slot one after
-    // another: 8 parallel spawns ran 81 git processes instead of 32.
+    // slot (by pid) spreads their claims, so fewer of them lose a claim and plan again.
     let free: Vec<&SlotInfo> = infos.iter().filter(|i| i.is_free()).collect();
     let start = if free.is_empty() {
         0
@@ -192,6 +199,9 @@ pub fn choose(
         if !path.exists() {
             return Ok((Plan::Recreate(path), skipped));
         }
+        if info.is_free() {
+            return Ok((Plan::Claim(path), skipped));
+        }
         let why = safety::reuse_blockers(repo, &path);
         if why.is_empty() {
             return Ok((Plan::Reuse(path), skipped));
@@ -219,21 +229,28 @@ pub fn choose(
         }
         return Err(skipped);
     }
-    // The lowest number no present slot uses, whose directory is free, and which, if an old
-    // pruned slot had it, comes back at the same path (so its token history continues).
+    let present: Vec<i64> = infos.iter().map(|i| i.slot.n).collect();
+    let (n, path) = new_slot(&present, numbers_used, pool_dir, repo);
+    Ok((Plan::Create { n, path }, skipped))
+}
+
+/// The number and path of a new slot: the lowest number no present slot uses, whose directory
+/// is free, and which, if an old pruned slot had it, comes back at the same path (so its token
+/// history continues). Spawn asks again inside its intent transaction, where the answer cannot
+/// change under it.
+pub fn new_slot(
+    present: &[i64],
+    numbers_used: &[(i64, String)],
+    pool_dir: &Path,
+    repo: &Repo,
+) -> (i64, PathBuf) {
     let usable = |n: i64| {
         let path = slot_path(pool_dir, n, repo);
         let key = path.to_string_lossy();
-        !infos.iter().any(|i| i.slot.n == n)
+        !present.contains(&n)
             && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
             && !pool_dir.join(n.to_string()).exists()
     };
     let n = (1..).find(|n| usable(*n)).unwrap_or(1);
-    Ok((
-        Plan::Create {
-            n,
-            path: slot_path(pool_dir, n, repo),
-        },
-        skipped,
-    ))
+    (n, slot_path(pool_dir, n, repo))
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::pool::{self, Plan, Skipped};
-use super::{Context, Error, Result, base, names, procs, stamp};
+use super::{Context, Error, Result, base, names, procs, safety, stamp};
 use crate::clock::Millis;
 use crate::failpoint;
 use crate::git::{Git, Repo};
@@ -108,8 +108,11 @@ pub fn spawn(
     let max = pool::max_slots(repo);
     let me = procs::me();
 
+    // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
     let mut lost: Vec<PathBuf> = vec![];
-    for _ in 0..MAX_ATTEMPTS {
+    let mut unsafe_slots: Vec<Skipped> = vec![];
+    let mut races = 0;
+    while races < MAX_ATTEMPTS {
         let (infos, numbers, now) = ledger.read(|v| {
             Ok((
                 pool::slots(v, &repo_id)?,
@@ -118,9 +121,10 @@ pub fn spawn(
             ))
         })?;
         let (plan, skipped) = pool::choose(&infos, &numbers, &pool_dir, repo, max, now, &lost)
-            .map_err(|skipped| no_slot(max, &skipped))?;
+            .map_err(|skipped| no_slot(max, &[unsafe_slots.as_slice(), &skipped].concat()))?;
+        let skipped = [unsafe_slots.as_slice(), &skipped].concat();
         let (path, n) = match &plan {
-            Plan::Reuse(p) | Plan::Recreate(p) => {
+            Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
                 let n = infos
                     .iter()
                     .find(|i| Path::new(&i.slot.path) == p)
@@ -130,15 +134,23 @@ pub fn spawn(
             Plan::Create { n, path } => (path.clone(), *n),
         };
         let path_key = path.to_string_lossy().into_owned();
-        let intent = ledger.write(|tx| {
+        let claim = match plan {
+            Plan::Claim(_) | Plan::Reuse(_) => Claim::Free { path: &path_key },
+            Plan::Recreate(_) => Claim::Lost { n, path: &path_key },
+            Plan::Create { .. } => Claim::New {
+                pool_dir: &pool_dir,
+                repo,
+                max,
+            },
+        };
+        // Durable while git works below; waited for before the slot is handed out.
+        let (intent, synced) = ledger.write_syncing_meanwhile(|tx| {
             record_intent(
                 tx,
                 &Intent {
                     repo_id: &repo_id,
                     task: task_name,
-                    n,
-                    path: &path_key,
-                    create: matches!(plan, Plan::Create { .. }),
+                    claim,
                     branch: &branch,
                     base_oid: &base.oid,
                     holder: opts.holder,
@@ -147,18 +159,28 @@ pub fn spawn(
                 },
             )
         })?;
-        let (task, tenure, issue_tenure) = match intent {
+        let (task, tenure, issue_tenure, path, n) = match intent {
             IntentOutcome::Recorded {
                 task,
                 tenure,
                 issue_tenure,
-            } => (task, tenure, issue_tenure),
+                slot,
+            } => {
+                let path = PathBuf::from(&slot.path);
+                (task, tenure, issue_tenure, path, slot.n)
+            }
             IntentOutcome::LostSlot => {
+                synced.wait()?;
                 lost.push(path);
+                races += 1;
                 continue;
             }
-            IntentOutcome::TaskExists(existing) => return resume_existing(ledger, *existing, opts),
+            IntentOutcome::TaskExists(existing) => {
+                synced.wait()?;
+                return resume_existing(ledger, *existing, opts);
+            }
             IntentOutcome::BranchTaken(other) => {
+                synced.wait()?;
                 return Err(Error::precondition(
                     format!(
                         "branch {branch} belongs to open task {}; nothing was created",
@@ -170,9 +192,36 @@ pub fn spawn(
                     )],
                 ));
             }
-            IntentOutcome::IssueHeld(t) => return Err(issue_held(issue.unwrap_or_default(), &t)),
+            IntentOutcome::IssueHeld(t) => {
+                synced.wait()?;
+                return Err(issue_held(issue.unwrap_or_default(), &t));
+            }
         };
         failpoint::hit("spawn-after-intent");
+        let plan = match plan {
+            // A new slot's number is settled by the intent: a concurrent spawn may have taken
+            // the one chosen before it.
+            Plan::Create { .. } => Plan::Create {
+                n,
+                path: path.clone(),
+            },
+            // Claimed, so nobody else probes or switches it: prove it safe now.
+            Plan::Claim(p) => {
+                let why = safety::reuse_blockers(repo, &p);
+                if !why.is_empty() {
+                    synced.wait()?;
+                    abandon(ledger, &task, "slot-unsafe")?;
+                    unsafe_slots.push(Skipped {
+                        path: p.to_string_lossy().into_owned(),
+                        why,
+                    });
+                    lost.push(p);
+                    continue;
+                }
+                Plan::Reuse(p)
+            }
+            other => other,
+        };
         if !matches!(plan, Plan::Reuse(_)) {
             progress(&format!("creating slot {}", path.display()));
         }
@@ -183,6 +232,7 @@ pub fn spawn(
             ledger: ledger.path().to_path_buf(),
         };
         let prepared = prepare_slot(&git, repo, &plan, &path, &branch, branch_exists, &base.oid)
+            .and_then(|()| Ok(synced.wait()?))
             .and_then(|()| {
                 failpoint::hit("spawn-after-checkout");
                 let admin = stamp::admin_dir_of(&path).map_err(|e| {
@@ -359,14 +409,28 @@ fn check_branch_free(
 struct Intent<'a> {
     repo_id: &'a str,
     task: &'a str,
-    n: i64,
-    path: &'a str,
-    create: bool,
+    claim: Claim<'a>,
     branch: &'a str,
     base_oid: &'a str,
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
+}
+
+/// The slot an intent claims.
+#[derive(Clone, Copy)]
+enum Claim<'a> {
+    /// A free (or expired) slot that exists on disk.
+    Free { path: &'a str },
+    /// A slot the ledger knows but the disk lost: recorded again, then created.
+    Lost { n: i64, path: &'a str },
+    /// A new slot, numbered inside the intent transaction, so parallel spawns creating slots
+    /// get distinct numbers instead of all racing for the lowest one and retrying.
+    New {
+        pool_dir: &'a Path,
+        repo: &'a Repo,
+        max: i64,
+    },
 }
 
 // Built once per spawn attempt and matched at once: its size does not matter.
@@ -376,6 +440,7 @@ enum IntentOutcome {
         task: Task,
         tenure: Tenure,
         issue_tenure: Option<Tenure>,
+        slot: ledger::Slot,
     },
     /// A concurrent spawn leased the slot between our read and our write.
     LostSlot,
@@ -405,13 +470,28 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
     if let Some(other) = view.open_task_on_branch(i.repo_id, i.branch)? {
         return Ok(IntentOutcome::BranchTaken(Box::new(other)));
     }
-    let slot_res = Resource::worktree(i.path);
-    if i.create {
-        tx.ensure_slot(i.repo_id, i.n, i.path)?;
-    } else if view.slot_by_path(i.path)?.is_none() {
-        // Pruned since we looked: prune claims a slot in the ledger before removing it.
-        return Ok(IntentOutcome::LostSlot);
-    }
+    let slot = match i.claim {
+        Claim::Free { path } => match view.slot_by_path(path)? {
+            Some(slot) => slot,
+            // Pruned since we looked: prune claims a slot in the ledger before removing it.
+            None => return Ok(IntentOutcome::LostSlot),
+        },
+        Claim::Lost { n, path } => tx.ensure_slot(i.repo_id, n, path)?,
+        Claim::New {
+            pool_dir,
+            repo,
+            max,
+        } => {
+            let present: Vec<i64> = view.slots(i.repo_id)?.iter().map(|s| s.n).collect();
+            if present.len() as i64 >= max {
+                return Ok(IntentOutcome::LostSlot); // filled meanwhile: plan again
+            }
+            let numbers = view.slot_numbers(i.repo_id)?;
+            let (n, path) = pool::new_slot(&present, &numbers, pool_dir, repo);
+            tx.ensure_slot(i.repo_id, n, &path.to_string_lossy())?
+        }
+    };
+    let slot_res = Resource::worktree(slot.path.clone());
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
     // task) means a concurrent spawn won it.
     if view.current(&slot_res)?.is_some() {
@@ -437,7 +517,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
     let task = tx.insert_task(&NewTask {
         repo_id: i.repo_id,
         name: i.task,
-        slot_path: i.path,
+        slot_path: &slot.path,
         lease_id: &tenure.lease_id,
         issue: i.issue.map(|(_, id)| id),
         issue_lease_id: issue_tenure.as_ref().map(|t| t.lease_id.as_str()),
@@ -451,6 +531,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         task,
         tenure,
         issue_tenure,
+        slot,
     })
 }
 
@@ -472,10 +553,11 @@ fn prepare_slot(
                     Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
                 })?;
             }
-            // Register the worktree (locked, on its branch, files not yet checked out) under
-            // the worktree-list lock, then check the files out in parallel with other spawns:
-            // the same two steps `git worktree add` takes itself, minus its race. A slot the disk
-            // lost but git still lists (locked, missing) needs the double force git asks for.
+            // Register the worktree (locked, detached, files not yet checked out) under the
+            // worktree-list lock, then let one `git switch` create the branch and check the
+            // files out, in parallel with other spawns. Two processes: `worktree add -b` and a
+            // `reset --hard` took three (`-b` runs `git branch`). A slot the disk lost but git
+            // still lists (locked, missing) needs the double force git asks for.
             let mut args = vec![
                 "worktree",
                 "add",
@@ -484,37 +566,51 @@ fn prepare_slot(
                 "--lock",
                 "--reason",
                 "git-hand slot",
+                "--detach",
             ];
             if matches!(plan, Plan::Recreate(_)) {
                 args.extend(["-f", "-f"]);
             }
-            if branch_exists {
-                args.extend([&*p, branch]);
-            } else {
-                args.extend(["-b", branch, &*p, base]);
-            }
+            args.extend([&*p, if branch_exists { branch } else { base }]);
             {
                 let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
                 git.run(&args)?;
             }
-            Git::new(path).run(&["reset", "--hard", "--quiet"])?;
+            // The index is empty: --discard-changes fills it and the files from the target.
+            switch_to(
+                repo,
+                path,
+                branch,
+                branch_exists,
+                base,
+                &["--discard-changes"],
+            )?;
         }
-        Plan::Reuse(_) => {
-            let slot = Git::new(path);
-            let hooks = pool::switch_hook_args(repo);
-            if branch_exists {
-                slot.run(&[hooks, &["switch", "--quiet", branch]].concat())?;
-            } else {
-                slot.run(
-                    &[
-                        hooks,
-                        &["switch", "--quiet", "--no-track", "-c", branch, base],
-                    ]
-                    .concat(),
-                )?;
-            }
+        Plan::Claim(_) | Plan::Reuse(_) => {
+            switch_to(repo, path, branch, branch_exists, base, &[])?;
         }
     }
+    Ok(())
+}
+
+/// `git switch` in the slot at `path` to the task's branch, creating it at `base` unless it
+/// exists. Skips git-hand's own post-checkout shim when it is the only hook (see
+/// [`pool::switch_hook_args`]).
+fn switch_to(
+    repo: &Repo,
+    path: &Path,
+    branch: &str,
+    branch_exists: bool,
+    base: &str,
+    extra: &[&str],
+) -> Result<()> {
+    let hooks = pool::switch_hook_args(repo);
+    let target: &[&str] = if branch_exists {
+        &[branch]
+    } else {
+        &["--no-track", "-c", branch, base]
+    };
+    Git::new(path).run(&[hooks, &["switch", "--quiet"], extra, target].concat())?;
     Ok(())
 }
 

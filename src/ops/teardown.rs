@@ -10,7 +10,9 @@ use std::path::Path;
 use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
-use crate::ledger::{Acquire, By, EventKind, Ledger, Resource, Task, TaskState, Tenure};
+use crate::ledger::{
+    Acquire, By, EventKind, Ledger, PendingSync, Resource, Task, TaskState, Tenure,
+};
 
 #[derive(Debug, Clone)]
 pub struct TeardownOptions<'a> {
@@ -101,7 +103,9 @@ pub fn teardown(
         vec![]
     };
     // The checks above only read; from the claim on, the slot is provably this task's.
-    let Some(task) = claim(ledger, &task)? else {
+    let (claimed, synced) = claim(ledger, &task)?;
+    let Some(task) = claimed else {
+        synced.wait()?;
         let successor = ledger.read(|v| v.current(&Resource::worktree(slot.clone())))?;
         let task = finish(ledger, &task, "lease-ended")?;
         return Ok(TornDown::LeaseEnded { task, successor });
@@ -121,8 +125,9 @@ pub fn teardown(
         let hooks = super::pool::switch_hook_args(repo);
         Git::new(path).run(&[hooks, &["switch", "--detach", "--quiet"]].concat())?;
     }
-    // The claim was durable; what follows is bookkeeping a retry or doctor redoes if a power cut
-    // loses it, so it does not wait for the disk.
+    // The claim reached the disk while git worked; what follows is bookkeeping a retry or doctor
+    // redoes if a power cut loses it, so it does not wait for the disk.
+    synced.wait()?;
     ledger.write_relaxed(|tx| tx.set_task_step(task.id, "detached"))?;
     failpoint::hit("teardown-after-detach");
     release_slot(ledger, &task)?;
@@ -251,10 +256,11 @@ fn discard(path: &Path) -> Result<()> {
 /// The intent transaction: the slot tenure must still be the task's (else `None`: the slot is
 /// someone else's now and nothing on disk may be touched). An expired tenure is taken back
 /// first (a new tenure for the same holder, so no spawn can take the slot over while teardown
-/// works in it, and the old credential is stale from here on). Records `tearing-down`.
-fn claim(ledger: &mut Ledger, task: &Task) -> Result<Option<Task>> {
+/// works in it, and the old credential is stale from here on). Records `tearing-down`. Its fsync
+/// runs while git switches the slot.
+fn claim(ledger: &mut Ledger, task: &Task) -> Result<(Option<Task>, PendingSync)> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
-    Ok(ledger.write(|tx| {
+    Ok(ledger.write_syncing_meanwhile(|tx| {
         let view = tx.view();
         let Some(held) = view.held(&slot)? else {
             return Ok(None);
