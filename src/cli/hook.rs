@@ -138,3 +138,42 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
         _ => exit(0),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(args: &[&str]) -> impl Iterator<Item = OsString> {
+        args.iter()
+            .map(OsString::from)
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn the_shims_command_line_is_read_without_clap_and_anything_else_is_left_to_it() {
+        let Some(HookCommand::PrePush { args }) = parse_direct(argv(&[
+            "git-hand",
+            "hook",
+            "pre-push",
+            "origin",
+            "--weird-url",
+        ])) else {
+            panic!("pre-push not read directly");
+        };
+        assert_eq!(args, ["origin", "--weird-url"]);
+        assert!(matches!(
+            parse_direct(argv(&["git-hand", "hook", "post-checkout", "a", "b", "1"])),
+            Some(HookCommand::PostCheckout { .. })
+        ));
+        for other in [
+            &["git-hand"][..],
+            &["git-hand", "spawn", "t"],
+            &["git-hand", "hook"],
+            &["git-hand", "hook", "pre-commit"],
+            &["git-hand", "-C", "x", "hook", "pre-push"],
+        ] {
+            assert!(parse_direct(argv(other)).is_none(), "{other:?}");
+        }
+    }
+}

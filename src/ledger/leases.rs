@@ -198,7 +198,8 @@ impl View<'_> {
     fn tenure_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<Tenure>> {
         let sql = format!("SELECT {TENURE_COLUMNS} WHERE {clause}");
         self.conn
-            .query_row(&sql, args, TenureRow::from_row)
+            .prepare_cached(&sql)?
+            .query_row(args, TenureRow::from_row)
             .optional()?
             .map(Tenure::try_from)
             .transpose()
@@ -221,6 +222,17 @@ impl View<'_> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 AND t.ended_at IS NULL",
             params![res.kind.as_str(), res.key],
+        )
+    }
+
+    /// The held (not ended) tenure of every present slot of a repository, in one query: asking
+    /// slot by slot cost a statement compilation each (SQLite recompiles a statement whose
+    /// bound value it compared with a partial index's condition).
+    pub fn held_slots(&self, repo_id: &str) -> Result<Vec<Tenure>> {
+        self.tenures_where(
+            "t.ended_at IS NULL AND r.id IN \
+             (SELECT resource_id FROM slots WHERE repo_id = ?1 AND removed_at IS NULL)",
+            [repo_id],
         )
     }
 

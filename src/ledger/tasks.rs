@@ -153,7 +153,8 @@ impl View<'_> {
     fn task_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
         self.conn
-            .query_row(&sql, args, TaskRow::from_row)
+            .prepare_cached(&sql)?
+            .query_row(args, TaskRow::from_row)
             .optional()?
             .map(Task::try_from)
             .transpose()
@@ -197,11 +198,6 @@ impl View<'_> {
             "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
             [lease_id],
         )
-    }
-
-    /// Open tasks that name this slot path.
-    pub fn open_tasks_in_slot(&self, path: &str) -> Result<Vec<Task>> {
-        self.tasks_where("slot_path = ?1 AND state <> 'done' ORDER BY id", [path])
     }
 
     /// The tasks of a repository, oldest first; done ones only with `include_done`.

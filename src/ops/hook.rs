@@ -90,12 +90,15 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     let workdir = &subject.key;
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
     let fence = repo.config_bool("hand.fenceBranches").unwrap_or(true);
-    let branches: Vec<String> = refs
+    // Usually the same branch on both sides: each distinct one is looked up once.
+    let mut branches: Vec<String> = refs
         .iter()
         .flat_map(|r| [&r.local_ref, &r.remote_ref])
         .filter_map(|r| r.strip_prefix("refs/heads/"))
         .map(str::to_string)
         .collect();
+    branches.sort();
+    branches.dedup();
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
         let mut fenced = None;

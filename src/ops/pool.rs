@@ -118,15 +118,28 @@ impl SlotInfo {
     }
 }
 
+/// Every present slot of a repository with its holder and open tasks: three queries whatever
+/// the number of slots.
 pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotInfo>> {
-    view.slots(repo_id)?
+    let mut held: std::collections::HashMap<String, Tenure> = view
+        .held_slots(repo_id)?
         .into_iter()
-        .map(|slot| {
-            let held = view.held(&slot.resource())?;
-            let tasks = view.open_tasks_in_slot(&slot.path)?;
-            Ok(SlotInfo { slot, held, tasks })
+        .map(|t| (t.resource.key.clone(), t))
+        .collect();
+    let open = view.tasks(repo_id, false)?;
+    Ok(view
+        .slots(repo_id)?
+        .into_iter()
+        .map(|slot| SlotInfo {
+            held: held.remove(&slot.path),
+            tasks: open
+                .iter()
+                .filter(|t| t.slot_path.as_deref() == Some(slot.path.as_str()))
+                .cloned()
+                .collect(),
+            slot,
         })
-        .collect()
+        .collect())
 }
 
 /// How a spawn will get its slot.

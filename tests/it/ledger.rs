@@ -221,6 +221,45 @@ fn a_busy_ledger_reports_busy_instead_of_hanging_and_changes_nothing() {
     );
 }
 
+#[test]
+fn a_writer_queued_behind_another_gets_the_lock_when_it_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    let blocker = rusqlite::Connection::open(&path).unwrap();
+    blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        blocker.execute_batch("COMMIT").unwrap();
+    });
+    let res = Resource::issue("ns", "1");
+    let got = ledger.write(|tx| tx.acquire(&res, "alice", None));
+    release.join().unwrap();
+    assert!(
+        matches!(got, Ok(git_hand::ledger::Acquire::Acquired { .. })),
+        "the waiting writer went on once the lock was free: {got:?}"
+    );
+}
+
+#[test]
+fn a_commit_syncing_meanwhile_is_visible_at_once_and_waited_for_before_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut ledger = Ledger::open(&path).unwrap();
+    let res = Resource::issue("ns", "1");
+    let (acquired, syncing) = ledger
+        .write_syncing_meanwhile(|tx| tx.acquire(&res, "alice", None))
+        .unwrap();
+    let git_hand::ledger::Acquire::Acquired { tenure, .. } = acquired else {
+        panic!("not acquired: {acquired:?}");
+    };
+    // Another process sees the lease before the fsync finished: nobody else can take it.
+    let mut other = Ledger::open(&path).unwrap();
+    let seen = other.read(|v| v.current(&res)).unwrap();
+    assert_eq!(seen.map(|t| t.lease_id), Some(tenure.lease_id));
+    syncing.wait().unwrap();
+}
+
 /// Every git-hand process is the ledger's first connection and rebuilds the WAL index from the
 /// whole WAL, so the WAL must not grow with the number of processes that wrote to it.
 #[test]

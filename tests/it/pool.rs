@@ -95,6 +95,16 @@ fn assert_never_reused(make_unsafe: impl FnOnce(&TestEnv, &Path) -> Option<std::
         skipped.contains(path.to_str().unwrap()),
         "the skipped slot is named: {skipped}"
     );
+    // Spawn claimed the free slot before probing it; finding it unsafe, it let go again: the
+    // slot is free, not leased to anyone.
+    let listing = env.hand(&repo, &["list", "--json"]).code(0).json();
+    let free: Vec<&str> = listing["free_slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(free, [path.to_str().unwrap()], "{listing:#}");
     if let Some(mut c) = child {
         c.kill().unwrap();
         c.wait().unwrap();
@@ -280,12 +290,16 @@ fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
     let outputs = env.all_at_once(spawns);
     let mut paths = std::collections::BTreeSet::new();
     let mut leases = std::collections::BTreeSet::new();
+    let mut numbers = std::collections::BTreeSet::new();
     for out in outputs {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         paths.insert(v["path"].as_str().unwrap().to_string());
         leases.insert(v["lease_id"].as_str().unwrap().to_string());
+        numbers.insert(v["slot"].as_i64().unwrap());
     }
     assert_eq!((paths.len(), leases.len()), (8, 8));
+    // Each intent numbers its new slot inside its own transaction: no gaps, no collisions.
+    assert_eq!(numbers, (1..=8).collect());
 }
 
 #[test]
