@@ -166,8 +166,9 @@ had_crates_toml=no had_crates2=no
 profile=
 [ "${GIT_HAND_INSTALL_DEBUG:-}" = 1 ] && profile=--debug
 say "building git-hand with cargo (a first build takes a few minutes)"
+# From the source directory, so that its .cargo/config.toml (SQLite's build flags) applies.
 # shellcheck disable=SC2086 # $profile is empty or one word
-cargo install --path "$src_dir" --locked --root "$PREFIX" $profile
+(cd "$src_dir" && cargo install --path . --locked --root "$PREFIX" $profile)
 record file "$bin"
 [ "$had_crates_toml" = no ] && [ -e "$PREFIX/.crates.toml" ] && record file "$PREFIX/.crates.toml"
 [ "$had_crates2" = no ] && [ -e "$PREFIX/.crates2.json" ] && record file "$PREFIX/.crates2.json"

@@ -108,6 +108,8 @@ pub struct Ledger {
     /// The WAL did not exist when this connection opened the ledger: the first durable commit
     /// must also sync the directory that now lists it (SQLite does this for its own syncs).
     wal_is_new: bool,
+    /// Inside [`Ledger::write_relaxed`]: the commit is not durable, so it syncs nothing.
+    relaxed: bool,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -135,6 +137,7 @@ impl Ledger {
             path: path.to_path_buf(),
             clock,
             wal_is_new,
+            relaxed: false,
         })
     }
 
@@ -152,6 +155,7 @@ impl Ledger {
             path,
             clock: Box::new(SystemClock),
             wal_is_new: false,
+            relaxed: false,
         })
     }
 
@@ -184,6 +188,7 @@ impl Ledger {
             path: path.to_path_buf(),
             clock: Box::new(SystemClock),
             wal_is_new,
+            relaxed: false,
         }))
     }
 
@@ -214,8 +219,21 @@ impl Ledger {
         }
         let out = f(&Tx { conn: &tx, now })?;
         tx.commit()?;
+        self.sync_new_wal_entry()?;
         self.keep_wal_short();
         Ok(out)
+    }
+
+    /// After the first durable commit into a WAL this connection created, syncs the directory
+    /// that lists it: SQLite is built with `SQLITE_DISABLE_DIRSYNC` (see .cargo/config.toml)
+    /// because it would otherwise do so in every process. A relaxed commit leaves it to the next
+    /// durable one.
+    fn sync_new_wal_entry(&mut self) -> Result<()> {
+        if !self.wal_is_new || self.relaxed {
+            return Ok(());
+        }
+        self.wal_is_new = false;
+        sync_dir_of(&self.path).map_err(LedgerError::Sync)
     }
 
     /// Like [`Ledger::write`], but the commit is not fsynced (WAL `synchronous=NORMAL`): it
@@ -225,7 +243,9 @@ impl Ledger {
     /// `tearing-down` row). A token is never handed out by a relaxed commit.
     pub fn write_relaxed<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.relaxed = true;
         let out = self.write(f);
+        self.relaxed = false;
         self.conn.pragma_update(None, "synchronous", "FULL")?;
         out
     }
@@ -241,17 +261,13 @@ impl Ledger {
     ) -> Result<(T, PendingSync)> {
         let out = self.write_relaxed(f)?;
         let wal = wal_path(&self.path);
-        // Only the first sync after the WAL was created needs the directory: later ones would
-        // pay for nothing.
-        let dir = std::mem::take(&mut self.wal_is_new)
-            .then(|| self.path.parent().map(Path::to_path_buf))
-            .flatten();
+        let new_wal = std::mem::take(&mut self.wal_is_new);
         let syncing = std::thread::spawn(move || -> std::io::Result<()> {
             // fsync makes the file durable whichever descriptor asks: SQLite's commit has
             // written the frames to the WAL already and only skipped this call.
             std::fs::File::open(&wal)?.sync_data()?;
-            if let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::File::open(dir)?.sync_all()?;
+            if new_wal {
+                sync_dir_of(&wal)?;
             }
             Ok(())
         });
@@ -311,6 +327,14 @@ impl PendingSync {
     }
 }
 
+/// Makes the directory entry of `file` durable.
+fn sync_dir_of(file: &Path) -> std::io::Result<()> {
+    match file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => std::fs::File::open(dir)?.sync_all(),
+        None => std::fs::File::open(".")?.sync_all(),
+    }
+}
+
 /// SQLite's write-ahead log beside the ledger file.
 fn wal_path(ledger: &Path) -> PathBuf {
     let mut wal = ledger.as_os_str().to_owned();
@@ -343,13 +367,19 @@ fn connect(path: &Path) -> Result<Connection> {
             .create(dir)
             .map_err(open_err)?;
     }
-    // Create the file ourselves so it is born 0600; SQLite would use the umask.
+    // Create the file ourselves so it is born 0600; SQLite would use the umask. A new file's
+    // directory entry is made durable here (SQLite never syncs directories: see
+    // `sync_new_wal_entry`).
+    let is_new = !path.exists();
     OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .open(path)
         .map_err(open_err)?;
+    if is_new {
+        sync_dir_of(path).map_err(open_err)?;
+    }
     let mut conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
         path: path.to_path_buf(),
         source,
