@@ -220,7 +220,11 @@ impl Ledger {
         let out = f(&Tx { conn: &tx, now })?;
         tx.commit()?;
         self.sync_new_wal_entry()?;
-        self.keep_wal_short();
+        // A relaxed commit leaves the WAL to the durable one that follows it: a truncation
+        // fsyncs the database, which is what relaxing avoids.
+        if !self.relaxed {
+            self.keep_wal_short();
+        }
         Ok(out)
     }
 
@@ -260,14 +264,22 @@ impl Ledger {
         f: impl FnOnce(&Tx<'_>) -> Result<T>,
     ) -> Result<(T, PendingSync)> {
         let out = self.write_relaxed(f)?;
-        let wal = wal_path(&self.path);
+        let ledger = self.path.clone();
         let new_wal = std::mem::take(&mut self.wal_is_new);
         let syncing = std::thread::spawn(move || -> std::io::Result<()> {
+            let wal = wal_path(&ledger);
             // fsync makes the file durable whichever descriptor asks: SQLite's commit has
             // written the frames to the WAL already and only skipped this call.
             std::fs::File::open(&wal)?.sync_data()?;
             if new_wal {
                 sync_dir_of(&wal)?;
+            }
+            // The truncation a durable commit does inline (it fsyncs the database too) is
+            // done here as well, off the caller's path, on a connection of its own.
+            if wal_is_long(&wal)
+                && let Ok(conn) = Connection::open(&ledger)
+            {
+                let _ = truncate_wal(&conn);
             }
             Ok(())
         });
@@ -281,10 +293,8 @@ impl Ledger {
     /// rebuild forgets what was already checkpointed. The truncation never waits: with a reader
     /// in the way it is left to the next writer.
     fn keep_wal_short(&mut self) {
-        let wal = wal_path(&self.path);
-        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_CHECKPOINT_BYTES) {
-            let _ = self.conn.busy_timeout(Duration::ZERO);
-            let _ = self.conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+        if wal_is_long(&wal_path(&self.path)) {
+            let _ = truncate_wal(&self.conn);
             let _ = wait_for_the_lock(&mut self.conn, BUSY_TIMEOUT);
         }
     }
@@ -325,6 +335,22 @@ impl PendingSync {
             ))),
         }
     }
+}
+
+fn wal_is_long(wal: &Path) -> bool {
+    std::fs::metadata(wal).is_ok_and(|m| m.len() > WAL_CHECKPOINT_BYTES)
+}
+
+/// Checkpoints the whole WAL into the database and truncates it, unless that would wait for
+/// another process: then it is left to the next writer. Leaves `conn` without a busy handler.
+fn truncate_wal(conn: &Connection) -> Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
+    Ok(())
 }
 
 /// Makes the directory entry of `file` durable.

@@ -260,6 +260,28 @@ fn a_commit_syncing_meanwhile_is_visible_at_once_and_waited_for_before_use() {
     syncing.wait().unwrap();
 }
 
+/// Spawn's and teardown's writes are relaxed or synced on another thread, which also truncates
+/// the WAL: it must stay short with no durable inline commit at all.
+#[test]
+fn the_wal_stays_short_when_every_write_syncs_meanwhile_or_is_relaxed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let res = Resource::issue("ns", "1");
+    for i in 0..300 {
+        let mut ledger = Ledger::open(&path).unwrap();
+        let holder = format!("h{i}");
+        let (_, syncing) = ledger
+            .write_syncing_meanwhile(|tx| tx.acquire(&res, &holder, None))
+            .unwrap();
+        syncing.wait().unwrap();
+        ledger
+            .write_relaxed(|tx| tx.release(&res, By::Holder(&holder)))
+            .unwrap();
+    }
+    let wal = std::fs::metadata(dir.path().join("ledger.sqlite-wal")).map_or(0, |m| m.len());
+    assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
+}
+
 /// Every git-hand process is the ledger's first connection and rebuilds the WAL index from the
 /// whole WAL, so the WAL must not grow with the number of processes that wrote to it.
 #[test]
