@@ -10,9 +10,12 @@
 # --uninstall removes those and nothing else. Running it again is safe: it rebuilds and rewrites
 # the same files.
 #
+# On Linux with glibc it builds one static executable when the C library can be linked
+# statically (build-support/static-target says why), else an ordinary one.
+#
 # For tests and packagers: GIT_HAND_INSTALL_DEBUG=1 passes --debug to `cargo install` (a dev
-# build: quick to build, slow to run). cargo's own CARGO_TARGET_DIR says where it builds, so a
-# test can reuse the target directory it was itself built in.
+# build: quick to build, slow to run; never static). cargo's own CARGO_TARGET_DIR says where it
+# builds, so a test can reuse the target directory it was itself built in.
 set -eu
 
 usage() {
@@ -163,12 +166,17 @@ done
 had_crates_toml=no had_crates2=no
 [ -e "$PREFIX/.crates.toml" ] && had_crates_toml=yes
 [ -e "$PREFIX/.crates2.json" ] && had_crates2=yes
-profile=
-[ "${GIT_HAND_INSTALL_DEBUG:-}" = 1 ] && profile=--debug
 say "building git-hand with cargo (a first build takes a few minutes)"
 # From the source directory, so that its .cargo/config.toml (SQLite's build flags) applies.
-# shellcheck disable=SC2086 # $profile is empty or one word
-(cd "$src_dir" && cargo install --path . --locked --root "$PREFIX" $profile)
+if [ "${GIT_HAND_INSTALL_DEBUG:-}" = 1 ]; then
+    (cd "$src_dir" && cargo install --path . --locked --root "$PREFIX" --debug)
+elif static_target=$("$src_dir/build-support/static-target") && [ -n "$static_target" ]; then
+    # One static executable: no dynamic loading at each start (see build-support/static-target).
+    (cd "$src_dir" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+        cargo install --path . --locked --root "$PREFIX" --target "$static_target")
+else
+    (cd "$src_dir" && cargo install --path . --locked --root "$PREFIX")
+fi
 record file "$bin"
 [ "$had_crates_toml" = no ] && [ -e "$PREFIX/.crates.toml" ] && record file "$PREFIX/.crates.toml"
 [ "$had_crates2" = no ] && [ -e "$PREFIX/.crates2.json" ] && record file "$PREFIX/.crates2.json"
