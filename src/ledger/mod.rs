@@ -70,8 +70,11 @@ pub enum LedgerError {
     },
     #[error("ledger error: {0}")]
     Sql(rusqlite::Error),
-    #[error("cannot write the ledger to disk: {0}")]
-    Sync(std::io::Error),
+    #[error("cannot make the ledger durable (fsync of {}): {source}", path.display())]
+    Sync {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot create a random id: {0}")]
     Random(std::io::Error),
     #[error("the ledger holds a row it cannot read: {0}")]
@@ -105,9 +108,9 @@ pub struct Ledger {
     conn: Connection,
     path: PathBuf,
     clock: Box<dyn Clock>,
-    /// The WAL did not exist when this connection opened the ledger: the first durable commit
-    /// must also sync the directory that now lists it (SQLite does this for its own syncs).
-    wal_is_new: bool,
+    /// The ledger is in WAL mode (it always is once git-hand created or migrated it). Outside
+    /// it, commits are never deferred and each durable one also syncs the directory.
+    in_wal: bool,
     /// Inside [`Ledger::write_relaxed`]: the commit is not durable, so it syncs nothing.
     relaxed: bool,
 }
@@ -129,14 +132,16 @@ impl Ledger {
 
     /// Opens the ledger with an injected clock (tests and simulations).
     pub fn open_with_clock(path: &Path, clock: Box<dyn Clock>) -> Result<Self> {
-        let wal_is_new = !wal_path(path).exists();
+        let had_wal = wal_path(path).exists();
         let conn = connect(path)?;
         schema::migrate(&conn, path)?;
+        let in_wal = schema::ensure_wal(&conn)?;
+        sync_dir_if_wal_appeared(path, had_wal)?;
         Ok(Self {
             conn,
             path: path.to_path_buf(),
             clock,
-            wal_is_new,
+            in_wal,
             relaxed: false,
         })
     }
@@ -154,7 +159,7 @@ impl Ledger {
             conn,
             path,
             clock: Box::new(SystemClock),
-            wal_is_new: false,
+            in_wal: false,
             relaxed: false,
         })
     }
@@ -166,7 +171,7 @@ impl Ledger {
         if !path.exists() {
             return Ok(None);
         }
-        let wal_is_new = !wal_path(path).exists();
+        let had_wal = wal_path(path).exists();
         let mut conn = Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -183,11 +188,13 @@ impl Ledger {
             drop(conn);
             return Self::open(path).map(Some);
         }
+        // Reading opened (so created, if it was missing) the WAL.
+        sync_dir_if_wal_appeared(path, had_wal)?;
         Ok(Some(Self {
             conn,
             path: path.to_path_buf(),
             clock: Box::new(SystemClock),
-            wal_is_new,
+            in_wal: true,
             relaxed: false,
         }))
     }
@@ -219,25 +226,18 @@ impl Ledger {
         }
         let out = f(&Tx { conn: &tx, now })?;
         tx.commit()?;
-        self.sync_new_wal_entry()?;
-        // A relaxed commit leaves the WAL to the durable one that follows it: a truncation
-        // fsyncs the database, which is what relaxing avoids.
         if !self.relaxed {
-            self.keep_wal_short();
+            if self.in_wal {
+                // A relaxed commit leaves the WAL to the durable one that follows it: a
+                // truncation fsyncs the database, which is what relaxing avoids.
+                self.keep_wal_short();
+            } else if self.path != Path::new(":memory:") {
+                // Outside WAL mode the commit point is the deletion of the rollback journal,
+                // which SQLite no longer syncs (`SQLITE_DISABLE_DIRSYNC`).
+                sync_dir_of(&self.path)?;
+            }
         }
         Ok(out)
-    }
-
-    /// After the first durable commit into a WAL this connection created, syncs the directory
-    /// that lists it: SQLite is built with `SQLITE_DISABLE_DIRSYNC` (see .cargo/config.toml)
-    /// because it would otherwise do so in every process. A relaxed commit leaves it to the next
-    /// durable one.
-    fn sync_new_wal_entry(&mut self) -> Result<()> {
-        if !self.wal_is_new || self.relaxed {
-            return Ok(());
-        }
-        self.wal_is_new = false;
-        sync_dir_of(&self.path).map_err(LedgerError::Sync)
     }
 
     /// Like [`Ledger::write`], but the commit is not fsynced (WAL `synchronous=NORMAL`): it
@@ -257,33 +257,27 @@ impl Ledger {
     /// Like [`Ledger::write`], but the commit's fsync runs on another thread while the caller
     /// goes on: spawn records its intent, then runs git for milliseconds, and the disk write
     /// hides behind it. The commit is visible to every process at once; it is durable once
-    /// [`PendingSync::wait`] returns, and nothing it records may be handed out (a token, a
-    /// printed path) before that.
+    /// [`PendingSync::wait`] returns, and nothing it records may be handed out (a credential, the
+    /// slot's path on stdout) before that. Outside WAL mode it is an ordinary durable write.
     pub fn write_syncing_meanwhile<T>(
         &mut self,
         f: impl FnOnce(&Tx<'_>) -> Result<T>,
     ) -> Result<(T, PendingSync)> {
+        if !self.in_wal {
+            return Ok((self.write(f)?, PendingSync(None)));
+        }
         let out = self.write_relaxed(f)?;
         let ledger = self.path.clone();
-        let new_wal = std::mem::take(&mut self.wal_is_new);
-        let syncing = std::thread::spawn(move || -> std::io::Result<()> {
-            let wal = wal_path(&ledger);
-            // fsync makes the file durable whichever descriptor asks: SQLite's commit has
-            // written the frames to the WAL already and only skipped this call.
-            std::fs::File::open(&wal)?.sync_data()?;
-            if new_wal {
-                sync_dir_of(&wal)?;
+        let sync = move || sync_wal_and_keep_it_short(&ledger);
+        let syncing = match std::thread::Builder::new().spawn(sync.clone()) {
+            Ok(thread) => PendingSync(Some(thread)),
+            // No thread to be had: sync here and now.
+            Err(_) => {
+                sync()?;
+                PendingSync(None)
             }
-            // The truncation a durable commit does inline (it fsyncs the database too) is
-            // done here as well, off the caller's path, on a connection of its own.
-            if wal_is_long(&wal)
-                && let Ok(conn) = Connection::open(&ledger)
-            {
-                let _ = truncate_wal(&conn);
-            }
-            Ok(())
-        });
-        Ok((out, PendingSync(syncing)))
+        };
+        Ok((out, syncing))
     }
 
     /// Truncates the WAL once it holds more than [`WAL_CHECKPOINT_BYTES`]. Every git-hand
@@ -321,20 +315,59 @@ impl Ledger {
     }
 }
 
-/// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk.
+/// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk (`None`: already
+/// there).
 #[must_use = "a commit is durable only once waited for"]
-pub struct PendingSync(std::thread::JoinHandle<std::io::Result<()>>);
+pub struct PendingSync(Option<std::thread::JoinHandle<Result<()>>>);
 
 impl PendingSync {
     /// Blocks until the commit is on disk.
     pub fn wait(self) -> Result<()> {
-        match self.0.join() {
-            Ok(synced) => synced.map_err(LedgerError::Sync),
-            Err(_) => Err(LedgerError::Sync(std::io::Error::other(
-                "the thread syncing the ledger panicked",
-            ))),
+        match self.0.map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(synced)) => synced,
+            Some(Err(_)) => Err(LedgerError::Sync {
+                path: PathBuf::new(),
+                source: std::io::Error::other("the thread syncing the ledger panicked"),
+            }),
         }
     }
+}
+
+/// What [`Ledger::write_syncing_meanwhile`] leaves to another thread: fsync the WAL (which
+/// makes the file durable whichever descriptor asks: SQLite's relaxed commit wrote the frames
+/// and only skipped this call), then the truncation a durable commit does inline (it fsyncs
+/// the database too), on a connection of its own.
+fn sync_wal_and_keep_it_short(ledger: &Path) -> Result<()> {
+    let wal = wal_path(ledger);
+    let sync_err = |source| LedgerError::Sync {
+        path: wal.clone(),
+        source,
+    };
+    std::fs::File::open(&wal)
+        .and_then(|f| f.sync_data())
+        .map_err(sync_err)?;
+    if wal_is_long(&wal)
+        && let Ok(conn) = Connection::open_with_flags(
+            ledger,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+    {
+        let _ = truncate_wal(&conn);
+    }
+    Ok(())
+}
+
+/// After opening: when the WAL did not exist before and does now, this process created it, and
+/// its directory entry is made durable before anything commits into it. SQLite would do that
+/// on the first sync of every WAL it opens, in every process, so it is built without
+/// (`SQLITE_DISABLE_DIRSYNC`, .cargo/config.toml).
+fn sync_dir_if_wal_appeared(ledger: &Path, had_wal: bool) -> Result<()> {
+    let wal = wal_path(ledger);
+    if !had_wal && wal.exists() {
+        sync_dir_of(&wal)?;
+    }
+    Ok(())
 }
 
 fn wal_is_long(wal: &Path) -> bool {
@@ -354,11 +387,17 @@ fn truncate_wal(conn: &Connection) -> Result<()> {
 }
 
 /// Makes the directory entry of `file` durable.
-fn sync_dir_of(file: &Path) -> std::io::Result<()> {
-    match file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => std::fs::File::open(dir)?.sync_all(),
-        None => std::fs::File::open(".")?.sync_all(),
-    }
+fn sync_dir_of(file: &Path) -> Result<()> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| LedgerError::Sync {
+            path: dir.to_path_buf(),
+            source,
+        })
 }
 
 /// SQLite's write-ahead log beside the ledger file.
@@ -404,7 +443,7 @@ fn connect(path: &Path) -> Result<Connection> {
         .open(path)
         .map_err(open_err)?;
     if is_new {
-        sync_dir_of(path).map_err(open_err)?;
+        sync_dir_of(path)?;
     }
     let mut conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
         path: path.to_path_buf(),

@@ -232,11 +232,25 @@ fn immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
 fn use_wal(conn: &Connection) -> Result<()> {
     match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
         Ok(_) => Ok(()),
-        // Another process holds the file open and will get there itself; WAL is an
-        // optimisation, not a correctness condition.
+        // Another process holds the file open and will get there itself: see `ensure_wal`.
         Err(e) if super::is_busy(&e) => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether the ledger is in WAL mode, switching it if it is not (a ledger another tool turned
+/// back, or one whose creator could not switch it). Spawn's deferred sync relies on the WAL;
+/// where the switch cannot happen now, the caller commits durably inline instead.
+pub fn ensure_wal(conn: &Connection) -> Result<bool> {
+    let mode = |c: &Connection| -> Result<bool> {
+        let m: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        Ok(m.eq_ignore_ascii_case("wal"))
+    };
+    if mode(conn)? {
+        return Ok(true);
+    }
+    use_wal(conn)?;
+    mode(conn)
 }
 
 /// Builds a ledger at an older `version` (tests of migrations only).

@@ -329,6 +329,16 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Deletes a task row that is still `spawning`: an intent taken back before it touched
+    /// anything (its tenures and events stay, they are the history).
+    pub fn delete_spawning_task(&self, id: i64) -> Result<()> {
+        self.conn.execute(
+            "DELETE FROM tasks WHERE id = ?1 AND state = 'spawning'",
+            [id],
+        )?;
+        Ok(())
+    }
+
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder
     /// re-acquired its slot).
     pub fn set_task_lease(&self, id: i64, slot_path: &str, lease_id: &str) -> Result<()> {

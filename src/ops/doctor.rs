@@ -134,7 +134,7 @@ impl Checkup<'_> {
                 };
                 if repair {
                     remove_stamp_of(&slot, task.lease_id.as_deref());
-                    spawn::abandon(ledger, &task, "abandoned-spawn")?;
+                    spawn::abandon(ledger, &task, "abandoned-spawn", false)?;
                     record(
                         ledger,
                         &slot,
@@ -287,7 +287,7 @@ impl Checkup<'_> {
             };
             if repair {
                 if let Some(task) = &task {
-                    spawn::abandon(ledger, task, "slot-missing")?;
+                    spawn::abandon(ledger, task, "slot-missing", false)?;
                 }
                 p.repaired = super::prune::remove_slot(
                     git,

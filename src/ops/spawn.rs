@@ -123,24 +123,23 @@ pub fn spawn(
         let (plan, skipped) = pool::choose(&infos, &numbers, &pool_dir, repo, max, now, &lost)
             .map_err(|skipped| no_slot(max, &[unsafe_slots.as_slice(), &skipped].concat()))?;
         let skipped = [unsafe_slots.as_slice(), &skipped].concat();
-        let (path, n) = match &plan {
+        let (path, seen) = match &plan {
             Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
-                let n = infos
-                    .iter()
-                    .find(|i| Path::new(&i.slot.path) == p)
-                    .map_or(0, |i| i.slot.n);
-                (p.clone(), n)
+                let info = infos.iter().find(|i| Path::new(&i.slot.path) == p);
+                (p.clone(), info.and_then(|i| i.held.as_ref()))
             }
-            Plan::Create { n, path } => (path.clone(), *n),
+            Plan::Create { path, .. } => (path.clone(), None),
         };
         let path_key = path.to_string_lossy().into_owned();
         let claim = match plan {
-            Plan::Claim(_) | Plan::Reuse(_) => Claim::Free { path: &path_key },
-            Plan::Recreate(_) => Claim::Lost { n, path: &path_key },
             Plan::Create { .. } => Claim::New {
                 pool_dir: &pool_dir,
                 repo,
                 max,
+            },
+            _ => Claim::Existing {
+                path: &path_key,
+                held: seen.map(|t| t.lease_id.as_str()),
             },
         };
         // Durable while git works below; waited for before the slot is handed out.
@@ -159,15 +158,16 @@ pub fn spawn(
                 },
             )
         })?;
-        let (task, tenure, issue_tenure, path, n) = match intent {
+        let (task, tenure, issue_tenure, path, n, issue_was_held) = match intent {
             IntentOutcome::Recorded {
                 task,
                 tenure,
                 issue_tenure,
+                issue_was_held,
                 slot,
             } => {
                 let path = PathBuf::from(&slot.path);
-                (task, tenure, issue_tenure, path, slot.n)
+                (task, tenure, issue_tenure, path, slot.n, issue_was_held)
             }
             IntentOutcome::LostSlot => {
                 synced.wait()?;
@@ -210,7 +210,7 @@ pub fn spawn(
                 let why = safety::reuse_blockers(repo, &p);
                 if !why.is_empty() {
                     synced.wait()?;
-                    abandon(ledger, &task, "slot-unsafe")?;
+                    withdraw(ledger, &task, issue_was_held)?;
                     unsafe_slots.push(Skipped {
                         path: p.to_string_lossy().into_owned(),
                         why,
@@ -232,22 +232,21 @@ pub fn spawn(
             ledger: ledger.path().to_path_buf(),
         };
         let prepared = prepare_slot(&git, repo, &plan, &path, &branch, branch_exists, &base.oid)
-            .and_then(|()| Ok(synced.wait()?))
+            .map_err(|e| format!("could not prepare slot {n} ({}): {e}", path.display()))
+            .and_then(|()| synced.wait().map_err(|e| e.to_string()))
             .and_then(|()| {
                 failpoint::hit("spawn-after-checkout");
-                let admin = stamp::admin_dir_of(&path).map_err(|e| {
-                    Error::failed(format!("cannot find its admin dir: {e}"), vec![])
-                })?;
-                stamp::write(&admin, &stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
+                let admin = stamp::admin_dir_of(&path)
+                    .map_err(|e| format!("cannot find the admin dir of {}: {e}", path.display()))?;
+                stamp::write(&admin, &stamped).map_err(|e| e.to_string())
             });
-        if let Err(e) = prepared {
+        if let Err(why) = prepared {
             // No lease may outlive the spawn that failed to deliver its slot.
-            abandon(ledger, &task, "spawn-failed")?;
+            abandon(ledger, &task, "spawn-failed", issue_was_held)?;
             return Err(Error::failed(
                 format!(
-                    "could not prepare slot {n} ({}): {}; the task's leases were released and it is marked done",
-                    path.display(),
-                    e
+                    "{why}; the task's leases were released (an issue lease held before this \
+                     spawn is kept) and it is marked done"
                 ),
                 vec![format!(
                     "git hand spawn {task_name}   # try again; git hand doctor if it keeps failing"
@@ -420,10 +419,14 @@ struct Intent<'a> {
 /// The slot an intent claims.
 #[derive(Clone, Copy)]
 enum Claim<'a> {
-    /// A free (or expired) slot that exists on disk.
-    Free { path: &'a str },
-    /// A slot the ledger knows but the disk lost: recorded again, then created.
-    Lost { n: i64, path: &'a str },
+    /// A slot the ledger knows (free, expired, or lost by the disk), taken only if the tenure
+    /// holding it is still the one the plan saw (`held`: its lease id, `None` when free) and
+    /// not live: an expired tenure that was renewed meanwhile, or a slot taken and let expire
+    /// by someone else, is not the slot that was chosen (or proven safe).
+    Existing {
+        path: &'a str,
+        held: Option<&'a str>,
+    },
     /// A new slot, numbered inside the intent transaction, so parallel spawns creating slots
     /// get distinct numbers instead of all racing for the lowest one and retrying.
     New {
@@ -440,9 +443,13 @@ enum IntentOutcome {
         task: Task,
         tenure: Tenure,
         issue_tenure: Option<Tenure>,
+        /// The holder held the issue lease before this spawn (outside any task): undoing the
+        /// spawn must leave it held.
+        issue_was_held: bool,
         slot: ledger::Slot,
     },
-    /// A concurrent spawn leased the slot between our read and our write.
+    /// The slot changed between our read and our write (a concurrent spawn leased it, prune
+    /// removed it), or the pool filled up: plan again.
     LostSlot,
     TaskExists(Box<Task>),
     /// Another open task works on the branch.
@@ -471,12 +478,22 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         return Ok(IntentOutcome::BranchTaken(Box::new(other)));
     }
     let slot = match i.claim {
-        Claim::Free { path } => match view.slot_by_path(path)? {
-            Some(slot) => slot,
+        Claim::Existing { path, held } => {
             // Pruned since we looked: prune claims a slot in the ledger before removing it.
-            None => return Ok(IntentOutcome::LostSlot),
-        },
-        Claim::Lost { n, path } => tx.ensure_slot(i.repo_id, n, path)?,
+            let Some(slot) = view.slot_by_path(path)? else {
+                return Ok(IntentOutcome::LostSlot);
+            };
+            let now_held = view.held(&slot.resource())?;
+            let unchanged = match (&now_held, held) {
+                (None, None) => true,
+                (Some(t), Some(id)) => t.lease_id == id && !t.is_live(tx.now()),
+                _ => false,
+            };
+            if !unchanged {
+                return Ok(IntentOutcome::LostSlot);
+            }
+            slot
+        }
         Claim::New {
             pool_dir,
             repo,
@@ -493,7 +510,8 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
     };
     let slot_res = Resource::worktree(slot.path.clone());
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
-    // task) means a concurrent spawn won it.
+    // task) means a concurrent spawn won it. (Checked above for a known slot; a new one has no
+    // tenure unless the ledger is inconsistent.)
     if view.current(&slot_res)?.is_some() {
         return Ok(IntentOutcome::LostSlot);
     }
@@ -504,15 +522,15 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         ledger::Acquire::Acquired { tenure, .. } => tenure,
         ledger::Acquire::Held(_) => return Ok(IntentOutcome::LostSlot),
     };
-    let issue_tenure = match i.issue {
+    let (issue_tenure, issue_was_held) = match i.issue {
         Some((res, _)) => match tx.acquire(res, i.holder, None)? {
-            ledger::Acquire::Acquired { tenure, .. } => Some(tenure),
+            ledger::Acquire::Acquired { tenure, fresh, .. } => (Some(tenure), !fresh),
             // Checked above in this transaction; should it ever happen, roll everything back.
             ledger::Acquire::Held(t) => {
                 return Err(LedgerError::Raced(format!("issue held by {}", t.holder)));
             }
         },
-        None => None,
+        None => (None, false),
     };
     let task = tx.insert_task(&NewTask {
         repo_id: i.repo_id,
@@ -531,6 +549,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         task,
         tenure,
         issue_tenure,
+        issue_was_held,
         slot,
     })
 }
@@ -615,19 +634,37 @@ fn switch_to(
 }
 
 /// Ends what a failed spawn started: the leases are released (tokens stay spent) and the task is
-/// marked done, so no lease is left that no active task names.
-pub fn abandon(ledger: &mut Ledger, task: &Task, reason: &str) -> Result<()> {
+/// marked done, so no lease is left that no active task names. An issue lease the holder held
+/// before the spawn (`keep_issue`) stays held.
+pub fn abandon(ledger: &mut Ledger, task: &Task, reason: &str, keep_issue: bool) -> Result<()> {
     ledger.write(|tx| {
-        let view = tx.view();
-        for id in [&task.lease_id, &task.issue_lease_id].into_iter().flatten() {
-            if let Some(t) = view.tenure(id)?
-                && t.ended_at.is_none()
-            {
-                tx.release(&t.resource, By::Lease(id))?;
-            }
-        }
+        release_leases(tx, task, keep_issue)?;
         tx.mark_task_done(task.id, reason)
     })?;
+    Ok(())
+}
+
+/// Takes back an intent whose claimed slot proved unsafe: its leases go as in [`abandon`], and
+/// its task row, which never became a task, is deleted (a retry records its own). The slot
+/// stays free; its token history keeps the claim.
+fn withdraw(ledger: &mut Ledger, task: &Task, keep_issue: bool) -> Result<()> {
+    ledger.write(|tx| {
+        release_leases(tx, task, keep_issue)?;
+        tx.delete_spawning_task(task.id)
+    })?;
+    Ok(())
+}
+
+fn release_leases(tx: &ledger::Tx<'_>, task: &Task, keep_issue: bool) -> ledger::Result<()> {
+    let view = tx.view();
+    let issue = task.issue_lease_id.as_ref().filter(|_| !keep_issue);
+    for id in [task.lease_id.as_ref(), issue].into_iter().flatten() {
+        if let Some(t) = view.tenure(id)?
+            && t.ended_at.is_none()
+        {
+            tx.release(&t.resource, By::Lease(id))?;
+        }
+    }
     Ok(())
 }
 

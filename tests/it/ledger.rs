@@ -242,6 +242,30 @@ fn a_writer_queued_behind_another_gets_the_lock_when_it_is_released() {
 }
 
 #[test]
+fn a_ledger_turned_out_of_wal_mode_is_switched_back_and_still_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    drop(Ledger::open(&path).unwrap());
+    let other = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = other
+        .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+    drop(other);
+    let mut ledger = Ledger::open(&path).unwrap();
+    let res = Resource::issue("ns", "1");
+    let (_, syncing) = ledger
+        .write_syncing_meanwhile(|tx| tx.acquire(&res, "alice", None))
+        .unwrap();
+    syncing.wait().unwrap();
+    let check = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = check
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal", "git-hand put the ledger back in WAL mode");
+}
+
+#[test]
 fn a_commit_syncing_meanwhile_is_visible_at_once_and_waited_for_before_use() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");

@@ -105,6 +105,15 @@ fn assert_never_reused(make_unsafe: impl FnOnce(&TestEnv, &Path) -> Option<std::
         .map(|s| s["path"].as_str().unwrap())
         .collect();
     assert_eq!(free, [path.to_str().unwrap()], "{listing:#}");
+    // The taken-back intent left no task row behind: t2 is one task, in its new slot.
+    let all = env.hand(&repo, &["list", "--all", "--json"]).code(0).json();
+    let t2_rows = all["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["task"] == "t2")
+        .count();
+    assert_eq!(t2_rows, 1, "{all:#}");
     if let Some(mut c) = child {
         c.kill().unwrap();
         c.wait().unwrap();
@@ -212,6 +221,25 @@ fn spawn_is_idempotent_for_the_same_holder_and_refused_for_another() {
     assert!(run.stderr.contains("alice"), "{}", run.stderr);
     let slots = env.hand(&repo, &["list", "--json"]).json();
     assert_eq!(slots["tasks"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_issue_lease_held_before_the_spawn_survives_a_slot_found_unsafe() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let mine = env
+        .hand(&repo, &["lease", "acquire", "7", "--json"])
+        .code(0)
+        .json();
+    let a = spawn(&env, &repo, "t1", &[]);
+    teardown(&env, &repo, "t1", &[]).ok();
+    std::fs::write(path_of(&a).join("wip.txt"), "not landed\n").unwrap();
+    // The free slot is claimed, found unsafe and let go; the spawn then creates a slot. The
+    // issue lease the holder held before must be the one the task gets, not a new tenure.
+    let b = spawn(&env, &repo, "t2", &["--issue", "7"]);
+    assert_eq!(b["slot_source"], "created");
+    assert_eq!(b["issue"]["lease_id"], mine["lease_id"], "{b:#}");
+    assert_eq!(b["issue"]["token"], mine["token"], "{b:#}");
 }
 
 #[test]
