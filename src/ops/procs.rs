@@ -52,7 +52,17 @@ pub struct Occupant {
     pub cwd: PathBuf,
 }
 
-/// Every process whose current directory is `dir` or below it. `Err` when this cannot be
+/// A git process that git-hand itself runs (its runner marks each with `GIT_HAND_INTERNAL=1`):
+/// another spawn's probe of the same free slot, which lost or will lose the claim, is no
+/// tenant. Anything whose environment cannot be read counts as a tenant.
+fn is_git_hands_own_git(proc_dir: &Path) -> bool {
+    let marker = format!("{}=1", crate::git::INTERNAL_ENV);
+    std::fs::read(proc_dir.join("environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+}
+
+/// Every process whose current directory is `dir` or below it, except git-hand's own git
+/// children. `Err` when this cannot be
 /// proven (no `/proc`): the caller must then treat the directory as occupied.
 pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
@@ -70,7 +80,7 @@ pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
         let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
             continue;
         };
-        if cwd.starts_with(dir) {
+        if cwd.starts_with(dir) && !is_git_hands_own_git(&entry.path()) {
             let command = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
             found.push(Occupant {
                 pid,

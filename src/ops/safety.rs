@@ -86,42 +86,82 @@ pub fn head_is_on_a_ref(repo: &Repo, worktree: &Path) -> bool {
 /// Why a slot may not be reused, or nothing when its reuse is proven safe. `repo` is the
 /// repository the slot belongs to (its refs prove most slots hold no stray commit).
 pub fn reuse_blockers(repo: &Repo, path: &Path) -> Vec<String> {
-    if !path.join(".git").is_file() {
-        return vec!["not a linked worktree on disk".into()];
-    }
-    let git = Git::new(path);
-    let mut why = vec![];
-    match dirty_files(&git) {
-        Ok(files) if files.is_empty() => {}
-        Ok(files) => why.push(format!(
-            "{} uncommitted or untracked file(s), e.g. {}",
-            files.len(),
-            files[0]
-        )),
-        Err(e) => why.push(format!("cannot prove it is clean: {e}")),
-    }
-    let walk = || {
-        if head_is_on_a_ref(repo, path) {
-            return Ok(vec![]);
+    Probe::run(path).blockers(repo, path)
+}
+
+/// The part of the proof that needs no repository handle: whether the slot is a worktree on
+/// disk, what `git status` reports and which processes sit inside. It may run on another
+/// thread; spawn runs it while its intent transaction commits.
+pub struct Probe {
+    on_disk: bool,
+    dirty: Result<Vec<String>, GitError>,
+    occupants: std::io::Result<Vec<super::procs::Occupant>>,
+}
+
+impl Probe {
+    pub fn run(path: &Path) -> Self {
+        if !path.join(".git").is_file() {
+            return Self {
+                on_disk: false,
+                dirty: Ok(vec![]),
+                occupants: Ok(vec![]),
+            };
         }
-        commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
-    };
-    match walk() {
-        Ok(commits) if commits.is_empty() => {}
-        Ok(commits) => why.push(format!(
-            "{} commit(s) on no branch, e.g. {}",
-            commits.len(),
-            commits[0]
-        )),
-        Err(e) => why.push(format!("cannot prove it holds no unlanded commit: {e}")),
+        Self {
+            on_disk: true,
+            dirty: dirty_files(&Git::new(path)),
+            occupants: super::procs::occupants(path),
+        }
     }
-    match super::procs::occupants(path) {
-        Ok(procs) if procs.is_empty() => {}
-        Ok(procs) => why.push(format!(
-            "process {} ({}) is inside it",
-            procs[0].pid, procs[0].command
-        )),
-        Err(e) => why.push(format!("cannot prove no process is inside it: {e}")),
+
+    /// A probe that did not happen (its thread died): proves nothing, so the slot is unsafe.
+    pub fn lost() -> Self {
+        Self {
+            on_disk: true,
+            dirty: Ok(vec![]),
+            occupants: Err(std::io::Error::other("the probe did not finish")),
+        }
     }
-    why
+
+    /// The rest of the proof (no commit only this slot holds), and every reason found.
+    pub fn blockers(self, repo: &Repo, path: &Path) -> Vec<String> {
+        if !self.on_disk {
+            return vec!["not a linked worktree on disk".into()];
+        }
+        let mut why = vec![];
+        match self.dirty {
+            Ok(files) if files.is_empty() => {}
+            Ok(files) => why.push(format!(
+                "{} uncommitted or untracked file(s), e.g. {}",
+                files.len(),
+                files[0]
+            )),
+            Err(e) => why.push(format!("cannot prove it is clean: {e}")),
+        }
+        let walk = || {
+            if head_is_on_a_ref(repo, path) {
+                return Ok(vec![]);
+            }
+            let git = Git::new(path);
+            commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
+        };
+        match walk() {
+            Ok(commits) if commits.is_empty() => {}
+            Ok(commits) => why.push(format!(
+                "{} commit(s) on no branch, e.g. {}",
+                commits.len(),
+                commits[0]
+            )),
+            Err(e) => why.push(format!("cannot prove it holds no unlanded commit: {e}")),
+        }
+        match self.occupants {
+            Ok(procs) if procs.is_empty() => {}
+            Ok(procs) => why.push(format!(
+                "process {} ({}) is inside it",
+                procs[0].pid, procs[0].command
+            )),
+            Err(e) => why.push(format!("cannot prove no process is inside it: {e}")),
+        }
+        why
+    }
 }

@@ -142,22 +142,30 @@ pub fn spawn(
                 held: seen.map(|t| t.lease_id.as_str()),
             },
         };
-        // Durable while git works below; waited for before the slot is handed out.
-        let (intent, synced) = ledger.write_syncing_meanwhile(|tx| {
-            record_intent(
-                tx,
-                &Intent {
-                    repo_id: &repo_id,
-                    task: task_name,
-                    claim,
-                    branch: &branch,
-                    base_oid: &base.oid,
-                    holder: opts.holder,
-                    issue: issue_resource.as_ref().zip(issue),
-                    me,
-                },
-            )
-        })?;
+        let intent = Intent {
+            repo_id: &repo_id,
+            task: task_name,
+            claim,
+            branch: &branch,
+            base_oid: &base.oid,
+            holder: opts.holder,
+            issue: issue_resource.as_ref().zip(issue),
+            me,
+        };
+        // A free slot's probe (`git status`, the /proc scan) runs while the intent that claims
+        // it commits: its verdict is used only once the claim holds, and a lost claim throws it
+        // away. The intent is durable while git works below, and waited for before the slot is
+        // handed out.
+        let (recorded, probe) = std::thread::scope(|scope| {
+            let probe = match &plan {
+                Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(p))),
+                _ => None,
+            };
+            let recorded = ledger.write_syncing_meanwhile(|tx| record_intent(tx, &intent));
+            let probe = probe.map(|thread| thread.join().unwrap_or_else(|_| safety::Probe::lost()));
+            (recorded, probe)
+        });
+        let (intent, synced) = recorded?;
         let (task, tenure, issue_tenure, path, n, issue_was_held) = match intent {
             IntentOutcome::Recorded {
                 task,
@@ -205,9 +213,9 @@ pub fn spawn(
                 n,
                 path: path.clone(),
             },
-            // Claimed, so nobody else probes or switches it: prove it safe now.
+            // Claimed, so nobody else probes or switches it: the probe holds.
             Plan::Claim(p) => {
-                let why = safety::reuse_blockers(repo, &p);
+                let why = probe.unwrap_or_else(safety::Probe::lost).blockers(repo, &p);
                 if !why.is_empty() {
                     synced.wait()?;
                     withdraw(ledger, &task, issue_was_held)?;

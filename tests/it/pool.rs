@@ -331,6 +331,35 @@ fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
 }
 
 #[test]
+fn eight_concurrent_spawns_reuse_eight_free_slots_and_create_none() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let mut slots = std::collections::BTreeSet::new();
+    for n in 0..8 {
+        slots.insert(path_of(&spawn(&env, &repo, &format!("old{n}"), &[])));
+    }
+    for n in 0..8 {
+        teardown(&env, &repo, &format!("old{n}"), &[]).ok();
+    }
+    let spawns = (0..8)
+        .map(|n| {
+            let mut c = env.command(crate::support::BIN, &repo);
+            c.args(["spawn", &format!("new{n}"), "--json"]);
+            c
+        })
+        .collect();
+    let mut reused = std::collections::BTreeSet::new();
+    for out in env.all_at_once(spawns) {
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("spawn failed: {}", String::from_utf8_lossy(&out.stderr)));
+        // Each gets a free slot: none is sent off to create one (a lost claim re-plans).
+        assert_eq!(v["slot_source"], "reused", "{v:#}");
+        reused.insert(path_of(&v));
+    }
+    assert_eq!(reused, slots);
+}
+
+#[test]
 fn exec_passes_the_credential_and_the_exit_status_and_renews_the_lease() {
     let env = TestEnv::new();
     let repo = env.repo("app");
