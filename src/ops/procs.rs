@@ -52,13 +52,18 @@ pub struct Occupant {
     pub cwd: PathBuf,
 }
 
-/// A git process that git-hand itself runs (its runner marks each with `GIT_HAND_INTERNAL=1`):
-/// another spawn's probe of the same free slot, which lost or will lose the claim, is no
-/// tenant. Anything whose environment cannot be read counts as a tenant.
+/// A git process that git-hand itself runs (its runner marks each with `GIT_HAND_INTERNAL=1`),
+/// or a git-hand process about to become one (forked, moved into the slot, not yet exec'd:
+/// still git-hand's executable and environment): another spawn's probe of the same free slot,
+/// which lost or will lose the claim, is no tenant. Anything whose environment and executable
+/// cannot be read counts as a tenant.
 fn is_git_hands_own_git(proc_dir: &Path) -> bool {
     let marker = format!("{}=1", crate::git::INTERNAL_ENV);
-    std::fs::read(proc_dir.join("environ"))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+    let marked = std::fs::read(proc_dir.join("environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()));
+    marked
+        || std::fs::read_link(proc_dir.join("exe"))
+            .is_ok_and(|exe| std::fs::read_link("/proc/self/exe").is_ok_and(|me| me == exe))
 }
 
 /// Every process whose current directory is `dir` or below it, except git-hand's own git
