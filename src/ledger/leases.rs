@@ -236,6 +236,16 @@ impl View<'_> {
         )
     }
 
+    /// The last token issued for a resource (0 before the first).
+    pub fn last_token(&self, res: &Resource) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT last_token FROM resources WHERE kind = ?1 AND key = ?2")?
+            .query_row(params![res.kind.as_str(), res.key], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0))
+    }
+
     /// The live tenure of a resource, if any.
     pub fn current(&self, res: &Resource) -> Result<Option<Tenure>> {
         Ok(self.held(res)?.filter(|t| t.is_live(self.now)))

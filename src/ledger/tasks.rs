@@ -226,6 +226,17 @@ impl View<'_> {
             .optional()?)
     }
 
+    /// The last token issued for each present slot of a repository, by path: any claim of a
+    /// slot since (even one released again) changes it.
+    pub fn slot_last_tokens(&self, repo_id: &str) -> Result<Vec<(String, i64)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT s.path, r.last_token FROM slots s JOIN resources r ON r.id = s.resource_id \
+             WHERE s.repo_id = ?1 AND s.removed_at IS NULL",
+        )?;
+        let rows = stmt.query_map([repo_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Every slot number a repository has ever used (pruned ones included) and its path: a
     /// pruned number may come back only at the same path, which continues its token history.
     pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<(i64, String)>> {

@@ -109,6 +109,8 @@ pub struct SlotInfo {
     pub held: Option<Tenure>,
     /// Open tasks that name this slot (normally at most the holder's).
     pub tasks: Vec<Task>,
+    /// The last token issued for the slot: a claim must find it unchanged.
+    pub last_token: i64,
 }
 
 impl SlotInfo {
@@ -118,8 +120,8 @@ impl SlotInfo {
     }
 }
 
-/// Every present slot of a repository with its holder and open tasks: three queries whatever
-/// the number of slots.
+/// Every present slot of a repository with its holder, open tasks and last token: four queries
+/// whatever the number of slots.
 pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotInfo>> {
     let mut held: std::collections::HashMap<String, Tenure> = view
         .held_slots(repo_id)?
@@ -127,10 +129,13 @@ pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotIn
         .map(|t| (t.resource.key.clone(), t))
         .collect();
     let open = view.tasks(repo_id, false)?;
+    let tokens: std::collections::HashMap<String, i64> =
+        view.slot_last_tokens(repo_id)?.into_iter().collect();
     Ok(view
         .slots(repo_id)?
         .into_iter()
         .map(|slot| SlotInfo {
+            last_token: tokens.get(&slot.path).copied().unwrap_or(0),
             held: held.remove(&slot.path),
             tasks: open
                 .iter()

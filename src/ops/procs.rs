@@ -24,10 +24,15 @@ pub fn me() -> ProcessId {
 
 /// Field 22 of `/proc/<pid>/stat`: when the process started.
 pub fn start_time(pid: i64) -> Option<i64> {
+    stat_field(pid, 22)
+}
+
+/// Field `n` (1-based, as in proc(5)) of `/proc/<pid>/stat`, from field 3 on.
+fn stat_field(pid: i64, n: usize) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: split after its last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
 }
 
 /// Whether the recorded process still runs. A pid whose start time differs is another process
@@ -57,13 +62,21 @@ pub struct Occupant {
 /// still git-hand's executable and environment): another spawn's probe of the same free slot,
 /// which lost or will lose the claim, is no tenant. Anything whose environment and executable
 /// cannot be read counts as a tenant.
-fn is_git_hands_own_git(proc_dir: &Path) -> bool {
+///
+/// Only a direct child of a live git-hand process qualifies: the marker is inherited, so a
+/// hook's background job started under git-hand's `git switch`, or a git left running by a
+/// git-hand that was killed (now a child of init), is a tenant like any other process.
+fn is_git_hands_own_git(pid: i64, proc_dir: &Path) -> bool {
+    let own_exe = std::fs::read_link("/proc/self/exe").ok();
+    let is_git_hand = |dir: &Path| {
+        std::fs::read_link(dir.join("exe")).is_ok_and(|exe| Some(&exe) == own_exe.as_ref())
+    };
     let marker = format!("{}=1", crate::git::INTERNAL_ENV);
     let marked = std::fs::read(proc_dir.join("environ"))
         .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()));
-    marked
-        || std::fs::read_link(proc_dir.join("exe"))
-            .is_ok_and(|exe| std::fs::read_link("/proc/self/exe").is_ok_and(|me| me == exe))
+    let parent_is_git_hand = stat_field(pid, 4)
+        .is_some_and(|ppid| ppid > 1 && is_git_hand(&Path::new("/proc").join(ppid.to_string())));
+    parent_is_git_hand && (marked || is_git_hand(proc_dir))
 }
 
 /// Every process whose current directory is `dir` or below it, except git-hand's own git
@@ -85,7 +98,7 @@ pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
         let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
             continue;
         };
-        if cwd.starts_with(dir) && !is_git_hands_own_git(&entry.path()) {
+        if cwd.starts_with(dir) && !is_git_hands_own_git(pid, &entry.path()) {
             let command = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
             found.push(Occupant {
                 pid,

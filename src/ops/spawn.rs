@@ -124,10 +124,10 @@ pub fn spawn(
             .map_err(|skipped| no_slot(max, &[unsafe_slots.as_slice(), &skipped].concat()))?;
         let skipped = [unsafe_slots.as_slice(), &skipped].concat();
         let (path, seen) = match &plan {
-            Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
-                let info = infos.iter().find(|i| Path::new(&i.slot.path) == p);
-                (p.clone(), info.and_then(|i| i.held.as_ref()))
-            }
+            Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => (
+                p.clone(),
+                infos.iter().find(|i| Path::new(&i.slot.path) == p),
+            ),
             Plan::Create { path, .. } => (path.clone(), None),
         };
         let path_key = path.to_string_lossy().into_owned();
@@ -139,7 +139,10 @@ pub fn spawn(
             },
             _ => Claim::Existing {
                 path: &path_key,
-                held: seen.map(|t| t.lease_id.as_str()),
+                held: seen
+                    .and_then(|i| i.held.as_ref())
+                    .map(|t| t.lease_id.as_str()),
+                last_token: seen.map_or(0, |i| i.last_token),
             },
         };
         let intent = Intent {
@@ -427,13 +430,15 @@ struct Intent<'a> {
 /// The slot an intent claims.
 #[derive(Clone, Copy)]
 enum Claim<'a> {
-    /// A slot the ledger knows (free, expired, or lost by the disk), taken only if the tenure
-    /// holding it is still the one the plan saw (`held`: its lease id, `None` when free) and
-    /// not live: an expired tenure that was renewed meanwhile, or a slot taken and let expire
-    /// by someone else, is not the slot that was chosen (or proven safe).
+    /// A slot the ledger knows (free, expired, or lost by the disk), taken only if nothing
+    /// happened to it since the plan: the tenure holding it is still the one seen (`held`: its
+    /// lease id, `None` when free) and not live, and no token was issued since (`last_token`):
+    /// a slot claimed and released again meanwhile (a spawn that failed halfway) is not the
+    /// slot that was probed.
     Existing {
         path: &'a str,
         held: Option<&'a str>,
+        last_token: i64,
     },
     /// A new slot, numbered inside the intent transaction, so parallel spawns creating slots
     /// get distinct numbers instead of all racing for the lowest one and retrying.
@@ -486,17 +491,22 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         return Ok(IntentOutcome::BranchTaken(Box::new(other)));
     }
     let slot = match i.claim {
-        Claim::Existing { path, held } => {
+        Claim::Existing {
+            path,
+            held,
+            last_token,
+        } => {
             // Pruned since we looked: prune claims a slot in the ledger before removing it.
             let Some(slot) = view.slot_by_path(path)? else {
                 return Ok(IntentOutcome::LostSlot);
             };
             let now_held = view.held(&slot.resource())?;
-            let unchanged = match (&now_held, held) {
-                (None, None) => true,
-                (Some(t), Some(id)) => t.lease_id == id && !t.is_live(tx.now()),
-                _ => false,
-            };
+            let unchanged = view.last_token(&slot.resource())? == last_token
+                && match (&now_held, held) {
+                    (None, None) => true,
+                    (Some(t), Some(id)) => t.lease_id == id && !t.is_live(tx.now()),
+                    _ => false,
+                };
             if !unchanged {
                 return Ok(IntentOutcome::LostSlot);
             }

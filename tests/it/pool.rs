@@ -153,6 +153,21 @@ fn a_slot_with_a_live_process_inside_is_never_reused() {
 }
 
 #[test]
+fn a_process_inside_that_only_inherited_git_hands_marker_is_still_a_tenant() {
+    // A hook's background job started under git-hand's own `git switch` inherits
+    // GIT_HAND_INTERNAL=1; it is no git child of a live git-hand, so it keeps the slot.
+    assert_never_reused(|env, path| {
+        let child = env
+            .command("sleep", path)
+            .arg("30")
+            .env("GIT_HAND_INTERNAL", "1")
+            .spawn()
+            .unwrap();
+        Some(child)
+    });
+}
+
+#[test]
 fn teardown_refuses_unlanded_work_and_names_it_and_force_keeps_commits_on_the_branch() {
     let env = TestEnv::new();
     let repo = env.repo("app");
