@@ -108,9 +108,8 @@ pub struct Ledger {
     conn: Connection,
     path: PathBuf,
     clock: Box<dyn Clock>,
-    /// The ledger is in WAL mode (it always is once git-hand created or migrated it). Outside
-    /// it, commits are never deferred and each durable one also syncs the directory.
-    in_wal: bool,
+    /// How a commit reaches the disk, which decides what a durable commit still owes it.
+    journal: Journal,
     /// Inside [`Ledger::write_relaxed`]: the commit is not durable, so it syncs nothing.
     relaxed: bool,
 }
@@ -135,13 +134,17 @@ impl Ledger {
         let had_wal = wal_path(path).exists();
         let conn = connect(path)?;
         schema::migrate(&conn, path)?;
-        let in_wal = schema::ensure_wal(&conn)?;
+        let journal = if schema::ensure_wal(&conn)? {
+            Journal::Wal
+        } else {
+            Journal::Rollback
+        };
         sync_dir_if_wal_appeared(path, had_wal)?;
         Ok(Self {
             conn,
             path: path.to_path_buf(),
             clock,
-            in_wal,
+            journal,
             relaxed: false,
         })
     }
@@ -159,7 +162,7 @@ impl Ledger {
             conn,
             path,
             clock: Box::new(SystemClock),
-            in_wal: false,
+            journal: Journal::Memory,
             relaxed: false,
         })
     }
@@ -194,7 +197,7 @@ impl Ledger {
             conn,
             path: path.to_path_buf(),
             clock: Box::new(SystemClock),
-            in_wal: true,
+            journal: Journal::Wal,
             relaxed: false,
         }))
     }
@@ -226,16 +229,15 @@ impl Ledger {
         }
         let out = f(&Tx { conn: &tx, now })?;
         tx.commit()?;
-        if !self.relaxed {
-            if self.in_wal {
-                // A relaxed commit leaves the WAL to the durable one that follows it: a
-                // truncation fsyncs the database, which is what relaxing avoids.
-                self.keep_wal_short();
-            } else if self.path != Path::new(":memory:") {
-                // Outside WAL mode the commit point is the deletion of the rollback journal,
-                // which SQLite no longer syncs (`SQLITE_DISABLE_DIRSYNC`).
-                sync_dir_of(&self.path)?;
-            }
+        // A relaxed commit owes nothing: it leaves the WAL to the durable one that follows it
+        // (a truncation fsyncs the database, which is what relaxing avoids).
+        match self.journal {
+            _ if self.relaxed => {}
+            Journal::Wal => self.keep_wal_short(),
+            // The commit point is the deletion of the rollback journal, which SQLite no longer
+            // syncs (`SQLITE_DISABLE_DIRSYNC`).
+            Journal::Rollback => sync_dir_of(&self.path)?,
+            Journal::Memory => {}
         }
         Ok(out)
     }
@@ -263,18 +265,21 @@ impl Ledger {
         &mut self,
         f: impl FnOnce(&Tx<'_>) -> Result<T>,
     ) -> Result<(T, PendingSync)> {
-        if !self.in_wal {
-            return Ok((self.write(f)?, PendingSync(None)));
+        if self.journal != Journal::Wal {
+            return Ok((self.write(f)?, PendingSync::done()));
         }
         let out = self.write_relaxed(f)?;
         let ledger = self.path.clone();
         let sync = move || sync_wal_and_keep_it_short(&ledger);
         let syncing = match std::thread::Builder::new().spawn(sync.clone()) {
-            Ok(thread) => PendingSync(Some(thread)),
+            Ok(thread) => PendingSync {
+                thread: Some(thread),
+                wal: wal_path(&self.path),
+            },
             // No thread to be had: sync here and now.
             Err(_) => {
                 sync()?;
-                PendingSync(None)
+                PendingSync::done()
             }
         };
         Ok((out, syncing))
@@ -315,19 +320,41 @@ impl Ledger {
     }
 }
 
-/// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk (`None`: already
-/// there).
+/// How the ledger's commits reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Journal {
+    /// Write-ahead log: what git-hand sets up, and what a deferred sync relies on.
+    Wal,
+    /// A rollback journal (a ledger git-hand could not switch back to WAL yet): every commit
+    /// is durable inline.
+    Rollback,
+    /// [`Ledger::empty`]: nothing reaches a disk.
+    Memory,
+}
+
+/// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk (`thread` is `None`
+/// once it is there).
 #[must_use = "a commit is durable only once waited for"]
-pub struct PendingSync(Option<std::thread::JoinHandle<Result<()>>>);
+pub struct PendingSync {
+    thread: Option<std::thread::JoinHandle<Result<()>>>,
+    wal: PathBuf,
+}
 
 impl PendingSync {
+    fn done() -> Self {
+        Self {
+            thread: None,
+            wal: PathBuf::new(),
+        }
+    }
+
     /// Blocks until the commit is on disk.
     pub fn wait(self) -> Result<()> {
-        match self.0.map(std::thread::JoinHandle::join) {
+        match self.thread.map(std::thread::JoinHandle::join) {
             None => Ok(()),
             Some(Ok(synced)) => synced,
             Some(Err(_)) => Err(LedgerError::Sync {
-                path: PathBuf::new(),
+                path: self.wal,
                 source: std::io::Error::other("the thread syncing the ledger panicked"),
             }),
         }

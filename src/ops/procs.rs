@@ -79,9 +79,9 @@ fn is_git_hands_own_git(pid: i64, proc_dir: &Path) -> bool {
     parent_is_git_hand && (marked || is_git_hand(proc_dir))
 }
 
-/// Every process whose current directory is `dir` or below it, except git-hand's own git
-/// children. `Err` when this cannot be
-/// proven (no `/proc`): the caller must then treat the directory as occupied.
+/// Every process whose current directory is `dir` or below it, except a live git-hand's own git
+/// children (see [`is_git_hands_own_git`]). `Err` when this cannot be proven (no `/proc`): the
+/// caller must then treat the directory as occupied.
 pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
     for entry in std::fs::read_dir("/proc")? {

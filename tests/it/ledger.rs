@@ -284,25 +284,36 @@ fn a_commit_syncing_meanwhile_is_visible_at_once_and_waited_for_before_use() {
     syncing.wait().unwrap();
 }
 
+/// The size of the WAL after 300 short-lived processes each ran `cycle` (an acquire and a
+/// release of one issue by holder `h<i>`) on the ledger at `path`.
+fn wal_after_300_processes(
+    path: &std::path::Path,
+    cycle: impl Fn(&mut Ledger, &Resource, &str),
+) -> u64 {
+    let res = Resource::issue("ns", "1");
+    for i in 0..300 {
+        let mut ledger = Ledger::open(path).unwrap();
+        cycle(&mut ledger, &res, &format!("h{i}"));
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(wal).map_or(0, |m| m.len())
+}
+
 /// Spawn's and teardown's writes are relaxed or synced on another thread, which also truncates
 /// the WAL: it must stay short with no durable inline commit at all.
 #[test]
 fn the_wal_stays_short_when_every_write_syncs_meanwhile_or_is_relaxed() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ledger.sqlite");
-    let res = Resource::issue("ns", "1");
-    for i in 0..300 {
-        let mut ledger = Ledger::open(&path).unwrap();
-        let holder = format!("h{i}");
+    let wal = wal_after_300_processes(&dir.path().join("ledger.sqlite"), |ledger, res, holder| {
         let (_, syncing) = ledger
-            .write_syncing_meanwhile(|tx| tx.acquire(&res, &holder, None))
+            .write_syncing_meanwhile(|tx| tx.acquire(res, holder, None))
             .unwrap();
         syncing.wait().unwrap();
         ledger
-            .write_relaxed(|tx| tx.release(&res, By::Holder(&holder)))
+            .write_relaxed(|tx| tx.release(res, By::Holder(holder)))
             .unwrap();
-    }
-    let wal = std::fs::metadata(dir.path().join("ledger.sqlite-wal")).map_or(0, |m| m.len());
+    });
     assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
 }
 
@@ -312,17 +323,14 @@ fn the_wal_stays_short_when_every_write_syncs_meanwhile_or_is_relaxed() {
 fn the_wal_stays_short_across_many_short_lived_writers() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let res = Resource::issue("ns", "1");
-    for i in 0..300 {
-        let mut ledger = Ledger::open(&path).unwrap();
-        let holder = format!("h{i}");
-        ledger.write(|tx| tx.acquire(&res, &holder, None)).unwrap();
+    let wal = wal_after_300_processes(&path, |ledger, res, holder| {
+        ledger.write(|tx| tx.acquire(res, holder, None)).unwrap();
         ledger
-            .write(|tx| tx.release(&res, By::Holder(&holder)))
+            .write(|tx| tx.release(res, By::Holder(holder)))
             .unwrap();
-    }
-    let wal = std::fs::metadata(dir.path().join("ledger.sqlite-wal")).map_or(0, |m| m.len());
+    });
     assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
+    let res = Resource::issue("ns", "1");
     let mut ledger = Ledger::open(&path).unwrap();
     let last = ledger.write(|tx| tx.acquire(&res, "last", None)).unwrap();
     assert!(
