@@ -1,56 +1,13 @@
-//! Races found in review, made deterministic: a `git` wrapper first on PATH sleeps when its
-//! arguments match, holding one git-hand process in the middle of its work while another runs.
-
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::Duration;
+//! Races found in review, made deterministic: a `git` wrapper first on PATH stops one
+//! git-hand process at a named git command ([`GitPause`]) until the test has run the other
+//! command, so the race is exercised every time, whatever the machine's speed.
 
 use crate::pool::{path_of, spawn};
-use crate::support::{BIN, Run, TestEnv};
+use crate::support::{GitPause, TestEnv, finish};
 
-/// How long the wrapped git sleeps: long enough for the other command to run meanwhile.
-const HOLD: &str = "1.5";
-
-/// A directory with a `git` that sleeps [`HOLD`] seconds before running the real git whenever
-/// its arguments contain `pattern`. It sleeps outside the worktree (`cd /`), as a git-hand
-/// process between two steps would be, so the "process inside the slot" check does not hide
-/// the race.
-fn slow_git(env: &TestEnv, pattern: &str) -> PathBuf {
-    let dir = env.path("slow-git");
-    std::fs::create_dir_all(&dir).unwrap();
-    let real = which::which("git").unwrap();
-    let script = format!(
-        "#!/bin/sh\ncase \"$*\" in *'{pattern}'*) here=$PWD; cd /; sleep {HOLD}; cd \"$here\";; esac\nexec {} \"$@\"\n",
-        real.display()
-    );
-    let git = dir.join("git");
-    std::fs::write(&git, script).unwrap();
-    std::fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    dir
-}
-
-/// The binary, run in the background with the slow git first on PATH.
-fn start_slow(env: &TestEnv, slow: &Path, dir: &Path, args: &[&str]) -> Child {
-    let mut cmd: Command = env.command(BIN, dir);
-    let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
-        slow.display(),
-        TestEnv::bin_dir().display()
-    );
-    cmd.args(args)
-        .env("PATH", path)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    cmd.spawn().unwrap()
-}
-
-fn finish(child: Child) -> Run {
-    let out = child.wait_with_output().unwrap();
-    Run::from(out)
-}
-
-fn pause(ms: u64) {
-    std::thread::sleep(Duration::from_millis(ms));
+/// Past a 1 s TTL: the only sleep here is real time passing for a lease to expire.
+fn let_a_1s_lease_expire() {
+    std::thread::sleep(std::time::Duration::from_millis(1200));
 }
 
 #[test]
@@ -59,10 +16,12 @@ fn prune_never_removes_a_slot_leased_while_it_ran() {
     let repo = env.repo("app");
     spawn(&env, &repo, "a", &[]);
     env.hand(&repo, &["teardown", "a"]).ok();
-    let slow = slow_git(&env, "worktree unlock");
-    let prune = start_slow(&env, &slow, &repo, &["prune", "--yes"]);
-    pause(500);
+    // Prune has read the pool and is proving the free slot clean when b leases it.
+    let pause = GitPause::new(&env, "prune", "status --porcelain");
+    let prune = pause.start(&env, &repo, &["prune", "--yes"]);
+    pause.wait_until_paused();
     let b = spawn(&env, &repo, "b", &[]);
+    pause.release();
     finish(prune).ok();
     let path = path_of(&b);
     assert!(
@@ -80,10 +39,11 @@ fn prune_never_removes_a_slot_leased_while_it_ran() {
 fn doctor_repair_leaves_a_spawn_in_progress_alone() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let slow = slow_git(&env, "worktree add");
-    let a = start_slow(&env, &slow, &repo, &["spawn", "a", "--json"]);
-    pause(500);
+    let pause = GitPause::new(&env, "add", "worktree add");
+    let a = pause.start(&env, &repo, &["spawn", "a", "--json"]);
+    pause.wait_until_paused();
     env.hand(&repo, &["doctor", "--repair"]).ok();
+    pause.release();
     let a = finish(a).ok();
     let a: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert!(
@@ -104,10 +64,12 @@ fn a_ttl_shorter_than_the_spawn_never_puts_two_tasks_in_one_slot() {
     let repo = env.repo("app");
     spawn(&env, &repo, "warm", &[]);
     env.hand(&repo, &["teardown", "warm"]).ok();
-    let slow = slow_git(&env, "-c hand/a");
-    let a = start_slow(&env, &slow, &repo, &["spawn", "a", "--ttl", "1s", "--json"]);
-    pause(1200);
+    let pause = GitPause::new(&env, "switch", "-c hand/a");
+    let a = pause.start(&env, &repo, &["spawn", "a", "--ttl", "1s", "--json"]);
+    pause.wait_until_paused();
+    let_a_1s_lease_expire();
     let b = spawn(&env, &repo, "b", &[]);
+    pause.release();
     let a = finish(a).ok();
     let a: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert_ne!(path_of(&a), path_of(&b), "two tasks share a worktree");
@@ -126,11 +88,12 @@ fn tearing_down_an_expired_task_never_detaches_the_next_tenant() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let a = spawn(&env, &repo, "a", &["--ttl", "1s"]);
-    pause(1200);
-    let slow = slow_git(&env, "switch --detach");
-    let teardown = start_slow(&env, &slow, &repo, &["teardown", "a"]);
-    pause(500);
+    let_a_1s_lease_expire();
+    let pause = GitPause::new(&env, "detach", "switch --detach");
+    let teardown = pause.start(&env, &repo, &["teardown", "a"]);
+    pause.wait_until_paused();
     let b = spawn(&env, &repo, "b", &[]);
+    pause.release();
     finish(teardown).ok();
     assert_ne!(
         path_of(&b),

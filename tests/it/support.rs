@@ -6,8 +6,16 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hand");
+
+/// How long one command of a test may run before it is killed (`timeout -s KILL`): far beyond
+/// any real run on a loaded machine, short enough that a hang fails the test.
+pub const COMMAND_TIMEOUT: &str = "120";
+
+/// How long a test waits for a background process to reach a named step.
+const PAUSE_DEADLINE: Duration = Duration::from_secs(120);
 
 /// A temporary world: its own HOME, XDG dirs, ledger and git configuration.
 pub struct TestEnv {
@@ -113,15 +121,18 @@ impl TestEnv {
         cmd
     }
 
-    /// Runs the binary under test in `dir`.
+    /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
+    /// the test instead of stalling the run.
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
-        Run::from(self.command(BIN, dir).args(args).output().unwrap())
+        let mut cmd = self.command("timeout", dir);
+        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN]).args(args);
+        Run::from(cmd.output().unwrap())
     }
 
-    /// Runs the binary with extra environment variables.
+    /// Runs the binary with extra environment variables (killed after [`COMMAND_TIMEOUT`]).
     pub fn hand_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = self.command(BIN, dir);
-        cmd.args(args);
+        let mut cmd = self.command("timeout", dir);
+        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN]).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -202,4 +213,95 @@ impl TestEnv {
         self.git(dir, &["commit", "-q", "-m", &format!("change {file}")]);
         self.git(dir, &["rev-parse", "HEAD"])
     }
+}
+
+/// A `git` first on `PATH` that stops when its arguments contain a pattern, until the test
+/// releases it: a git-hand process held at a named step while another command runs. The race
+/// is then exercised every time, whatever the machine's speed (no sleep assumes one).
+///
+/// The paused git waits outside the worktree (`cd /`), as a git-hand process between two steps
+/// would, so the "process inside the slot" check does not hide the race.
+pub struct GitPause {
+    dir: PathBuf,
+    paused: PathBuf,
+    released: PathBuf,
+}
+
+impl GitPause {
+    /// A wrapper for `env` that pauses every git whose arguments contain `pattern`.
+    pub fn new(env: &TestEnv, name: &str, pattern: &str) -> Self {
+        let dir = env.path(&format!("pause-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let paused = dir.join("paused");
+        let released = dir.join("released");
+        let real = which::which("git").unwrap();
+        let script = format!(
+            "#!/bin/sh\n\
+             case \"$*\" in *'{pattern}'*)\n\
+             \x20 if [ ! -e '{released}' ]; then\n\
+             \x20   here=$PWD; cd /; : > '{paused}'\n\
+             \x20   while [ ! -e '{released}' ]; do sleep 0.01; done\n\
+             \x20   cd \"$here\"\n\
+             \x20 fi;;\n\
+             esac\n\
+             exec '{real}' \"$@\"\n",
+            released = released.display(),
+            paused = paused.display(),
+            real = real.display()
+        );
+        let git = dir.join("git");
+        std::fs::write(&git, script).unwrap();
+        std::fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        Self {
+            dir,
+            paused,
+            released,
+        }
+    }
+
+    /// Starts the binary under test in the background with this git first on `PATH`.
+    pub fn start(&self, env: &TestEnv, dir: &Path, args: &[&str]) -> std::process::Child {
+        let mut cmd = env.command("timeout", dir);
+        let path = format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            self.dir.display(),
+            TestEnv::bin_dir().display()
+        );
+        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+            .args(args)
+            .env("PATH", path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    }
+
+    /// Blocks until a git has reached the pattern and stopped there.
+    #[track_caller]
+    pub fn wait_until_paused(&self) {
+        let deadline = Instant::now() + PAUSE_DEADLINE;
+        while !self.paused.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "no git reached the pause point ({})",
+                self.dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether a git has reached the pattern (and is waiting there).
+    pub fn is_paused(&self) -> bool {
+        self.paused.exists()
+    }
+
+    /// Lets every paused git (and every later one) go on.
+    pub fn release(&self) {
+        std::fs::write(&self.released, "").unwrap();
+    }
+}
+
+/// Waits for a background command and returns what it did.
+pub fn finish(child: std::process::Child) -> Run {
+    Run::from(child.wait_with_output().unwrap())
 }
