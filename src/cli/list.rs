@@ -43,7 +43,7 @@ pub fn list(ctx: &Context, args: ListArgs) -> Result<Done, Failure> {
         let free: Vec<Value> = listing
             .free_slots
             .iter()
-            .map(|s| json!({ "slot": s.slot.n, "path": s.slot.path }))
+            .map(|s| json!({ "slot": s.info.slot.n, "path": s.info.slot.path, "problem": s.problem }))
             .collect();
         let tasks: Vec<Value> = listing.tasks.iter().map(task_json).collect();
         return Ok(Done::json(
@@ -92,13 +92,19 @@ pub fn render_list(listing: &tasks::Listing, p: Paint) -> String {
             p,
         ));
     }
-    if !listing.free_slots.is_empty() {
-        let free: Vec<String> = listing
-            .free_slots
-            .iter()
-            .map(|s| s.slot.n.to_string())
-            .collect();
+    let (usable, unusable): (Vec<_>, Vec<_>) =
+        listing.free_slots.iter().partition(|s| s.problem.is_none());
+    if !usable.is_empty() {
+        let free: Vec<String> = usable.iter().map(|s| s.info.slot.n.to_string()).collect();
         out.push_str(&format!("free slots: {}\n", free.join(", ")));
+    }
+    for s in unusable {
+        out.push_str(&p.yellow(&format!(
+            "slot {} is unusable: {} (git hand doctor --repair sets it aside)",
+            s.info.slot.n,
+            s.problem.as_deref().unwrap_or_default()
+        )));
+        out.push('\n');
     }
     out
 }

@@ -2,6 +2,7 @@
 //! and pure helpers ([`url`]). This module does not know about the ledger.
 
 pub mod inspect;
+pub mod link;
 pub mod lock;
 pub mod runner;
 pub mod url;

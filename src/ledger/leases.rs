@@ -442,6 +442,30 @@ impl Tx<'_> {
         Ok(Renew::Renewed(tenure))
     }
 
+    /// Makes a live tenure open-ended until it is released, keeping its token: teardown holds
+    /// its slot this way while git works in it, so a TTL that runs out meanwhile cannot hand
+    /// the slot to a spawn in the middle of a reset.
+    pub fn hold_open(&self, tenure: &Tenure) -> Result<Tenure> {
+        self.conn.execute(
+            "UPDATE tenures SET expires_at = NULL, ttl_ms = NULL, renewed_at = ?1 \
+             WHERE lease_id = ?2 AND ended_at IS NULL",
+            params![self.now, tenure.lease_id],
+        )?;
+        let held = Tenure {
+            expires_at: None,
+            ttl_ms: None,
+            renewed_at: Some(self.now),
+            ..tenure.clone()
+        };
+        self.log(
+            EventKind::Renewed,
+            &held.resource,
+            Some(&held),
+            Some("open-ended while torn down"),
+        )?;
+        Ok(held)
+    }
+
     /// Releases the caller's tenure. Releasing nothing succeeds; anyone may release an expired
     /// tenure; a lease id only ever releases its own tenure.
     pub fn release(&self, res: &Resource, by: By<'_>) -> Result<Release> {

@@ -7,6 +7,7 @@
 
 mod events;
 mod leases;
+mod lifecycle;
 mod location;
 mod repos;
 #[doc(hidden)]
@@ -24,10 +25,11 @@ use crate::clock::{Clock, Millis, SystemClock};
 
 pub use events::{Event, EventKind};
 pub use leases::{Acquire, By, Release, Renew, Resource, ResourceKind, Tenure, TenureState};
+pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
 pub use location::{LedgerLocation, default_location};
 pub use repos::Repo;
 pub use schema::LATEST_VERSION;
-pub use tasks::{NewTask, Slot, Task, TaskState};
+pub use tasks::{NewTask, Slot, Task};
 
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

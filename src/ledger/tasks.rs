@@ -1,50 +1,15 @@
-//! Tasks and pool slots (schema version 2).
+//! Tasks and pool slots (schema version 2): their rows and the queries on them. How a task moves
+//! from state to state, and how it ends, lives in [`super::lifecycle`].
 //!
-//! A task row is history: it moves `spawning → active → tearing-down → done` and is never
-//! deleted, so a task name may be spawned again once the old row is done. A slot is a worktree
-//! resource the pool owns; its row remembers its number and path so the pool can find it again.
+//! A slot is a worktree resource the pool owns; its row remembers its number and path so the
+//! pool can find it again.
 
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
 
 use super::leases::Resource;
+use super::lifecycle::{EndReason, Step, TaskState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskState {
-    /// Intent recorded; the slot may not be ready yet.
-    Spawning,
-    Active,
-    /// Teardown started; `step` says how far it got.
-    TearingDown,
-    Done,
-}
-
-impl TaskState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Spawning => "spawning",
-            TaskState::Active => "active",
-            TaskState::TearingDown => "tearing-down",
-            TaskState::Done => "done",
-        }
-    }
-    fn parse(s: &str) -> Result<Self> {
-        Ok(match s {
-            "spawning" => TaskState::Spawning,
-            "active" => TaskState::Active,
-            "tearing-down" => TaskState::TearingDown,
-            "done" => TaskState::Done,
-            other => {
-                return Err(LedgerError::Corrupt(format!(
-                    "unknown task state {other:?}"
-                )));
-            }
-        })
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
@@ -64,11 +29,11 @@ pub struct Task {
     pub created_at: Millis,
     pub updated_at: Millis,
     pub done_at: Option<Millis>,
-    pub done_reason: Option<String>,
+    pub done_reason: Option<EndReason>,
     /// The process running spawn or teardown, and its start time (to tell pid reuse apart).
     pub pid: Option<i64>,
     pub pid_start: Option<i64>,
-    pub step: Option<String>,
+    pub step: Option<Step>,
     /// The branch the post-checkout hook last saw checked out in the slot.
     pub checked_out: Option<String>,
 }
@@ -77,12 +42,18 @@ const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue
     branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
     checked_out FROM tasks";
 
-struct TaskRow(Task, String);
+/// A task as stored: the enums still as their words.
+struct TaskRow {
+    task: Task,
+    state: String,
+    step: Option<String>,
+    done_reason: Option<String>,
+}
 
 impl TaskRow {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
-        Ok(TaskRow(
-            Task {
+        Ok(TaskRow {
+            task: Task {
                 id: r.get(0)?,
                 repo_id: r.get(1)?,
                 name: r.get(2)?,
@@ -97,23 +68,31 @@ impl TaskRow {
                 created_at: r.get(11)?,
                 updated_at: r.get(12)?,
                 done_at: r.get(13)?,
-                done_reason: r.get(14)?,
+                done_reason: None,
                 pid: r.get(15)?,
                 pid_start: r.get(16)?,
-                step: r.get(17)?,
+                step: None,
                 checked_out: r.get(18)?,
             },
-            r.get(3)?,
-        ))
+            state: r.get(3)?,
+            step: r.get(17)?,
+            done_reason: r.get(14)?,
+        })
     }
 }
 
 impl TryFrom<TaskRow> for Task {
     type Error = LedgerError;
-    fn try_from(TaskRow(task, state): TaskRow) -> Result<Self> {
+    fn try_from(row: TaskRow) -> Result<Self> {
         Ok(Task {
-            state: TaskState::parse(&state)?,
-            ..task
+            state: TaskState::parse(&row.state)?,
+            step: row.step.as_deref().map(Step::parse).transpose()?,
+            done_reason: row
+                .done_reason
+                .as_deref()
+                .map(EndReason::parse)
+                .transpose()?,
+            ..row.task
         })
     }
 }
@@ -147,6 +126,8 @@ pub struct NewTask<'a> {
     pub holder: &'a str,
     pub pid: i64,
     pub pid_start: Option<i64>,
+    /// Where the spawn starts: see [`Step::Intent`] and [`Step::Preparing`].
+    pub step: Step,
 }
 
 impl View<'_> {
@@ -291,63 +272,16 @@ impl Tx<'_> {
         self.conn.execute(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
              base_oid, holder, created_at, updated_at, pid, pid_start, step) \
-             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, 'intent')",
+             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13)",
             params![
                 t.repo_id, t.name, t.slot_path, t.lease_id, t.issue, t.issue_lease_id, t.branch,
-                t.base_oid, t.holder, self.now, t.pid, t.pid_start
+                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str()
             ],
         )?;
         let id = self.conn.last_insert_rowid();
         self.view()
             .task(id)?
             .ok_or_else(|| LedgerError::Corrupt(format!("task {id} vanished")))
-    }
-
-    /// Moves a task to `state` at `step`, recording which process does the work.
-    pub fn set_task_state(
-        &self,
-        id: i64,
-        state: TaskState,
-        step: &str,
-        pid: Option<(i64, Option<i64>)>,
-    ) -> Result<()> {
-        let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
-        self.conn.execute(
-            "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
-             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6 \
-             AND state <> 'done'",
-            params![state.as_str(), step, self.now, pid, start, id],
-        )?;
-        Ok(())
-    }
-
-    /// Records how far a multi-step operation got.
-    pub fn set_task_step(&self, id: i64, step: &str) -> Result<()> {
-        self.conn.execute(
-            "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
-            params![step, self.now, id],
-        )?;
-        Ok(())
-    }
-
-    /// Marks a task done (history: the row stays).
-    pub fn mark_task_done(&self, id: i64, reason: &str) -> Result<()> {
-        self.conn.execute(
-            "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, updated_at = ?1 \
-             WHERE id = ?3 AND state <> 'done'",
-            params![self.now, reason, id],
-        )?;
-        Ok(())
-    }
-
-    /// Deletes a task row that is still `spawning`: an intent taken back before it touched
-    /// anything (its tenures and events stay, they are the history).
-    pub fn delete_spawning_task(&self, id: i64) -> Result<()> {
-        self.conn.execute(
-            "DELETE FROM tasks WHERE id = ?1 AND state = 'spawning'",
-            [id],
-        )?;
-        Ok(())
     }
 
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder

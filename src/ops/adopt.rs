@@ -8,7 +8,7 @@ use std::path::Path;
 use super::hook::PostCheckout;
 use super::{Context, Error, Result, stamp};
 use crate::git::Repo;
-use crate::ledger::{Acquire, EventKind, NewTask, Resource, TaskState};
+use crate::ledger::{Acquire, EventKind, NewTask, Resource, Step, TaskState};
 
 pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostCheckout> {
     let adopt = repo.config_bool("hand.adoptWorktrees").unwrap_or(false);
@@ -70,8 +70,9 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
             holder: &holder,
             pid: me.pid,
             pid_start: me.start,
+            step: Step::Active,
         })?;
-        tx.set_task_state(task.id, TaskState::Active, "active", None)?;
+        tx.set_task_state(task.id, TaskState::Active, Step::Active, None)?;
         tx.log(
             EventKind::TaskSpawned,
             &res,

@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use super::pool;
 use super::procs::{self, ProcessId};
 use super::prune::OnDisk;
+use super::slot::{self, SlotGuard};
 use super::teardown::{self, TeardownOptions};
 use super::{Context, Result, safety, spawn, stamp, tasks};
 use crate::git::Git;
-use crate::ledger::{EventKind, Ledger, Resource, Task, TaskState, TenureState};
+use crate::ledger::{
+    EndReason, EventKind, IssueLease, Ledger, Resource, Step, Task, TaskState, TenureState,
+};
 
 /// One problem, and what was (or would be) done about it.
 #[derive(Debug, Clone)]
@@ -63,6 +66,7 @@ pub fn doctor(ctx: &Context, ledger: &mut Ledger, repair: bool) -> Result<Vec<Pr
     checkup.stuck_tasks(ledger, &mut problems)?;
     checkup.expired_leases(ledger, &mut problems)?;
     checkup.missing_slots(ledger, &mut problems)?;
+    checkup.unproven_slots(ledger, &mut problems)?;
     checkup.unknown_slots(ledger, &mut problems)?;
     checkup.prunable_worktrees(ledger, &mut problems)?;
     Ok(problems)
@@ -80,8 +84,10 @@ fn record(ledger: &mut Ledger, slot: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn remove_stamp_of(slot: &str, lease_id: Option<&str>) {
-    let Ok(admin) = stamp::admin_dir_of(Path::new(slot)) else {
+/// Removes the slot's stamp if it names `lease_id`, once the slot is proven to be itself (an
+/// orphan's admin dir is another worktree's).
+fn remove_stamp_of(common: &Path, slot: &str, lease_id: Option<&str>) {
+    let Ok(admin) = slot::prove(common, Path::new(slot)) else {
         return;
     };
     if let Ok(Some(s)) = stamp::read(&admin)
@@ -124,23 +130,34 @@ impl Checkup<'_> {
                     subject: task.name.clone(),
                     detail: format!(
                         "spawn stopped at step {:?}; its process is gone",
-                        task.step.as_deref().unwrap_or("?")
+                        task.step.map_or("?", |s| s.as_str())
                     ),
-                    action:
+                    action: if task.step == Some(Step::Preparing) {
+                        "put the slot back to a clean checkout, release its leases and mark it \
+                         done; the branch stays"
+                    } else {
                         "release its leases and mark it done; the slot's files and the branch stay"
-                            .into(),
+                    }
+                    .into(),
                     repaired: false,
                     command: None,
                 };
                 if repair {
-                    remove_stamp_of(&slot, task.lease_id.as_deref());
-                    spawn::abandon(ledger, &task, "abandoned-spawn", false)?;
-                    record(
-                        ledger,
-                        &slot,
-                        &format!("abandoned the spawn of task {}", task.name),
-                    )?;
-                    p.repaired = true;
+                    match self.undo_spawn(ledger, &task) {
+                        Ok(()) => {
+                            record(
+                                ledger,
+                                &slot,
+                                &format!("abandoned the spawn of task {}", task.name),
+                            )?;
+                            p.repaired = true;
+                        }
+                        Err(e) => {
+                            p.detail
+                                .push_str(&format!("; cannot put the slot back: {e}"));
+                            p.command = Some(format!("git -C {slot} status"));
+                        }
+                    }
                 }
                 out.push(p);
             } else {
@@ -149,7 +166,7 @@ impl Checkup<'_> {
                     subject: task.name.clone(),
                     detail: format!(
                         "teardown stopped at step {:?}; its process is gone",
-                        task.step.as_deref().unwrap_or("?")
+                        task.step.map_or("?", |s| s.as_str())
                     ),
                     action:
                         "finish the teardown (uncommitted changes block it; commits stay on the branch)"
@@ -262,7 +279,7 @@ impl Checkup<'_> {
         let slots = ledger.read(|v| pool::slots(v, repo_id))?;
         for info in slots
             .into_iter()
-            .filter(|i| !Path::new(&i.slot.path).exists())
+            .filter(|i| slot::prove(common, Path::new(&i.slot.path)).is_err_and(|e| e.is_gone()))
         {
             let task: Option<Task> = match &info.held {
                 Some(t) => ledger.read(|v| v.task_by_lease(&t.lease_id))?,
@@ -287,7 +304,7 @@ impl Checkup<'_> {
             };
             if repair {
                 if let Some(task) = &task {
-                    spawn::abandon(ledger, task, "slot-missing", false)?;
+                    spawn::abandon(ledger, task, EndReason::SlotMissing, IssueLease::Release)?;
                 }
                 p.repaired = super::prune::remove_slot(
                     git,
@@ -396,4 +413,167 @@ impl Checkup<'_> {
         }
         Ok(())
     }
+
+    /// Undoes a spawn whose process is gone: a slot it was preparing is put back to a clean
+    /// detached checkout under its lock (it was clean or new before, and nobody was handed it),
+    /// its stamp is removed, its leases are released and the task is marked done. A slot it
+    /// had only claimed, not yet proven safe, is left exactly as it is.
+    fn undo_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<()> {
+        let common = self.repo.loc.common_dir.as_path();
+        let slot = task.slot_path.clone().unwrap_or_default();
+        let lease = task.lease_id.as_deref().unwrap_or_default();
+        let path = Path::new(&slot);
+        if task.step == Some(Step::Preparing) && slot::prove(common, path).is_ok() {
+            let guard = SlotGuard::lock(ledger, common, path, lease);
+            // A lease that no longer holds the slot leaves it to its new holder.
+            if let Ok(guard) = guard {
+                guard.restore_clean(ledger)?;
+            }
+        }
+        remove_stamp_of(common, &slot, task.lease_id.as_deref());
+        spawn::abandon(ledger, task, EndReason::AbandonedSpawn, IssueLease::Release)
+    }
+
+    /// Slots whose directory is there but is not the worktree git-hand made: an orphan whose
+    /// admin dir was lost (the repository cloned again in place) and whose `.git` now resolves
+    /// to another slot's, a symlink put in a slot's place, or a directory that is no worktree.
+    /// Nothing may run git in them. `--repair` ends the task that held one, takes the slot out of
+    /// the pool in the ledger (its number comes back at the same path, with its token history),
+    /// and sets the directory aside: a symlink is removed (never what it leads to); a directory
+    /// moves to `<pool>/orphaned/`, its `.git` renamed so no git command there acts on another
+    /// worktree. Its files are kept.
+    fn unproven_slots(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
+        let common = self.repo.loc.common_dir.as_path();
+        let slots = ledger.read(|v| pool::slots(v, &self.repo_id))?;
+        for info in slots {
+            let path = Path::new(&info.slot.path);
+            let why = match slot::prove(common, path) {
+                Ok(_) => continue,
+                Err(e) if e.is_gone() => continue,
+                Err(e) => e,
+            };
+            let task = match &info.held {
+                Some(t) => ledger.read(|v| v.task_by_lease(&t.lease_id))?,
+                None => None,
+            };
+            // A spawn creating it right now (or one that crashed: `stuck_tasks` settles it).
+            if task.as_ref().is_some_and(|t| t.state != TaskState::Active) {
+                continue;
+            }
+            let mut p = Problem {
+                kind: "unproven-slot",
+                subject: info.slot.path.clone(),
+                detail: format!(
+                    "slot {} is not the worktree git-hand made: {why}{}",
+                    info.slot.n,
+                    task.as_ref().map_or_else(String::new, |t| format!(
+                        "; task {} holds it, its commits are on {}",
+                        t.name, t.branch
+                    ))
+                ),
+                action: "end the task holding it, take the slot out of the pool and set the \
+                         directory aside (its files are kept)"
+                    .into(),
+                repaired: false,
+                command: None,
+            };
+            if self.repair {
+                if let Some(task) = &task {
+                    spawn::abandon(ledger, task, EndReason::SlotUnproven, IssueLease::Release)?;
+                }
+                match set_aside(ledger, self.repo, &self.git, &info.slot.path)? {
+                    Some(kept) => {
+                        record(ledger, &info.slot.path, &format!("set aside: {kept}"))?;
+                        p.action = format!("set aside: {kept}");
+                        p.repaired = true;
+                    }
+                    None => p.detail.push_str("; it was leased meanwhile, left alone"),
+                }
+            }
+            out.push(p);
+        }
+        Ok(())
+    }
+}
+
+/// Takes an unproven slot out of the pool: in the ledger first (no tenure may hold it, as prune
+/// claims a slot), then on disk, under the slot's lock. Returns where its files went, or `None`
+/// when it was leased meanwhile.
+fn set_aside(
+    ledger: &mut Ledger,
+    repo: &crate::git::Repo,
+    git: &Git,
+    path: &str,
+) -> Result<Option<String>> {
+    let common = repo.loc.common_dir.as_path();
+    let _lock = slot::SlotLock::acquire(common, Path::new(path))?;
+    let res = Resource::worktree(path);
+    let claimed = ledger.write(|tx| {
+        let view = tx.view();
+        if view.slot_by_path(path)?.is_none() || view.held(&res)?.is_some() {
+            return Ok(false);
+        }
+        tx.remove_slot(path)?;
+        Ok(true)
+    })?;
+    if !claimed {
+        return Ok(None);
+    }
+    let p = Path::new(path);
+    let failed = |e: std::io::Error| {
+        super::Error::failed(
+            format!("cannot set {path} aside: {e}"),
+            vec![format!(
+                "ls -la {path}   # then move it out of the pool by hand"
+            )],
+        )
+    };
+    let meta = std::fs::symlink_metadata(p).map_err(failed)?;
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        std::fs::remove_file(p).map_err(failed)?;
+        if let Some(n_dir) = p.parent() {
+            let _ = std::fs::remove_dir(n_dir); // only when empty
+        }
+        forget_registration(repo, git, p)?;
+        return Ok(Some(format!(
+            "removed {path} (not a directory; nothing it led to was touched)"
+        )));
+    }
+    // `<pool>/<n>/<repo>` goes to `<pool>/orphaned/<n>-<ms>`.
+    let n_dir = p.parent().unwrap_or(p);
+    let pool = n_dir.parent().unwrap_or(n_dir);
+    let n = n_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let aside = pool.join("orphaned").join(format!("{n}-{}", {
+        use crate::clock::Clock;
+        crate::clock::SystemClock.now_ms()
+    }));
+    std::fs::create_dir_all(&aside).map_err(failed)?;
+    let dest = aside.join(p.file_name().unwrap_or_default());
+    std::fs::rename(p, &dest).map_err(failed)?;
+    let link = dest.join(".git");
+    if std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
+        std::fs::rename(&link, dest.join(".git-hand-orphaned-link")).map_err(failed)?;
+    }
+    let _ = std::fs::remove_dir(n_dir);
+    forget_registration(repo, git, p)?;
+    Ok(Some(format!("its files are in {}", dest.display())))
+}
+
+/// Once an unproven slot is out of the way, git may still list the slot git-hand made there
+/// (locked, its directory gone): that registration goes too, so the slot can be made again at
+/// its path and `git worktree list` stops naming it. An orphan's own registration is already
+/// gone (that is what made it an orphan); another slot's is never touched.
+fn forget_registration(repo: &crate::git::Repo, git: &Git, path: &Path) -> Result<()> {
+    let listed = repo
+        .linked_worktrees()?
+        .into_iter()
+        .any(|w| w.path == path && !w.exists);
+    if listed {
+        let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+        git.run(&["worktree", "remove", "-f", "-f", &path.to_string_lossy()])?;
+    }
+    Ok(())
 }

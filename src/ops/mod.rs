@@ -13,6 +13,7 @@ pub mod pool;
 pub mod procs;
 pub mod prune;
 pub mod safety;
+pub mod slot;
 pub mod spawn;
 pub mod stamp;
 pub mod tasks;

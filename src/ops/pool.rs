@@ -214,8 +214,20 @@ pub fn choose(
             });
             continue;
         }
-        if !path.exists() {
-            return Ok((Plan::Recreate(path), skipped));
+        // Nothing is touched, or even probed, before the slot is proven to be itself.
+        match super::slot::prove(&repo.loc.common_dir, &path) {
+            Ok(_) => {}
+            Err(gone) if gone.is_gone() => match super::slot::prove_absent(&path) {
+                Ok(()) => return Ok((Plan::Recreate(path), skipped)),
+                Err(e) => {
+                    skipped.push(unproven(info, &e));
+                    continue;
+                }
+            },
+            Err(e) => {
+                skipped.push(unproven(info, &e));
+                continue;
+            }
         }
         if info.is_free() {
             return Ok((Plan::Claim(path), skipped));
@@ -252,6 +264,15 @@ pub fn choose(
     Ok((Plan::Create { n, path }, skipped))
 }
 
+fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {
+    Skipped {
+        path: info.slot.path.clone(),
+        why: vec![format!(
+            "not the slot git-hand made ({e}): git hand doctor --repair sets it aside"
+        )],
+    }
+}
+
 /// The number and path of a new slot: the lowest number no present slot uses, whose directory
 /// is free, and which, if an old pruned slot had it, comes back at the same path (so its token
 /// history continues). Spawn asks again inside its intent transaction, where the answer cannot
@@ -267,7 +288,7 @@ pub fn new_slot(
         let key = path.to_string_lossy();
         !present.contains(&n)
             && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
-            && !pool_dir.join(n.to_string()).exists()
+            && std::fs::symlink_metadata(pool_dir.join(n.to_string())).is_err()
     };
     let n = (1..).find(|n| usable(*n)).unwrap_or(1);
     (n, slot_path(pool_dir, n, repo))

@@ -99,6 +99,8 @@ pub fn remove_slot(
     path: &str,
     expect: OnDisk,
 ) -> Result<bool> {
+    // Lock order: the slot's, then the worktree list's.
+    let _slot = super::slot::SlotLock::acquire(common, Path::new(path))?;
     let _lock = super::pool::lock_worktree_list(common)?;
     if (expect == OnDisk::Missing) == Path::new(path).exists() {
         return Ok(false); // The disk changed since we looked: leave it to the next run.

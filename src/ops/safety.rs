@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::git::{Git, GitError, Repo};
+use crate::git::{Git, GitError, Repo, link};
 
 /// Files `git status` reports (modified, staged, untracked; ignored files are build cache and
 /// are kept), as `XY path` lines.
@@ -50,20 +50,9 @@ pub fn commits_only_in(
     Ok(out.lines().map(str::to_string).collect())
 }
 
-/// What a worktree's HEAD is, read from its admin dir: a branch, or a detached commit.
-fn head_of(worktree: &Path) -> Option<String> {
-    let admin = super::stamp::admin_dir_of(worktree).ok()?;
-    Some(
-        std::fs::read_to_string(admin.join("HEAD"))
-            .ok()?
-            .trim()
-            .to_string(),
-    )
-}
-
 /// The commit a worktree's HEAD points at, read without a git process.
 pub fn head_oid(repo: &Repo, worktree: &Path) -> Option<String> {
-    let head = head_of(worktree)?;
+    let head = link::head_of(worktree)?;
     match head.strip_prefix("ref: ") {
         Some(name) => repo.ref_oid(name),
         None => Some(head),
@@ -74,7 +63,7 @@ pub fn head_oid(repo: &Repo, worktree: &Path) -> Option<String> {
 /// without a git process: HEAD names an existing branch, or is the tip of a ref. `false` proves
 /// nothing; the caller then walks the history with git.
 pub fn head_is_on_a_ref(repo: &Repo, worktree: &Path) -> bool {
-    match head_of(worktree) {
+    match link::head_of(worktree) {
         Some(head) => match head.strip_prefix("ref: ") {
             Some(name) => name.starts_with("refs/heads/") && repo.ref_oid(name).is_some(),
             None => repo.is_tip_under(&head, &["refs/heads/", "refs/remotes/", "refs/tags/"]),
@@ -100,7 +89,9 @@ pub struct Probe {
 
 impl Probe {
     pub fn run(path: &Path) -> Self {
-        if !path.join(".git").is_file() {
+        // A symlink is never followed: what it leads to is not the slot (see `blockers`).
+        let real_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+        if !real_dir || !path.join(".git").is_file() {
             return Self {
                 on_disk: false,
                 dirty: Ok(vec![]),
@@ -125,6 +116,13 @@ impl Probe {
 
     /// The rest of the proof (no commit only this slot holds), and every reason found.
     pub fn blockers(self, repo: &Repo, path: &Path) -> Vec<String> {
+        if let Err(e) = super::slot::prove(&repo.loc.common_dir, path)
+            && !e.is_gone()
+        {
+            return vec![format!(
+                "not the slot git-hand made ({e}): git hand doctor --repair sets it aside"
+            )];
+        }
         if !self.on_disk {
             return vec!["not a linked worktree on disk".into()];
         }

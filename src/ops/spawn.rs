@@ -8,12 +8,14 @@
 use std::path::{Path, PathBuf};
 
 use super::pool::{self, Plan, Skipped};
+use super::slot::{self, SlotGuard};
 use super::{Context, Error, Result, base, names, procs, safety, stamp};
 use crate::clock::Millis;
 use crate::failpoint;
 use crate::git::{Git, Repo};
 use crate::ledger::{
-    self, By, EventKind, Ledger, LedgerError, NewTask, Renew, Resource, Task, TaskState, Tenure,
+    self, By, EndReason, EventKind, IssueLease, Ledger, LedgerError, NewTask, Renew, Resource,
+    Step, Task, TaskState, Tenure,
 };
 
 #[derive(Debug, Clone)]
@@ -154,6 +156,11 @@ pub fn spawn(
             holder: opts.holder,
             issue: issue_resource.as_ref().zip(issue),
             me,
+            step: if matches!(plan, Plan::Claim(_)) {
+                Step::Intent
+            } else {
+                Step::Preparing
+            },
         };
         // A free slot's probe (`git status`, the /proc scan) runs while the intent that claims
         // it commits: its verdict is used only once the claim holds, and a lost claim throws it
@@ -221,13 +228,17 @@ pub fn spawn(
                 let why = probe.unwrap_or_else(safety::Probe::lost).blockers(repo, &p);
                 if !why.is_empty() {
                     synced.wait()?;
-                    withdraw(ledger, &task, issue_was_held)?;
+                    withdraw(ledger, &task, issue_lease(issue_was_held))?;
                     unsafe_slots.push(Skipped {
                         path: p.to_string_lossy().into_owned(),
                         why,
                     });
                     lost.push(p);
                     continue;
+                }
+                if preparing_in(ledger, &task)? == Preparing::Settled {
+                    synced.wait()?;
+                    return Err(settled_meanwhile(task_name));
                 }
                 Plan::Reuse(p)
             }
@@ -242,40 +253,44 @@ pub fn spawn(
             task: task_name.to_string(),
             ledger: ledger.path().to_path_buf(),
         };
-        let prepared = prepare_slot(&git, repo, &plan, &path, &branch, branch_exists, &base.oid)
-            .map_err(|e| format!("could not prepare slot {n} ({}): {e}", path.display()))
+        let target = Target {
+            branch: &branch,
+            exists: branch_exists,
+            base: &base.oid,
+        };
+        let (guard, prepared) =
+            prepare_slot(ledger, repo, &git, &plan, &path, &target, &tenure.lease_id);
+        let prepared =
+            prepared.map_err(|e| format!("could not prepare slot {n} ({}): {e}", path.display()));
+        let prepared = prepared
             .and_then(|()| synced.wait().map_err(|e| e.to_string()))
             .and_then(|()| {
                 failpoint::hit("spawn-after-checkout");
-                let admin = stamp::admin_dir_of(&path)
-                    .map_err(|e| format!("cannot find the admin dir of {}: {e}", path.display()))?;
+                let admin = guard
+                    .as_ref()
+                    .ok_or_else(|| "the slot was never locked".to_string())?
+                    .prove()
+                    .map_err(|e| e.to_string())?;
                 stamp::write(&admin, &stamped).map_err(|e| e.to_string())
             });
         if let Err(why) = prepared {
-            // No lease may outlive the spawn that failed to deliver its slot.
-            abandon(ledger, &task, "spawn-failed", issue_was_held)?;
-            return Err(Error::failed(
-                format!(
-                    "{why}; the task's leases were released (an issue lease held before this \
-                     spawn is kept) and it is marked done"
-                ),
-                vec![format!(
-                    "git hand spawn {task_name}   # try again; git hand doctor if it keeps failing"
-                )],
+            return Err(undo_failed_spawn(
+                ledger,
+                &git,
+                guard.as_ref(),
+                &task,
+                &target,
+                issue_was_held,
+                &why,
             ));
         }
         failpoint::hit("spawn-after-stamp");
         let Some((task, tenure, issue_tenure)) = ledger
             .write_relaxed(|tx| activate(tx, &task, &tenure, issue_tenure.as_ref(), opts.ttl))?
         else {
-            return Err(Error::failed(
-                format!(
-                    "task {task_name} was settled by someone else (git hand doctor --repair?) while it \
-                     was being spawned; it is not active and holds no lease"
-                ),
-                vec![format!("git hand spawn {task_name}   # start it again")],
-            ));
+            return Err(settled_meanwhile(task_name));
         };
+        drop(guard);
         let source = if matches!(plan, Plan::Reuse(_)) {
             SlotSource::Reused
         } else {
@@ -335,7 +350,7 @@ fn activate(
         },
         None => None,
     };
-    tx.set_task_state(task.id, TaskState::Active, "active", None)?;
+    tx.set_task_state(task.id, TaskState::Active, Step::Active, None)?;
     let detail = format!("task {} on {}", task.name, task.branch);
     tx.log(
         EventKind::TaskSpawned,
@@ -425,6 +440,9 @@ struct Intent<'a> {
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
+    /// [`Step::Intent`] for a free slot still to be proven safe once claimed, else
+    /// [`Step::Preparing`]: a new slot, or one proven safe before the claim.
+    step: Step,
 }
 
 /// The slot an intent claims.
@@ -562,6 +580,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         holder: i.holder,
         pid: i.me.pid,
         pid_start: i.me.start,
+        step: i.step,
     })?;
     Ok(IntentOutcome::Recorded {
         task,
@@ -572,117 +591,234 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
     })
 }
 
-/// Creates or switches the slot. Runs with no transaction open.
-fn prepare_slot(
-    git: &Git,
-    repo: &Repo,
-    plan: &Plan,
-    path: &Path,
-    branch: &str,
-    branch_exists: bool,
-    base: &str,
-) -> Result<()> {
-    let p = path.to_string_lossy();
-    match plan {
-        Plan::Create { .. } | Plan::Recreate(_) => {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
-                })?;
-            }
-            // Register the worktree (locked, detached, files not yet checked out) under the
-            // worktree-list lock, then let one `git switch` create the branch and check the
-            // files out, in parallel with other spawns. Two processes: `worktree add -b` and a
-            // `reset --hard` took three (`-b` runs `git branch`). A slot the disk lost but git
-            // still lists (locked, missing) needs the double force git asks for.
-            let mut args = vec![
-                "worktree",
-                "add",
-                "--quiet",
-                "--no-checkout",
-                "--lock",
-                "--reason",
-                "git-hand slot",
-                "--detach",
-            ];
-            if matches!(plan, Plan::Recreate(_)) {
-                args.extend(["-f", "-f"]);
-            }
-            args.extend([&*p, if branch_exists { branch } else { base }]);
-            {
-                let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
-                git.run(&args)?;
-            }
-            // The index is empty: --discard-changes fills it and the files from the target.
-            switch_to(
-                repo,
-                path,
-                branch,
-                branch_exists,
-                base,
-                &["--discard-changes"],
-            )?;
-        }
-        Plan::Claim(_) | Plan::Reuse(_) => {
-            switch_to(repo, path, branch, branch_exists, base, &[])?;
-        }
-    }
-    Ok(())
+/// The branch a spawn puts in its slot.
+struct Target<'a> {
+    branch: &'a str,
+    /// The branch existed before this spawn (named with `--branch`); otherwise spawn creates it
+    /// at `base`, and undoing the spawn deletes it again if it still points there.
+    exists: bool,
+    base: &'a str,
 }
 
-/// `git switch` in the slot at `path` to the task's branch, creating it at `base` unless it
-/// exists. Skips git-hand's own post-checkout shim when it is the only hook (see
+/// Creates or switches the slot, under its lock, each git command checked against the ledger
+/// first (see [`SlotGuard`]). Runs with no transaction open. Returns the guard (when the slot
+/// could be locked) with the outcome, so a failure can be undone under the same lock.
+fn prepare_slot(
+    ledger: &mut Ledger,
+    repo: &Repo,
+    git: &Git,
+    plan: &Plan,
+    path: &Path,
+    target: &Target<'_>,
+    lease_id: &str,
+) -> (Option<SlotGuard>, Result<()>) {
+    let guard = match SlotGuard::lock(ledger, &repo.loc.common_dir, path, lease_id) {
+        Ok(guard) => guard,
+        Err(e) => return (None, Err(e)),
+    };
+    let prepared = match plan {
+        Plan::Create { .. } | Plan::Recreate(_) => create_slot(ledger, repo, git, &guard, target),
+        Plan::Claim(_) | Plan::Reuse(_) => switch_to(ledger, repo, &guard, target, &[]),
+    };
+    (Some(guard), prepared)
+}
+
+/// Registers the worktree (locked, detached, files not yet checked out) under the worktree-list
+/// lock, then lets one `git switch` create the branch and check the files out, in parallel with
+/// other spawns. Two processes: `worktree add -b` and a `reset --hard` took three (`-b` runs `git
+/// branch`).
+fn create_slot(
+    ledger: &mut Ledger,
+    repo: &Repo,
+    git: &Git,
+    guard: &SlotGuard,
+    target: &Target<'_>,
+) -> Result<()> {
+    let path = guard.path();
+    slot::prove_absent(path).map_err(|e| slot::not_the_slot(&e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
+        })?;
+    }
+    let p = path.to_string_lossy();
+    let mut args = vec![
+        "worktree",
+        "add",
+        "--quiet",
+        "--no-checkout",
+        "--lock",
+        "--reason",
+        "git-hand slot",
+        "--detach",
+    ];
+    // Nothing is at the path (proven above), but git may still list a worktree there that the
+    // disk lost (a slot recreated, or set aside by doctor), locked as every slot is: the double
+    // force lets git take the path back, and cannot overwrite a file.
+    args.extend(["-f", "-f"]);
+    args.extend([
+        &*p,
+        if target.exists {
+            target.branch
+        } else {
+            target.base
+        },
+    ]);
+    {
+        let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+        guard.check(ledger)?;
+        git.run(&args)?;
+    }
+    // The index is empty: --discard-changes fills it and the files from the target.
+    switch_to(ledger, repo, guard, target, &["--discard-changes"])
+}
+
+/// `git switch` in the slot to the task's branch, creating it at the base unless it exists.
+/// Skips git-hand's own post-checkout shim when it is the only hook (see
 /// [`pool::switch_hook_args`]).
 fn switch_to(
+    ledger: &mut Ledger,
     repo: &Repo,
-    path: &Path,
-    branch: &str,
-    branch_exists: bool,
-    base: &str,
+    guard: &SlotGuard,
+    target: &Target<'_>,
     extra: &[&str],
 ) -> Result<()> {
     let hooks = pool::switch_hook_args(repo);
-    let target: &[&str] = if branch_exists {
-        &[branch]
+    let switch: &[&str] = if target.exists {
+        &[target.branch]
     } else {
-        &["--no-track", "-c", branch, base]
+        &["--no-track", "-c", target.branch, target.base]
     };
-    Git::new(path).run(&[hooks, &["switch", "--quiet"], extra, target].concat())?;
+    guard.git(
+        ledger,
+        &[hooks, &["switch", "--quiet"], extra, switch].concat(),
+    )?;
     Ok(())
+}
+
+/// Whether the task of a claimed slot may go on to prepare it.
+#[derive(Debug, PartialEq, Eq)]
+enum Preparing {
+    Recorded,
+    /// Someone (`doctor --repair`) settled the task or its lease meanwhile.
+    Settled,
+}
+
+/// Records that a claimed free slot was proven safe and git is about to change it: from here an
+/// undo (by this spawn or by `doctor`) may reset the slot, because it was clean before and is
+/// nobody else's. Until then, an undo must leave the slot as it found it: the probe may have
+/// found someone's work in it. A relaxed commit: a power cut that loses it makes `doctor` only
+/// release the leases and leave the slot to be proven again.
+fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
+    let lease = task.lease_id.clone().unwrap_or_default();
+    Ok(ledger.write_relaxed(|tx| {
+        let view = tx.view();
+        let spawning = view
+            .task(task.id)?
+            .is_some_and(|t| t.state == TaskState::Spawning);
+        let held = view.tenure(&lease)?.is_some_and(|t| t.ended_at.is_none());
+        if !spawning || !held {
+            return Ok(Preparing::Settled);
+        }
+        tx.set_task_step(task.id, Step::Preparing)?;
+        Ok(Preparing::Recorded)
+    })?)
+}
+
+fn settled_meanwhile(task: &str) -> Error {
+    Error::failed(
+        format!(
+            "task {task} was settled by someone else (git hand doctor --repair?) while it was \
+             being spawned; it is not active and holds no lease"
+        ),
+        vec![format!("git hand spawn {task}   # start it again")],
+    )
+}
+
+/// Undoes a spawn whose git work or stamp failed after it claimed its slot: the slot is put back
+/// to a clean detached checkout under its lock (so it stays usable, instead of being left half
+/// switched, skipped by every later spawn and kept by prune), a branch this spawn created is
+/// deleted if it still points at the base, and the task's leases are released. When the slot
+/// cannot be put back, the task stays `spawning` (its process, this one, is about to exit) for
+/// `git hand doctor --repair`, which tries again: a slot is never left free and dirty.
+fn undo_failed_spawn(
+    ledger: &mut Ledger,
+    git: &Git,
+    guard: Option<&SlotGuard>,
+    task: &Task,
+    target: &Target<'_>,
+    issue_was_held: bool,
+    why: &str,
+) -> Error {
+    let restored = match guard {
+        // A slot whose worktree never got made holds nothing to put back.
+        Some(guard) if guard.prove().is_ok() => guard.restore_clean(ledger),
+        _ => Ok(()),
+    };
+    let lease_lost = guard.is_some_and(|g| g.check(ledger).is_err());
+    if let Err(e) = &restored
+        && !lease_lost
+    {
+        return Error::failed(
+            format!(
+                "{why}; the slot could not be put back ({e}), so task {} keeps its leases \
+                 until doctor settles it",
+                task.name
+            ),
+            vec!["git hand doctor --repair   # puts the slot back and ends the task".into()],
+        );
+    }
+    if !target.exists {
+        // Compare-and-delete: only the branch as this spawn made it, at the base.
+        let name = format!("refs/heads/{}", target.branch);
+        let _ = git.output(&["update-ref", "-d", &name, target.base]);
+    }
+    let ended = abandon(
+        ledger,
+        task,
+        EndReason::SpawnFailed,
+        issue_lease(issue_was_held),
+    );
+    let ended = match ended {
+        Ok(()) => {
+            "the task's leases were released (an issue lease held before this spawn is \
+                   kept) and it is marked done"
+        }
+        Err(_) => "its leases could not be released: git hand doctor --repair settles them",
+    };
+    Error::failed(
+        format!("{why}; {ended}; the slot is left clean and free"),
+        vec![format!(
+            "git hand spawn {}   # try again; git hand doctor if it keeps failing",
+            task.name
+        )],
+    )
+}
+
+fn issue_lease(was_held: bool) -> IssueLease {
+    if was_held {
+        IssueLease::Keep
+    } else {
+        IssueLease::Release
+    }
 }
 
 /// Ends what a failed spawn started: the leases are released (tokens stay spent) and the task is
-/// marked done, so no lease is left that no active task names. An issue lease the holder held
-/// before the spawn (`keep_issue`) stays held.
-pub fn abandon(ledger: &mut Ledger, task: &Task, reason: &str, keep_issue: bool) -> Result<()> {
-    ledger.write(|tx| {
-        release_leases(tx, task, keep_issue)?;
-        tx.mark_task_done(task.id, reason)
-    })?;
+/// marked done, so no lease is left that no active task names.
+pub fn abandon(
+    ledger: &mut Ledger,
+    task: &Task,
+    reason: EndReason,
+    issue: IssueLease,
+) -> Result<()> {
+    ledger.write(|tx| tx.end_task(task, reason, issue))?;
     Ok(())
 }
 
-/// Takes back an intent whose claimed slot proved unsafe: its leases go as in [`abandon`], and
-/// its task row, which never became a task, is deleted (a retry records its own). The slot
-/// stays free; its token history keeps the claim.
-fn withdraw(ledger: &mut Ledger, task: &Task, keep_issue: bool) -> Result<()> {
-    ledger.write(|tx| {
-        release_leases(tx, task, keep_issue)?;
-        tx.delete_spawning_task(task.id)
-    })?;
-    Ok(())
-}
-
-fn release_leases(tx: &ledger::Tx<'_>, task: &Task, keep_issue: bool) -> ledger::Result<()> {
-    let view = tx.view();
-    let issue = task.issue_lease_id.as_ref().filter(|_| !keep_issue);
-    for id in [task.lease_id.as_ref(), issue].into_iter().flatten() {
-        if let Some(t) = view.tenure(id)?
-            && t.ended_at.is_none()
-        {
-            tx.release(&t.resource, By::Lease(id))?;
-        }
-    }
+/// Takes back an intent whose claimed slot proved unsafe (see [`ledger::Tx::withdraw_intent`]).
+/// The slot stays free; its token history keeps the claim.
+fn withdraw(ledger: &mut Ledger, task: &Task, issue: IssueLease) -> Result<()> {
+    ledger.write(|tx| tx.withdraw_intent(task, issue))?;
     Ok(())
 }
 

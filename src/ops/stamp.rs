@@ -136,18 +136,6 @@ pub fn remove(admin_dir: &Path) -> std::io::Result<()> {
     }
 }
 
-/// The admin dir of a linked worktree, from its `.git` file (`gitdir: <path>`).
-pub fn admin_dir_of(worktree: &Path) -> std::io::Result<PathBuf> {
-    let text = std::fs::read_to_string(worktree.join(".git"))?;
-    let dir = text.strip_prefix("gitdir:").map(str::trim).ok_or_else(|| {
-        std::io::Error::other(format!(
-            "{}/.git is not a worktree link",
-            worktree.display()
-        ))
-    })?;
-    std::fs::canonicalize(worktree.join(dir))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

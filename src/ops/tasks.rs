@@ -27,8 +27,15 @@ pub struct TaskView {
 pub struct Listing {
     pub tasks: Vec<TaskView>,
     /// Slots no live tenure holds.
-    pub free_slots: Vec<SlotInfo>,
+    pub free_slots: Vec<FreeSlot>,
     pub now: Millis,
+}
+
+/// A slot no live tenure holds, and why no spawn will take it, if none will.
+pub struct FreeSlot {
+    pub info: SlotInfo,
+    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]).
+    pub problem: Option<String>,
 }
 
 pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
@@ -39,6 +46,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
             now: 0,
         });
     };
+    let common = ctx.repo()?.loc.common_dir.clone();
     Ok(ledger.read(|v| {
         let now = v.now();
         let slots = pool::slots(v, &repo_id)?;
@@ -66,6 +74,13 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
         let free_slots = slots
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
+            .map(|info| {
+                let problem = super::slot::prove(&common, std::path::Path::new(&info.slot.path))
+                    .err()
+                    .filter(|e| !e.is_gone())
+                    .map(|e| e.to_string());
+                FreeSlot { info, problem }
+            })
             .collect();
         Ok(Listing {
             tasks,

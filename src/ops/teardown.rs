@@ -7,11 +7,14 @@
 
 use std::path::Path;
 
+use super::procs::{self, ProcessId};
+use super::slot::{self, SlotGuard};
 use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::ledger::{
-    Acquire, By, EventKind, Ledger, PendingSync, Resource, Task, TaskState, Tenure,
+    Acquire, By, EndReason, IssueLease, Ledger, PendingSync, Resource, Step, Task, TaskState,
+    Tenure,
 };
 
 #[derive(Debug, Clone)]
@@ -77,23 +80,26 @@ pub fn teardown(
             vec!["git hand doctor --repair   # settles a crashed spawn".into()],
         ));
     }
+    if let Some(pid) = teardown_running(&task) {
+        return Err(in_progress(&task, pid));
+    }
     let slot = task.slot_path.clone().unwrap_or_default();
     let (ours, successor) = ledger.read(|v| {
         let held = v.held(&Resource::worktree(slot.clone()))?;
-        let ours = match (&task.lease_id, &held) {
-            (Some(id), Some(h)) => h.lease_id == *id,
-            // A row from an older ledger has no lease id: fall back to the path and the holder.
-            (None, Some(h)) => h.holder == task.holder,
-            (_, None) => false,
-        };
+        let ours = held.as_ref().is_some_and(|h| is_ours(&task, h));
         Ok((ours, held.filter(|_| !ours)))
     })?;
     if !ours {
-        let task = finish(ledger, &task, "lease-ended")?;
+        let task = finish(ledger, &task, EndReason::LeaseEnded)?;
         return Ok(TornDown::LeaseEnded { task, successor });
     }
     let path = Path::new(&slot);
-    let on_disk = path.join(".git").is_file();
+    // Proven before it is even read: an orphaned slot's git reports another worktree's files.
+    let on_disk = match slot::prove(&repo.loc.common_dir, path) {
+        Ok(_) => true,
+        Err(e) if e.is_gone() => false,
+        Err(e) => return Err(slot::not_the_slot(&e)),
+    };
     let branch_exists = repo
         .ref_oid(&format!("refs/heads/{}", task.branch))
         .is_some();
@@ -102,17 +108,29 @@ pub fn teardown(
     } else {
         vec![]
     };
-    // The checks above only read; from the claim on, the slot is provably this task's.
+    // The checks above only read; from the claim on, the slot is provably this task's, and only
+    // this process works in it: every git command below runs under the slot's lock, checked
+    // against the ledger first.
     let (claimed, synced) = claim(ledger, &task)?;
-    let Some(task) = claimed else {
-        synced.wait()?;
-        let successor = ledger.read(|v| v.current(&Resource::worktree(slot.clone())))?;
-        let task = finish(ledger, &task, "lease-ended")?;
-        return Ok(TornDown::LeaseEnded { task, successor });
+    let (task, lease_id) = match claimed {
+        Claimed::Ours { task, lease_id } => (*task, lease_id),
+        Claimed::InProgress(pid) => {
+            synced.wait()?;
+            return Err(in_progress(&task, pid));
+        }
+        Claimed::NotOurs => {
+            synced.wait()?;
+            let successor = ledger.read(|v| v.current(&Resource::worktree(slot.clone())))?;
+            let task = finish(ledger, &task, EndReason::LeaseEnded)?;
+            return Ok(TornDown::LeaseEnded { task, successor });
+        }
     };
+    let guard = SlotGuard::lock(ledger, &repo.loc.common_dir, path, &lease_id)?;
     failpoint::hit("teardown-after-intent");
     let discarded = if opts.force && !dirty.is_empty() {
-        discard(path)?;
+        // Ignored files (the build cache) survive: `clean` runs without -x.
+        guard.git(ledger, &["reset", "--hard", "--quiet"])?;
+        guard.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
         dirty
     } else {
         vec![]
@@ -123,16 +141,20 @@ pub fn teardown(
     // spawn into the slot overwrites it.
     if on_disk {
         let hooks = super::pool::switch_hook_args(repo);
-        Git::new(path).run(&[hooks, &["switch", "--detach", "--quiet"]].concat())?;
+        guard.git(
+            ledger,
+            &[hooks, &["switch", "--detach", "--quiet"]].concat(),
+        )?;
     }
     // The claim reached the disk while git worked; what follows is bookkeeping a retry or doctor
     // redoes if a power cut loses it, so it does not wait for the disk.
     synced.wait()?;
-    ledger.write_relaxed(|tx| tx.set_task_step(task.id, "detached"))?;
+    ledger.write_relaxed(|tx| tx.set_task_step(task.id, Step::Detached))?;
     failpoint::hit("teardown-after-detach");
-    release_slot(ledger, &task)?;
+    release_slot(ledger, &task, &lease_id)?;
+    drop(guard);
     failpoint::hit("teardown-after-release");
-    let task = finish(ledger, &task, "torn-down")?;
+    let task = finish(ledger, &task, EndReason::TornDown)?;
     Ok(TornDown::Freed {
         task,
         slot,
@@ -140,8 +162,45 @@ pub fn teardown(
     })
 }
 
+/// Whether `held` is the task's own slot tenure. A row from an older ledger has no lease id:
+/// it falls back to the holder.
+fn is_ours(task: &Task, held: &Tenure) -> bool {
+    match &task.lease_id {
+        Some(id) => held.lease_id == *id,
+        None => held.holder == task.holder,
+    }
+}
+
+/// The process of another teardown of this task that is still running, if any (a crashed one
+/// is resumed instead).
+fn teardown_running(task: &Task) -> Option<i64> {
+    let pid = task.pid?;
+    let runner = ProcessId {
+        pid,
+        start: task.pid_start,
+    };
+    (task.state == TaskState::TearingDown && runner != procs::me() && procs::is_running(runner))
+        .then_some(pid)
+}
+
+fn in_progress(task: &Task, pid: i64) -> Error {
+    Error::precondition(
+        format!(
+            "task {} is already being torn down by process {pid}; nothing was changed",
+            task.name
+        ),
+        vec![
+            "wait for it to finish, then: git hand list --all".into(),
+            format!(
+                "git hand teardown {}   # again, if that process dies before it is done",
+                task.name
+            ),
+        ],
+    )
+}
+
 fn me() -> (i64, Option<i64>) {
-    let p = super::procs::me();
+    let p = procs::me();
     (p.pid, p.start)
 }
 
@@ -244,43 +303,58 @@ fn check(
     Ok(dirty)
 }
 
-/// With `--force`, discards uncommitted changes. Ignored files (the build cache) survive:
-/// `clean` runs without -x.
-fn discard(path: &Path) -> Result<()> {
-    let git = Git::new(path);
-    git.run(&["reset", "--hard", "--quiet"])?;
-    git.run(&["clean", "-d", "--force", "--quiet"])?;
-    Ok(())
+/// What the claim found.
+enum Claimed {
+    /// The slot tenure is the task's (`lease_id`, taken back first if it had expired).
+    Ours { task: Box<Task>, lease_id: String },
+    /// Another live process is tearing the task down.
+    InProgress(i64),
+    /// The slot is someone else's now: nothing on disk may be touched.
+    NotOurs,
 }
 
-/// The intent transaction: the slot tenure must still be the task's (else `None`: the slot is
-/// someone else's now and nothing on disk may be touched). An expired tenure is taken back
-/// first (a new tenure for the same holder, so no spawn can take the slot over while teardown
-/// works in it, and the old credential is stale from here on). Records `tearing-down`. Its fsync
-/// runs while git switches the slot.
-fn claim(ledger: &mut Ledger, task: &Task) -> Result<(Option<Task>, PendingSync)> {
+/// The intent transaction: the slot tenure must still be the task's. An expired tenure is taken
+/// back first (a new tenure for the same holder, so no spawn can take the slot over while
+/// teardown works in it, and the old credential is stale from here on); a live one is made
+/// open-ended until it is released, so a TTL running out mid-teardown cannot either. A second
+/// teardown of the same task while the first one's process lives is refused here, in the
+/// transaction that would otherwise let both work in the slot at once. Records `tearing-down`.
+/// Its fsync runs while git switches the slot.
+fn claim(ledger: &mut Ledger, task: &Task) -> Result<(Claimed, PendingSync)> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
     Ok(ledger.write_syncing_meanwhile(|tx| {
         let view = tx.view();
-        let Some(held) = view.held(&slot)? else {
-            return Ok(None);
+        let Some(now) = view.task(task.id)? else {
+            return Ok(Claimed::NotOurs);
         };
-        let ours = match &task.lease_id {
-            Some(id) => held.lease_id == *id,
-            // A row from an older ledger has no lease id: fall back to the holder.
-            None => held.holder == task.holder,
-        };
-        if !ours {
-            return Ok(None);
+        if let Some(pid) = teardown_running(&now) {
+            return Ok(Claimed::InProgress(pid));
         }
-        if !held.is_live(tx.now()) {
+        let Some(held) = view.held(&slot)? else {
+            return Ok(Claimed::NotOurs);
+        };
+        if !is_ours(task, &held) {
+            return Ok(Claimed::NotOurs);
+        }
+        let held = if !held.is_live(tx.now()) {
             let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)? else {
-                return Ok(None);
+                return Ok(Claimed::NotOurs);
             };
             tx.set_task_lease(task.id, &slot.key, &tenure.lease_id)?;
-        }
-        tx.set_task_state(task.id, TaskState::TearingDown, "intent", Some(me()))?;
-        view.task(task.id)
+            tenure
+        } else if held.expires_at.is_some() {
+            tx.hold_open(&held)?
+        } else {
+            held
+        };
+        tx.set_task_state(task.id, TaskState::TearingDown, Step::Intent, Some(me()))?;
+        Ok(match view.task(task.id)? {
+            Some(task) => Claimed::Ours {
+                task: Box::new(task),
+                lease_id: held.lease_id,
+            },
+            None => Claimed::NotOurs,
+        })
     })?)
 }
 
@@ -295,34 +369,20 @@ fn indent(lines: &[String]) -> String {
 }
 
 /// Releases the slot tenure by its lease id (never another tenure of the slot).
-fn release_slot(ledger: &mut Ledger, task: &Task) -> Result<()> {
+fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &str) -> Result<()> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
     ledger.write_relaxed(|tx| {
-        match &task.lease_id {
-            Some(id) => tx.release(&slot, By::Lease(id))?,
-            None => tx.release(&slot, By::Holder(&task.holder))?,
-        };
-        tx.set_task_step(task.id, "slot-released")
+        tx.release(&slot, By::Lease(lease_id))?;
+        tx.set_task_step(task.id, Step::SlotReleased)
     })?;
     Ok(())
 }
 
-/// Releases the issue lease (by lease id) and marks the task done, in one transaction.
-pub fn finish(ledger: &mut Ledger, task: &Task, reason: &str) -> Result<Task> {
+/// Ends the task (see [`crate::ledger::Tx::end_task`]): its issue lease is released by its lease
+/// id, the task is marked done.
+pub fn finish(ledger: &mut Ledger, task: &Task, reason: EndReason) -> Result<Task> {
     Ok(ledger.write_relaxed(|tx| {
-        if let Some(id) = &task.issue_lease_id
-            && let Some(issue) = tx.view().tenure(id)?
-        {
-            tx.release(&issue.resource, By::Lease(id))?;
-        }
-        tx.mark_task_done(task.id, reason)?;
-        let res = Resource::worktree(task.slot_path.clone().unwrap_or_default());
-        tx.log(
-            EventKind::TaskDone,
-            &res,
-            None,
-            Some(&format!("task {} ({reason})", task.name)),
-        )?;
+        tx.end_task(task, reason, IssueLease::Release)?;
         Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
     })?)
 }

@@ -10,6 +10,7 @@ mod hooks_push;
 mod lease_cli;
 mod ledger;
 mod newcomer;
+mod ownership;
 mod pool;
 mod races;
 mod support;

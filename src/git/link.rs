@@ -1,0 +1,87 @@
+//! A linked worktree's two-way link with its repository, read from the files git keeps: the
+//! worktree's `.git` file names a private admin dir (`<common>/worktrees/<id>`), whose `gitdir`
+//! file names that `.git` file back. Nothing here writes.
+//!
+//! The link is proven both ways because one way is not enough: when a repository is cloned again
+//! in place, or an admin dir is lost, git hands the old admin dir's name to the next worktree it
+//! creates, and an orphaned worktree's `.git` then silently resolves to another worktree's HEAD,
+//! index and stamp (issue 10, item 11).
+
+use std::path::{Path, PathBuf};
+
+/// Why a directory is not (or no longer) the linked worktree it should be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("{} has no .git file", worktree.display())]
+    NoGitFile { worktree: PathBuf },
+    #[error("{} is not a git worktree link ({why})", git_file.display())]
+    NotALink { git_file: PathBuf, why: String },
+    #[error("its .git names {}, which does not exist (the repository lost it)", admin.display())]
+    AdminDirGone { admin: PathBuf },
+    #[error("its .git names {}, which is no admin dir of this repository", admin.display())]
+    ForeignAdminDir { admin: PathBuf },
+    #[error("its admin dir {} belongs to another worktree ({})", admin.display(), names.display())]
+    AdminDirNamesAnother { admin: PathBuf, names: PathBuf },
+}
+
+/// The admin dir a worktree's `.git` file names (canonical), without checking the way back.
+pub fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
+    let git_file = worktree.join(".git");
+    let meta = std::fs::symlink_metadata(&git_file).map_err(|_| LinkError::NoGitFile {
+        worktree: worktree.to_path_buf(),
+    })?;
+    let not_a_link = |why: &str| LinkError::NotALink {
+        git_file: git_file.clone(),
+        why: why.to_string(),
+    };
+    if !meta.file_type().is_file() {
+        return Err(not_a_link("not a regular file"));
+    }
+    let text = std::fs::read_to_string(&git_file).map_err(|e| not_a_link(&e.to_string()))?;
+    let named = text
+        .strip_prefix("gitdir:")
+        .map(str::trim)
+        .filter(|d| !d.is_empty() && !d.contains('\n'))
+        .ok_or_else(|| not_a_link("no single gitdir: line"))?;
+    let admin = worktree.join(named);
+    std::fs::canonicalize(&admin).map_err(|_| LinkError::AdminDirGone { admin })
+}
+
+/// Proves that `worktree` (a realpath) is linked to this repository both ways and returns its
+/// admin dir: `.git` is a regular file naming `<common>/worktrees/<id>`, and that admin dir's
+/// `gitdir` names `worktree/.git` back.
+pub fn prove(common_dir: &Path, worktree: &Path) -> Result<PathBuf, LinkError> {
+    let admin = admin_dir_of(worktree)?;
+    if admin.parent() != Some(common_dir.join("worktrees").as_path()) {
+        return Err(LinkError::ForeignAdminDir { admin });
+    }
+    let gitdir = admin.join("gitdir");
+    let names = std::fs::read_to_string(&gitdir)
+        .map(|t| admin.join(t.trim_end_matches('\n')))
+        .map_err(|_| LinkError::AdminDirNamesAnother {
+            admin: admin.clone(),
+            names: gitdir.clone(),
+        })?;
+    // git writes an absolute path, or a relative one with worktree.useRelativePaths: both are
+    // compared as realpaths, and a `.git` that is gone on the other side proves nothing.
+    let names_canonical = std::fs::canonicalize(&names).unwrap_or_else(|_| names.clone());
+    if names_canonical != worktree.join(".git") {
+        return Err(LinkError::AdminDirNamesAnother {
+            admin,
+            names: names_canonical,
+        });
+    }
+    Ok(admin)
+}
+
+/// What a worktree's HEAD file says (`ref: refs/heads/x` or an object id), read from its admin
+/// dir without a git process.
+pub fn head_of(worktree: &Path) -> Option<String> {
+    let admin = admin_dir_of(worktree).ok()?;
+    Some(
+        std::fs::read_to_string(admin.join("HEAD"))
+            .ok()?
+            .trim()
+            .to_string(),
+    )
+}

@@ -1,0 +1,194 @@
+//! The task lifecycle, in one place: the states a task moves through, the steps recorded inside
+//! them (so a crash can be resumed or undone), why a task ended, and the transactions that move
+//! it and end it, releasing what it held.
+//!
+//! ```text
+//! spawning (intent → preparing) → active → tearing-down (intent → detached → slot-released) → done
+//!     └────────── spawn failed, abandoned by doctor, slot missing or unproven ─────────────┘
+//! ```
+//!
+//! A task row is history: it is marked done, never deleted (except an intent taken back before
+//! it touched anything, [`Tx::withdraw_intent`]), so a task name may be spawned again.
+
+use serde::Serialize;
+
+use super::events::EventKind;
+use super::leases::{By, Resource};
+use super::tasks::Task;
+use super::{LedgerError, Result, Tx};
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    /// Intent recorded; the slot may not be ready yet.
+    Spawning,
+    Active,
+    /// Teardown started; `step` says how far it got.
+    TearingDown,
+    Done,
+}
+
+/// How far a multi-step operation on a task got: what a retry or `doctor` resumes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    /// The leases are taken and nothing on disk was touched yet (spawn: the claimed slot is
+    /// not yet proven safe, so undoing must not touch it; teardown: the claim is recorded).
+    Intent,
+    /// Spawn: the slot is proven safe or new, and git may be changing it. Undoing resets it to
+    /// a clean checkout, which loses nothing: no one was handed the slot yet.
+    Preparing,
+    Active,
+    /// Teardown: the slot is detached from the task's branch.
+    Detached,
+    /// Teardown: the slot's lease is released; only the task row is left to settle.
+    SlotReleased,
+    Done,
+}
+
+/// Why a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// `git hand teardown`: the slot was freed.
+    TornDown,
+    /// The task's slot lease had already ended (expired and taken over, or settled): only the
+    /// row was settled, nothing on disk was touched.
+    LeaseEnded,
+    /// Spawn failed after taking its leases and undid them.
+    SpawnFailed,
+    /// `doctor --repair` undid a spawn whose process was gone.
+    AbandonedSpawn,
+    /// `doctor --repair`: the slot's directory was gone from disk.
+    SlotMissing,
+    /// `doctor --repair`: the slot on disk was not the worktree git-hand made (an orphan whose
+    /// git link names another worktree, or a symlink): it was set aside.
+    SlotUnproven,
+}
+
+/// Whether ending a task also releases its issue lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssueLease {
+    Release,
+    /// The holder held the issue lease before the spawn, outside any task: undoing the spawn
+    /// leaves it held.
+    Keep,
+}
+
+/// The spelling of each word in the ledger (serde's, so JSON and rows agree).
+macro_rules! words {
+    ($ty:ident { $($variant:ident = $word:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $word),* }
+            }
+            pub(super) fn parse(s: &str) -> Result<Self> {
+                match s {
+                    $($word => Ok($ty::$variant),)*
+                    other => Err(LedgerError::Corrupt(format!(
+                        "unknown {} {other:?}", stringify!($ty)
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+words!(TaskState {
+    Spawning = "spawning",
+    Active = "active",
+    TearingDown = "tearing-down",
+    Done = "done",
+});
+words!(Step {
+    Intent = "intent",
+    Preparing = "preparing",
+    Active = "active",
+    Detached = "detached",
+    SlotReleased = "slot-released",
+    Done = "done",
+});
+words!(EndReason {
+    TornDown = "torn-down",
+    LeaseEnded = "lease-ended",
+    SpawnFailed = "spawn-failed",
+    AbandonedSpawn = "abandoned-spawn",
+    SlotMissing = "slot-missing",
+    SlotUnproven = "slot-unproven",
+});
+
+impl Tx<'_> {
+    /// Moves a task to `state` at `step`, recording which process does the work.
+    pub fn set_task_state(
+        &self,
+        id: i64,
+        state: TaskState,
+        step: Step,
+        pid: Option<(i64, Option<i64>)>,
+    ) -> Result<()> {
+        let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
+        self.conn.execute(
+            "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
+             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6 \
+             AND state <> 'done'",
+            rusqlite::params![state.as_str(), step.as_str(), self.now, pid, start, id],
+        )?;
+        Ok(())
+    }
+
+    /// Records how far a multi-step operation got.
+    pub fn set_task_step(&self, id: i64, step: Step) -> Result<()> {
+        self.conn.execute(
+            "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
+            rusqlite::params![step.as_str(), self.now, id],
+        )?;
+        Ok(())
+    }
+
+    /// Ends a task: its slot lease and (unless kept) its issue lease are released by their lease
+    /// ids, never another tenure of the same resources; the task is marked done with `reason` and
+    /// `task-done` is logged. Tokens stay spent. Ending an ended task changes nothing.
+    pub fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
+        self.release_task_leases(task, issue)?;
+        let changed = self.conn.execute(
+            "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, \
+             updated_at = ?1 WHERE id = ?3 AND state <> 'done'",
+            rusqlite::params![self.now, reason.as_str(), task.id],
+        )?;
+        if changed > 0 {
+            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+            let detail = format!("task {} ({})", task.name, reason.as_str());
+            self.log(EventKind::TaskDone, &slot, None, Some(&detail))?;
+        }
+        Ok(())
+    }
+
+    /// Takes back a spawn's intent before it touched anything (its claimed slot proved unsafe):
+    /// the leases go as in [`Tx::end_task`] and the row, which never became a task, is deleted
+    /// (a retry records its own). The tenures and events stay: they are the history.
+    pub fn withdraw_intent(&self, task: &Task, issue: IssueLease) -> Result<()> {
+        self.release_task_leases(task, issue)?;
+        self.conn.execute(
+            "DELETE FROM tasks WHERE id = ?1 AND state = 'spawning'",
+            [task.id],
+        )?;
+        Ok(())
+    }
+
+    fn release_task_leases(&self, task: &Task, issue: IssueLease) -> Result<()> {
+        let view = self.view();
+        let issue = task
+            .issue_lease_id
+            .as_ref()
+            .filter(|_| issue == IssueLease::Release);
+        for id in [task.lease_id.as_ref(), issue].into_iter().flatten() {
+            if let Some(t) = view.tenure(id)?
+                && t.ended_at.is_none()
+            {
+                self.release(&t.resource, By::Lease(id))?;
+            }
+        }
+        Ok(())
+    }
+}

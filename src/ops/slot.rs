@@ -1,0 +1,264 @@
+//! One owner per slot mutation, and proof that a slot is itself before anything touches it.
+//!
+//! Every git command that changes a slot's files or HEAD (spawn's checkout, teardown's reset,
+//! clean and detach, the undo of a failed spawn, doctor's repairs) runs through a [`SlotGuard`]:
+//! an OS file lock on the slot, held across the git command and never across a ledger
+//! transaction, plus a ledger read just before each command proving that the caller's lease
+//! still holds the slot, plus the proof that the directory is the worktree git-hand made. So a
+//! teardown that was overtaken (issue 10: a slow teardown raced by a second one, the slot leased
+//! to the next task meanwhile) stops before touching the next tenant's files, and a slot replaced
+//! by a symlink, or orphaned when its repository was cloned again, is never reset, cleaned or
+//! stamped.
+//!
+//! Lock order, everywhere: a slot's lock before the worktree-list lock.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::{Error, Result, safety};
+use crate::git::Git;
+use crate::git::link::{self, LinkError};
+use crate::ledger::{Ledger, Resource};
+
+/// Why the directory at a slot's path is not the slot git-hand made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotTheSlot {
+    #[error("nothing is at {}", path.display())]
+    Gone { path: PathBuf },
+    #[error("{} leads elsewhere ({}): a symlink is on the way", path.display(), now.display())]
+    Redirected { path: PathBuf, now: PathBuf },
+    #[error("{} is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("{} is not linked to this repository: {link}", path.display())]
+    Unlinked { path: PathBuf, link: LinkError },
+}
+
+impl NotTheSlot {
+    /// Whether nothing is there at all (a slot the disk lost), as opposed to something else
+    /// being there.
+    pub fn is_gone(&self) -> bool {
+        matches!(self, NotTheSlot::Gone { .. })
+    }
+}
+
+/// Proves that the slot at `path` (a realpath, as the ledger stores it) is the linked worktree of
+/// this repository that git-hand made there, and returns its admin dir: a real directory with no
+/// symlink anywhere on its path (its realpath is itself), whose `.git` names this repository's
+/// admin dir for it and whose admin dir names it back.
+pub fn prove(common_dir: &Path, path: &Path) -> std::result::Result<PathBuf, NotTheSlot> {
+    let meta = std::fs::symlink_metadata(path).map_err(|_| NotTheSlot::Gone {
+        path: path.to_path_buf(),
+    })?;
+    if meta.file_type().is_symlink() {
+        let now = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        return Err(NotTheSlot::Redirected {
+            path: path.to_path_buf(),
+            now,
+        });
+    }
+    if !meta.is_dir() {
+        return Err(NotTheSlot::NotADirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    match std::fs::canonicalize(path) {
+        Ok(real) if real == path => {}
+        Ok(now) => {
+            return Err(NotTheSlot::Redirected {
+                path: path.to_path_buf(),
+                now,
+            });
+        }
+        Err(_) => {
+            return Err(NotTheSlot::Gone {
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    link::prove(common_dir, path).map_err(|link| NotTheSlot::Unlinked {
+        path: path.to_path_buf(),
+        link,
+    })
+}
+
+/// Whether a slot's path is free to create a worktree at: nothing there, and nothing on the way
+/// that is a symlink (its parent's realpath is itself).
+pub fn prove_absent(path: &Path) -> std::result::Result<(), NotTheSlot> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(NotTheSlot::NotADirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut parent = path.parent();
+    // The nearest ancestor that exists must be its own realpath.
+    while let Some(dir) = parent {
+        if std::fs::symlink_metadata(dir).is_ok() {
+            return match std::fs::canonicalize(dir) {
+                Ok(real) if real == dir => Ok(()),
+                Ok(now) => Err(NotTheSlot::Redirected {
+                    path: dir.to_path_buf(),
+                    now,
+                }),
+                Err(_) => Err(NotTheSlot::Gone {
+                    path: dir.to_path_buf(),
+                }),
+            };
+        }
+        parent = dir.parent();
+    }
+    Ok(())
+}
+
+/// The OS lock of one slot: an advisory `flock` on a file in the repository's common dir, named
+/// after the slot's path (a slot may not exist yet, and an adopted worktree is not in the pool).
+/// Released when dropped or when the process dies, so a crash never leaves a slot locked.
+#[derive(Debug)]
+pub struct SlotLock {
+    _file: File,
+}
+
+const LOCK_DIR: &str = "git-hand-locks";
+
+impl SlotLock {
+    /// Waits for the slot's lock. Only processes that hold the slot's lease in the ledger take
+    /// it, so a wait is for a holder finishing its git command, or for one that lost the lease
+    /// and is about to find out.
+    pub fn acquire(common_dir: &Path, slot: &Path) -> Result<Self> {
+        let dir = common_dir.join(LOCK_DIR);
+        let path = dir.join(format!("slot-{:016x}.lock", fnv1a(slot.as_os_str())));
+        let locked = std::fs::create_dir_all(&dir)
+            .and_then(|()| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(&path)
+            })
+            .and_then(|file| file.lock().map(|()| file));
+        match locked {
+            Ok(file) => Ok(Self { _file: file }),
+            Err(e) => Err(Error::failed(
+                format!(
+                    "cannot lock slot {} ({}: {e}); nothing was changed in it",
+                    slot.display(),
+                    path.display()
+                ),
+                vec![format!(
+                    "check that {} is writable, then run the same command again",
+                    dir.display()
+                )],
+            )),
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a stable name for a path (a collision only makes two slots share a lock).
+fn fnv1a(s: &std::ffi::OsStr) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A slot this process may change: locked, and held by `lease_id` in the ledger, which every
+/// git command through [`SlotGuard::git`] checks again first.
+#[derive(Debug)]
+pub struct SlotGuard {
+    common_dir: PathBuf,
+    path: PathBuf,
+    lease_id: String,
+    _lock: SlotLock,
+}
+
+impl SlotGuard {
+    /// Locks the slot for the holder of `lease_id` and checks the lease holds it.
+    pub fn lock(
+        ledger: &mut Ledger,
+        common_dir: &Path,
+        path: &Path,
+        lease_id: &str,
+    ) -> Result<Self> {
+        let lock = SlotLock::acquire(common_dir, path)?;
+        let guard = Self {
+            common_dir: common_dir.to_path_buf(),
+            path: path.to_path_buf(),
+            lease_id: lease_id.to_string(),
+            _lock: lock,
+        };
+        guard.check(ledger)?;
+        Ok(guard)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Fails unless this guard's lease is still the slot's held tenure.
+    pub fn check(&self, ledger: &mut Ledger) -> Result<()> {
+        let res = Resource::worktree(self.path.to_string_lossy().into_owned());
+        let held = ledger.read(|v| v.held(&res))?;
+        match held {
+            Some(t) if t.lease_id == self.lease_id => Ok(()),
+            other => Err(Error::precondition(
+                format!(
+                    "slot {} is no longer held by lease {} ({}); git-hand stopped before changing it",
+                    self.path.display(),
+                    short(&self.lease_id),
+                    other.map_or_else(
+                        || "it is free".to_string(),
+                        |t| format!("{} holds it with token {}", t.holder, t.token)
+                    )
+                ),
+                vec!["git hand list   # who has which slot".into()],
+            )),
+        }
+    }
+
+    /// Proves the slot is itself (see [`prove`]) and returns its admin dir.
+    pub fn prove(&self) -> Result<PathBuf> {
+        prove(&self.common_dir, &self.path).map_err(|e| not_the_slot(&e))
+    }
+
+    /// Runs git in the slot after checking, just before, that the lease still holds it and that
+    /// it is still itself.
+    pub fn git(&self, ledger: &mut Ledger, args: &[&str]) -> Result<String> {
+        self.check(ledger)?;
+        self.prove()?;
+        Ok(Git::new(&self.path).run(args)?)
+    }
+
+    /// Puts the slot back to a clean checkout of its HEAD, detached: what a spawn that failed
+    /// after it proved the slot clean (or made it new) leaves behind. Only this spawn's half-done
+    /// checkout is discarded: the slot was clean before, and nobody was handed it since. Ignored
+    /// files (the build cache) stay.
+    pub fn restore_clean(&self, ledger: &mut Ledger) -> Result<()> {
+        self.git(ledger, &["reset", "--hard", "--quiet"])?;
+        self.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
+        self.git(ledger, &["switch", "--detach", "--quiet"])?;
+        let dirty = safety::dirty_files(&Git::new(&self.path)).map_err(Error::from)?;
+        if dirty.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::failed(
+                format!(
+                    "slot {} is still not clean after a reset: {}",
+                    self.path.display(),
+                    dirty.join(", ")
+                ),
+                vec![format!("git -C {} status", self.path.display())],
+            ))
+        }
+    }
+}
+
+/// The error for a slot that is not itself: nothing was touched.
+pub fn not_the_slot(e: &NotTheSlot) -> Error {
+    Error::precondition(
+        format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
+        vec!["git hand doctor   # reports it; git hand doctor --repair sets it aside".into()],
+    )
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(10)]
+}

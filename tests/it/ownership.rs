@@ -1,0 +1,284 @@
+//! No operation touches a slot it does not own (issue 10, items 1, 2, 5 and 11): a teardown
+//! overtaken by another, a slot replaced by a symlink, an orphaned slot whose git link now names
+//! another worktree, and a spawn whose git failed halfway.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::pool::{path_of, spawn};
+use crate::support::{GitPause, TestEnv, finish};
+
+fn head_of(env: &TestEnv, dir: &Path) -> String {
+    env.git(dir, &["rev-parse", "--abbrev-ref", "HEAD"])
+}
+
+fn dirty(env: &TestEnv, dir: &Path) -> String {
+    env.git(dir, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+#[test]
+fn a_second_teardown_while_the_first_runs_is_refused_and_the_next_task_keeps_its_work() {
+    for force in [true, false] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let a = path_of(&spawn(&env, &repo, "a", &[]));
+        let (pattern, args): (&str, &[&str]) = if force {
+            std::fs::write(a.join("scratch.txt"), "a's scratch\n").unwrap();
+            ("reset --hard", &["teardown", "a", "--force"])
+        } else {
+            ("switch --detach", &["teardown", "a"])
+        };
+        let pause = GitPause::new(&env, "slow-teardown", pattern);
+        let slow = pause.start(&env, &repo, args);
+        pause.wait_until_paused();
+        let second = env.hand(&repo, &["teardown", "a", "--force"]).code(3);
+        assert!(
+            second.stderr.contains("already being torn down"),
+            "{}",
+            second.stderr
+        );
+        // The slot is still the first teardown's: the next task gets another one.
+        let b = path_of(&spawn(&env, &repo, "b", &[]));
+        assert_ne!(b, a, "b was given the slot a teardown is working in");
+        std::fs::write(b.join("b-work.txt"), "b's uncommitted work\n").unwrap();
+        pause.release();
+        finish(slow).ok();
+        assert_eq!(head_of(&env, &b), "hand/b", "force={force}");
+        assert!(b.join("b-work.txt").exists(), "b's work was destroyed");
+        let list = env.hand(&repo, &["list", "--all", "--json"]).json();
+        assert_eq!(list["tasks"][0]["state"], "done", "{list:#}");
+        assert_eq!(list["tasks"][0]["done_reason"], "torn-down");
+    }
+}
+
+#[test]
+fn a_teardown_holds_its_slot_even_when_the_lease_runs_out_meanwhile() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &["--ttl", "1s"]));
+    let pause = GitPause::new(&env, "detach", "switch --detach");
+    let teardown = pause.start(&env, &repo, &["teardown", "a"]);
+    pause.wait_until_paused();
+    // Real time for the 1 s lease to have run out, had teardown not held it open.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let b = path_of(&spawn(&env, &repo, "b", &[]));
+    assert_ne!(b, a, "b took over the slot teardown was working in");
+    pause.release();
+    finish(teardown).ok();
+    assert_eq!(head_of(&env, &b), "hand/b");
+}
+
+/// A worktree of the user's own, next to the repository, with uncommitted work in it.
+fn users_worktree(env: &TestEnv, repo: &Path) -> PathBuf {
+    let mine = env.path("work/mine");
+    env.git(
+        repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "mine",
+            mine.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(mine.join("README"), "the user's own edit\n").unwrap();
+    mine.canonicalize().unwrap()
+}
+
+fn replace_with_symlink(slot: &Path, target: &Path) {
+    std::fs::remove_dir_all(slot).unwrap();
+    std::os::unix::fs::symlink(target, slot).unwrap();
+}
+
+fn assert_untouched(env: &TestEnv, mine: &Path) {
+    assert_eq!(
+        head_of(env, mine),
+        "mine",
+        "the user's worktree was switched"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("README")).unwrap(),
+        "the user's own edit\n",
+        "the user's work was reset"
+    );
+    let admin = env.git(mine, &["rev-parse", "--absolute-git-dir"]);
+    assert!(
+        !Path::new(&admin).join("git-hand-stamp").exists(),
+        "a stamp was written into the user's worktree"
+    );
+}
+
+#[test]
+fn a_free_slot_replaced_by_a_symlink_is_never_taken_and_doctor_removes_only_the_link() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let first = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&first);
+    env.hand(&repo, &["teardown", "a"]).ok();
+    let mine = users_worktree(&env, &repo);
+    replace_with_symlink(&slot, &mine);
+
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_ne!(path_of(&b), slot, "spawn took the symlinked slot");
+    assert!(
+        b["skipped"]
+            .to_string()
+            .contains("not the slot git-hand made"),
+        "{b:#}"
+    );
+    assert_untouched(&env, &mine);
+    let prune = env.hand(&repo, &["prune", "--json"]).json();
+    assert!(
+        prune["kept"].to_string().contains("doctor --repair"),
+        "{prune:#}"
+    );
+
+    let doctor = env.hand(&repo, &["doctor", "--json"]).code(3).json();
+    assert_eq!(doctor["problems"][0]["kind"], "unproven-slot", "{doctor:#}");
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    assert!(
+        std::fs::symlink_metadata(&slot).is_err(),
+        "the link is still there"
+    );
+    assert_untouched(&env, &mine);
+    env.hand(&repo, &["doctor"]).ok();
+    // The slot comes back at its path, its token history continuing.
+    let c = spawn(&env, &repo, "c", &[]);
+    assert_eq!(path_of(&c), slot);
+    assert!(c["token"].as_i64().unwrap() > first["token"].as_i64().unwrap());
+    assert_untouched(&env, &mine);
+}
+
+#[test]
+fn teardown_of_a_slot_replaced_by_a_symlink_touches_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let slot = path_of(&spawn(&env, &repo, "a", &[]));
+    let mine = users_worktree(&env, &repo);
+    replace_with_symlink(&slot, &mine);
+    let run = env.hand(&repo, &["teardown", "a", "--force"]).code(3);
+    assert!(run.stderr.contains("symlink"), "{}", run.stderr);
+    assert_untouched(&env, &mine);
+    let status = env.hand(&repo, &["list", "--json"]).json();
+    assert_eq!(status["tasks"][0]["state"], "active");
+}
+
+#[test]
+fn an_orphaned_slot_never_shares_another_slots_git_state() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let first = spawn(&env, &repo, "a", &[]);
+    let orphan = path_of(&first);
+    env.hand(&repo, &["teardown", "a"]).ok();
+    // The slot's admin dir is lost (as when the repository is cloned again in place): the next
+    // worktree git makes gets its name, and the orphan's `.git` then resolves to it.
+    let admin = env.git(&orphan, &["rev-parse", "--absolute-git-dir"]);
+    std::fs::remove_dir_all(&admin).unwrap();
+    let c = spawn(&env, &repo, "c", &[]);
+    let c_path = path_of(&c);
+    assert_ne!(c_path, orphan);
+    assert_eq!(
+        env.git(&orphan, &["rev-parse", "--absolute-git-dir"]),
+        admin,
+        "the setup did not reproduce the shared admin dir"
+    );
+
+    let d = spawn(&env, &repo, "d", &[]);
+    assert_ne!(path_of(&d), orphan, "spawn reused the orphan");
+    assert_eq!(head_of(&env, &c_path), "hand/c", "c's HEAD was moved");
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    let free: Vec<&Value> = list["free_slots"].as_array().unwrap().iter().collect();
+    assert!(
+        free.iter()
+            .all(|s| s["path"] != orphan.to_str().unwrap() || !s["problem"].is_null()),
+        "list counts the orphan as a usable free slot: {list:#}"
+    );
+    let text = env.hand(&repo, &["list"]).ok();
+    assert!(text.contains("doctor --repair"), "{text}");
+
+    let doctor = env.hand(&repo, &["doctor", "--json"]).code(3).json();
+    assert_eq!(doctor["problems"][0]["kind"], "unproven-slot", "{doctor:#}");
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    env.hand(&repo, &["doctor"]).ok();
+    let aside = orphan.parent().unwrap().parent().unwrap().join("orphaned");
+    let kept: Vec<_> = std::fs::read_dir(&aside).unwrap().collect();
+    assert_eq!(kept.len(), 1, "the orphan's files are kept aside");
+    assert_eq!(head_of(&env, &c_path), "hand/c");
+    let e = spawn(&env, &repo, "e", &[]);
+    assert_eq!(
+        path_of(&e),
+        orphan,
+        "the slot number comes back at its path"
+    );
+    assert!(e["token"].as_i64().unwrap() > first["token"].as_i64().unwrap());
+    assert_eq!(head_of(&env, &path_of(&e)), "hand/e");
+    assert_eq!(head_of(&env, &c_path), "hand/c");
+}
+
+#[test]
+fn an_active_task_whose_slot_was_orphaned_is_ended_by_doctor_and_keeps_its_commits() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &[]));
+    let oid = env.commit(&a, "work.txt", "a's work\n");
+    let admin = env.git(&a, &["rev-parse", "--absolute-git-dir"]);
+    std::fs::remove_dir_all(&admin).unwrap();
+    let teardown = env.hand(&repo, &["teardown", "a"]).code(3);
+    assert!(teardown.stderr.contains("doctor"), "{}", teardown.stderr);
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    let list = env.hand(&repo, &["list", "--all", "--json"]).json();
+    assert_eq!(list["tasks"][0]["done_reason"], "slot-unproven", "{list:#}");
+    assert_eq!(env.git(&repo, &["rev-parse", "hand/a"]), oid);
+}
+
+/// A branch named `hand` makes git refuse to create `hand/<task>` (a ref cannot be both a file
+/// and a directory): a real git failure after spawn has claimed its slot.
+fn block_task_branches(env: &TestEnv, repo: &Path) {
+    env.git(repo, &["branch", "hand"]);
+}
+
+#[test]
+fn a_spawn_whose_git_fails_leaves_its_slot_free_and_clean() {
+    for reuse in [false, true] {
+        let env = TestEnv::new();
+        let repo = env.repo("app");
+        let mut branches = vec![];
+        if reuse {
+            spawn(&env, &repo, "warm", &[]);
+            env.hand(&repo, &["teardown", "warm"]).ok();
+            branches.push("hand/warm");
+        }
+        // `hand/warm` must go too: a branch `hand` cannot sit beside `hand/warm`.
+        for b in &branches {
+            env.git(&repo, &["branch", "-D", b]);
+        }
+        block_task_branches(&env, &repo);
+        let failed = env.hand(&repo, &["spawn", "x", "--json"]).code(1);
+        assert!(
+            failed.stderr.contains("clean and free"),
+            "{}",
+            failed.stderr
+        );
+        let list = env.hand(&repo, &["list", "--json"]).json();
+        let free = list["free_slots"].as_array().unwrap();
+        assert_eq!(free.len(), 1, "reuse={reuse}: {list:#}");
+        let slot = PathBuf::from(free[0]["path"].as_str().unwrap());
+        assert_eq!(
+            dirty(&env, &slot),
+            "",
+            "reuse={reuse}: the slot was left dirty"
+        );
+        env.hand(&repo, &["doctor"]).ok();
+        env.git(&repo, &["branch", "-D", "hand"]);
+        let again = spawn(&env, &repo, "x", &[]);
+        assert_eq!(
+            path_of(&again),
+            slot,
+            "reuse={reuse}: the slot was not reused"
+        );
+        assert_eq!(again["slot_source"], "reused");
+        assert_eq!(head_of(&env, &slot), "hand/x");
+    }
+}
