@@ -266,12 +266,10 @@ pub fn spawn(
             .and_then(|()| synced.wait().map_err(|e| e.to_string()))
             .and_then(|()| {
                 failpoint::hit("spawn-after-checkout");
-                let admin = guard
+                let guard = guard
                     .as_ref()
-                    .ok_or_else(|| "the slot was never locked".to_string())?
-                    .prove()
-                    .map_err(|e| e.to_string())?;
-                stamp::write(&admin, &stamped).map_err(|e| e.to_string())
+                    .ok_or_else(|| "the slot was never locked".to_string())?;
+                stamp_slot(ledger, guard, &stamped).map_err(|e| e.to_string())
             });
         if let Err(why) = prepared {
             return Err(undo_failed_spawn(
@@ -694,6 +692,14 @@ fn switch_to(
         &[hooks, &["switch", "--quiet"], extra, switch].concat(),
     )?;
     Ok(())
+}
+
+/// Writes the stamp into the slot's proven admin dir, the lease checked just before like any
+/// other change to the slot.
+fn stamp_slot(ledger: &mut Ledger, guard: &SlotGuard, stamped: &stamp::Stamp) -> Result<()> {
+    guard.check(ledger)?;
+    let admin = guard.prove()?;
+    stamp::write(&admin, stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
 }
 
 /// Whether the task of a claimed slot may go on to prepare it.
