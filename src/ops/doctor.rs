@@ -67,6 +67,7 @@ pub fn doctor(ctx: &Context, ledger: &mut Ledger, repair: bool) -> Result<Vec<Pr
     checkup.expired_leases(ledger, &mut problems)?;
     checkup.missing_slots(ledger, &mut problems)?;
     checkup.unproven_slots(ledger, &mut problems)?;
+    checkup.unusable_free_slots(ledger, &mut problems)?;
     checkup.unknown_slots(ledger, &mut problems)?;
     checkup.prunable_worktrees(ledger, &mut problems)?;
     Ok(problems)
@@ -410,6 +411,46 @@ impl Checkup<'_> {
                 p.repaired = true;
             }
             out.push(p);
+        }
+        Ok(())
+    }
+
+    /// Free slots that no spawn will take because they hold files or commits nobody owns any
+    /// more (left by a git-hand older than the undo of failed spawns, or written by hand after a
+    /// teardown): they count against `hand.maxSlots` for good. Reported with the commands that
+    /// settle them; never reset by doctor, since whose work it is cannot be told.
+    fn unusable_free_slots(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
+        let common = self.repo.loc.common_dir.as_path();
+        let (slots, now) = ledger.read(|v| Ok((pool::slots(v, &self.repo_id)?, v.now())))?;
+        for info in slots {
+            let free = info.held.as_ref().is_none_or(|t| !t.is_live(now)) && info.tasks.is_empty();
+            let path = Path::new(&info.slot.path);
+            if !free || slot::prove(common, path).is_err() {
+                continue;
+            }
+            let dirty = match safety::dirty_files(&Git::new(path)) {
+                Ok(files) if files.is_empty() => continue,
+                Ok(files) => files,
+                Err(e) => vec![format!("git status failed: {e}")],
+            };
+            out.push(Problem {
+                kind: "unusable-slot",
+                subject: info.slot.path.clone(),
+                detail: format!(
+                    "free slot {} holds {} uncommitted or untracked file(s) (e.g. {}), so no spawn \
+                     will take it",
+                    info.slot.n,
+                    dirty.len(),
+                    dirty[0]
+                ),
+                action: "none: whose work it is cannot be told".into(),
+                repaired: false,
+                command: Some(format!(
+                    "git -C {0} stash -u   # keep it; or, if nothing there is anyone's: git -C {0} \
+                     reset --hard && git -C {0} clean -d -f",
+                    info.slot.path
+                )),
+            });
         }
         Ok(())
     }

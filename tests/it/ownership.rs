@@ -282,3 +282,20 @@ fn a_spawn_whose_git_fails_leaves_its_slot_free_and_clean() {
         assert_eq!(head_of(&env, &slot), "hand/x");
     }
 }
+
+#[test]
+fn doctor_reports_a_free_slot_no_spawn_will_take() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let slot = path_of(&spawn(&env, &repo, "a", &[]));
+    env.hand(&repo, &["teardown", "a"]).ok();
+    std::fs::write(slot.join("stray.txt"), "whose?\n").unwrap();
+    let doctor = env
+        .hand(&repo, &["doctor", "--repair", "--json"])
+        .code(3)
+        .json();
+    assert_eq!(doctor["problems"][0]["kind"], "unusable-slot", "{doctor:#}");
+    assert!(slot.join("stray.txt").exists(), "doctor threw work away");
+    std::fs::remove_file(slot.join("stray.txt")).unwrap();
+    env.hand(&repo, &["doctor"]).ok();
+}
