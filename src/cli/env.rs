@@ -17,6 +17,10 @@ pub struct EnvArgs {
 }
 
 pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
+    // A bad name is a usage error before the ledger is opened (and maybe created).
+    if let Some(name) = &args.task {
+        crate::ops::names::task_name(name)?;
+    }
     let mut ledger = ctx.open_ledger()?;
     let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
     let (tenure, now) = tasks::tenure_of(&mut ledger, &task)?;

@@ -226,7 +226,8 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "GIT_HAND_LEASE, GIT_HAND_TOKEN, GIT_HAND_TASK",
         "A task's credential, printed by git hand env and set by spawn --exec. The pre-push hook \
-         judges GIT_HAND_LEASE when it is set, else the stamp in the worktree's admin directory.",
+         judges it when GIT_HAND_LEASE or GIT_HAND_TOKEN is set, else the stamp in the worktree's \
+         admin directory; a credential that does not parse is judged unknown-lease.",
     ),
     (
         "NO_COLOR",
@@ -239,7 +240,16 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
 ];
 
+/// Every `hand.*` value that does not parse is an error naming the key and the value (verbs exit
+/// 2, the pre-push hook refuses, post-checkout warns): said once, in the section's first entry.
 const CONFIGURATION: &[(&str, &str)] = &[
+    (
+        "hand.*",
+        "A value that does not parse (a bad boolean, a maxSlots that is not a positive integer, a \
+         relative root or ledger) is an error that names the key and the value: a command exits 2 \
+         with the git config command that fixes it, the pre-push hook refuses the push, the \
+         post-checkout hook warns.",
+    ),
     (
         "hand.ledger",
         "The ledger file (GIT_HAND_LEDGER wins over it).",

@@ -7,8 +7,8 @@ use super::output::{expiry_text, merge, no_tenure_json, paint, table, tenure_jso
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
 use crate::ledger::{By, Tenure};
-use crate::ops::Context;
 use crate::ops::lease::{self, Outcome, Report, issue_of};
+use crate::ops::{Context, names};
 
 #[derive(Debug, Subcommand)]
 pub enum LeaseCommand {
@@ -98,6 +98,7 @@ pub struct TtlArg {
 }
 
 pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
+    check(ctx, &cmd)?;
     let mut ledger = match &cmd {
         LeaseCommand::Current { .. } | LeaseCommand::List { .. } => ctx.ledger_for_reading()?,
         _ => ctx.open_ledger()?,
@@ -138,6 +139,30 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
         LeaseCommand::List { all, json } => return list(ctx, &mut ledger, all, json),
     };
     render(&report, json)
+}
+
+/// The usage errors of a lease verb, found before the ledger is opened (and maybe created): the
+/// issue id, the holder, the `--lease` id, the namespace configuration and the repository's paths.
+fn check(ctx: &Context, cmd: &LeaseCommand) -> Result<(), Failure> {
+    let (issue, holder, by) = match cmd {
+        LeaseCommand::Acquire { issue, holder, .. } => (issue, holder.holder.as_deref(), None),
+        LeaseCommand::Renew { issue, by, .. } | LeaseCommand::Release { issue, by, .. } => {
+            (issue, by.holder.as_deref(), Some(by))
+        }
+        LeaseCommand::Current { issue, .. } => {
+            names::issue_id(issue)?;
+            return Ok(());
+        }
+        LeaseCommand::List { .. } => return Ok(()),
+    };
+    names::issue_id(issue)?;
+    if let Some(id) = by.and_then(|b| b.lease.as_deref()) {
+        names::lease_id(id)?;
+    }
+    ctx.holder(holder)?;
+    ctx.repo_to_record()?;
+    lease::configured_namespace(ctx)?;
+    Ok(())
 }
 
 fn by_of<'a>(by: &'a ByArgs, holder: &'a str) -> By<'a> {

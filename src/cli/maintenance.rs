@@ -33,7 +33,7 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
         let kept: Vec<_> = r
             .kept
             .iter()
-            .map(|(p, why)| json!({ "path": p, "why": why }))
+            .map(|k| json!({ "path": k.path, "why": k.why, "hint": k.hint }))
             .collect();
         return Ok(Done::json(
             &json!({ "dry_run": r.dry_run, "removed": r.removed, "kept": kept }),
@@ -45,8 +45,11 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
     for p in &r.removed {
         out.push_str(&format!("{verb}: {p}\n"));
     }
-    for (p, why) in &r.kept {
-        out.push_str(&format!("kept: {p}: {}\n", why.join("; ")));
+    for k in &r.kept {
+        out.push_str(&format!("kept: {}: {}\n", k.path, k.why.join("; ")));
+        if let Some(hint) = &k.hint {
+            out.push_str(&format!("  hint: {hint}\n"));
+        }
     }
     if r.removed.is_empty() && r.kept.is_empty() {
         out.push_str("no slots\n");

@@ -31,7 +31,7 @@ const AFTER_HELP: &str = "\
 Exit status:
   0  ok
   1  refused or failed
-  2  usage error (bad arguments; nothing was changed)
+  2  usage error (bad arguments or hand.* configuration; nothing was changed)
   3  precondition: held by another, ledger busy, or unsafe to proceed
 
 See docs/cli.md for every verb, flag and JSON shape.";
@@ -121,12 +121,15 @@ pub fn main() -> ExitCode {
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
+            if !e.use_stderr() {
+                let _ = e.print(); // --help, --version
+                return ExitCode::SUCCESS;
+            }
+            if argv_wants_json(std::env::args_os()) {
+                print_json_error(&parse_failure(&e.render().to_string()));
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                Kind::Usage.code()
-            } else {
-                ExitCode::SUCCESS
-            };
+            return Kind::Usage.code();
         }
     };
     let json = wants_json(&cli);
@@ -139,6 +142,56 @@ pub fn main() -> ExitCode {
             report(&failure, json);
             failure.kind.code()
         }
+    }
+}
+
+/// Whether `--json` is among our arguments (before a `--`, after which the arguments are
+/// `--exec`'s command): an argument error is then also printed as the JSON error object, since
+/// clap could not tell us which verb asked for it.
+fn argv_wants_json(argv: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    argv.skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// The failure of an argument error, from clap's rendering: its first paragraph (without
+/// `error: `) on one line is the message; each `tip:` and `--help` on the verb are the hints.
+fn parse_failure(rendered: &str) -> Failure {
+    let mut paragraphs = rendered.split("\n\n");
+    let message = paragraphs
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    let mut failure = Failure::new(Kind::Usage, message);
+    for paragraph in paragraphs {
+        let paragraph = paragraph.trim();
+        if let Some(tip) = paragraph.strip_prefix("tip: ") {
+            failure = failure.hint(tip);
+        } else if let Some(usage) = paragraph.strip_prefix("Usage: ") {
+            let verb: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            failure = failure.hint(format!("{} --help", verb.join(" ")));
+        }
+    }
+    if !failure.hints.iter().any(|h| h.ends_with("--help")) {
+        failure = failure.hint("git hand --help");
+    }
+    failure
+}
+
+/// Whether the verb works on a repository. Those are refused outside one before the ledger is
+/// opened, so the usage error leaves nothing behind (issue 10).
+fn needs_repo(command: &Option<Command>) -> bool {
+    match command {
+        Some(Command::Lease(lease::LeaseCommand::List { all, .. })) => !all,
+        Some(Command::Log(_) | Command::Hook(_) | Command::Generate(_)) | None => false,
+        Some(_) => true,
     }
 }
 
@@ -173,6 +226,9 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         })?,
     };
     let ctx = Context::new(cwd);
+    if needs_repo(&cli.command) {
+        ctx.repo()?;
+    }
     match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
         Some(Command::Log(args)) => log::log(&ctx, args),
@@ -238,14 +294,60 @@ fn print_stdout(text: &str) {
 /// Prints a failure: to stderr for people, and as a JSON object on stdout for `--json`.
 fn report(failure: &Failure, json: bool) {
     if json {
-        let value = serde_json::json!({
-            "error": { "kind": failure.kind.as_str(), "message": failure.message, "hints": failure.hints }
-        });
-        print_stdout(&format!("{value:#}\n"));
+        print_json_error(failure);
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "git-hand: error: {}", failure.message);
     for hint in &failure.hints {
         let _ = writeln!(err, "  hint: {hint}");
+    }
+}
+
+/// The JSON error object every failure prints on stdout under `--json` (docs/cli.md).
+fn print_json_error(failure: &Failure) {
+    let value = serde_json::json!({
+        "error": { "kind": failure.kind.as_str(), "message": failure.message, "hints": failure.hints }
+    });
+    print_stdout(&format!("{value:#}\n"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_counts_only_before_the_commands_double_dash() {
+        let argv = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(argv_wants_json(
+            argv(&["git-hand", "spawn", "--json", "t"]).into_iter()
+        ));
+        assert!(!argv_wants_json(
+            argv(&["git-hand", "spawn", "t", "--", "x", "--json"]).into_iter()
+        ));
+        assert!(
+            !argv_wants_json(argv(&["--json"]).into_iter()),
+            "argv[0] is the program"
+        );
+    }
+
+    #[test]
+    fn an_argument_error_becomes_one_line_and_hints() {
+        let f = parse_failure(
+            "error: the following required arguments were not provided:\n  <ISSUE>\n\n\
+             Usage: git hand lease acquire --json <ISSUE>\n\nFor more information, try '--help'.\n",
+        );
+        assert_eq!(f.kind, Kind::Usage);
+        assert_eq!(
+            f.message,
+            "the following required arguments were not provided: <ISSUE>"
+        );
+        assert_eq!(f.hints, ["git hand lease acquire --help"]);
+        let f = parse_failure(
+            "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n",
+        );
+        assert_eq!(
+            f.hints,
+            ["to pass '--x' as a value, use '-- --x'", "git hand --help"]
+        );
     }
 }

@@ -22,6 +22,10 @@ pub struct RenewArgs {
 }
 
 pub fn renew(ctx: &Context, args: RenewArgs) -> Result<Done, Failure> {
+    // A bad name is a usage error before the ledger is opened (and maybe created).
+    if let Some(name) = &args.task {
+        crate::ops::names::task_name(name)?;
+    }
     let mut ledger = ctx.open_ledger()?;
     let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
     let r = tasks::renew(&mut ledger, &task, args.ttl)?;

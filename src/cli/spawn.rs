@@ -52,7 +52,6 @@ pub struct SpawnArgs {
 
 pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     let holder = ctx.holder(args.holder.as_deref())?;
-    let mut ledger = ctx.open_ledger()?;
     let opts = SpawnOptions {
         task: &args.task,
         base: args.base.as_deref(),
@@ -68,7 +67,10 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
             eprintln!("git-hand: {msg}...");
         }
     };
-    let s = spawn::spawn(ctx, &mut ledger, &opts, &progress)?;
+    // Every usage error is found before the ledger is opened (and maybe created).
+    let checked = spawn::check(ctx, &opts, &progress)?;
+    let mut ledger = ctx.open_ledger()?;
+    let s = spawn::spawn(ctx, &mut ledger, &opts, checked, &progress)?;
     let env = tasks::credential_env(&s.task, &s.tenure);
     if let Some((problem, hints)) = &s.hooks_problem {
         // Loud on purpose: without the hooks a zombie's push goes through.

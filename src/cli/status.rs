@@ -49,6 +49,7 @@ pub fn finding_json(
         "slot": f.slot,
         "task": f.task.as_ref().map(|t| &t.name),
         "credential": f.credential,
+        "credential_error": f.credential_error,
         "lease": f.tenure.as_ref().map(tenure_json),
         "newest": f.newest.as_ref().map(tenure_json),
         "issue_lease": f.issue.as_ref().map(tenure_json),
@@ -97,6 +98,11 @@ pub fn render_finding(f: &Finding, p: Paint) -> String {
             n.token,
             n.holder,
             relative(n.acquired_at, f.now)
+        ));
+    }
+    if let Some(why) = &f.credential_error {
+        out.push_str(&format!(
+            "from:    the environment, which does not parse: {why}\n"
         ));
     }
     if let Some(c) = &f.credential {

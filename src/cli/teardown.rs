@@ -20,6 +20,8 @@ pub struct TeardownArgs {
 }
 
 pub fn run(ctx: &Context, args: TeardownArgs) -> Result<Done, Failure> {
+    // A bad name is a usage error before the ledger is opened (and maybe created).
+    crate::ops::names::task_name(&args.task)?;
     let mut ledger = ctx.open_ledger()?;
     let outcome = teardown::teardown(
         ctx,

@@ -21,6 +21,29 @@ pub enum InspectError {
     Read(String),
 }
 
+/// A configuration value git-hand cannot use. Its message names the key and the value, so the
+/// user can find the typo; [`ConfigError::hint`] is the `git config` command that fixes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("git config {key} is {value:?}, which is not {expected}")]
+pub struct ConfigError {
+    pub key: String,
+    pub value: String,
+    /// What the value must be: "a boolean (true or false)".
+    pub expected: String,
+    /// A value that works (the default), when there is one to suggest.
+    pub fix: Option<String>,
+}
+
+impl ConfigError {
+    /// The command that replaces the bad value.
+    pub fn hint(&self) -> String {
+        match &self.fix {
+            Some(value) => format!("git config {} {value}   # the default", self.key),
+            None => format!("git config --unset {}   # back to the default", self.key),
+        }
+    }
+}
+
 /// Where a repository and the current worktree are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -101,12 +124,44 @@ impl Repo {
         Some(value.to_str_lossy().into_owned())
     }
 
-    pub fn config_bool(&self, key: &str) -> Option<bool> {
-        self.repo.config_snapshot().boolean(key)
+    /// A boolean, with git's rules (`true`/`yes`/`on`/`1`, `false`/`no`/`off`/`0`/empty, any
+    /// other integer), `default` when unset. A value git would call a bad boolean is an error
+    /// naming the key and the value: a typo must never silently mean the default (issue 10).
+    pub fn config_bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.repo.config_snapshot().try_boolean(key) {
+            Ok(value) => Ok(value.unwrap_or(default)),
+            Err(_) => match self.config_string(key).as_deref().and_then(git_integer) {
+                Some(n) => Ok(n != 0),
+                None => Err(self.bad_config(
+                    key,
+                    "a boolean (true or false)",
+                    Some(default.to_string()),
+                )),
+            },
+        }
     }
 
-    pub fn config_int(&self, key: &str) -> Option<i64> {
-        self.repo.config_snapshot().integer(key)
+    /// An integer, with git's rules (`16`, `1k`); `None` when unset, an error naming the key and
+    /// the value when it does not parse or does not fit. The caller checks the range.
+    pub fn config_int(&self, key: &str) -> Result<Option<i64>, ConfigError> {
+        match self.repo.config_snapshot().try_integer(key) {
+            Ok(value) => Ok(value),
+            Err(_) => match self.config_string(key).as_deref().and_then(git_integer) {
+                Some(n) => Ok(Some(n)),
+                None => Err(self.bad_config(key, "an integer", None)),
+            },
+        }
+    }
+
+    /// The error for `key`'s current value, which is not `expected`; `fix` is a value that
+    /// works (else the hint unsets the key).
+    pub fn bad_config(&self, key: &str, expected: &str, fix: Option<String>) -> ConfigError {
+        ConfigError {
+            key: key.to_string(),
+            value: self.config_string(key).unwrap_or_default(),
+            expected: expected.to_string(),
+            fix,
+        }
     }
 
     /// `remote.origin.url`, with a local relative path made absolute against the work tree so
@@ -263,6 +318,14 @@ impl Repo {
         }
         Ok(out)
     }
+}
+
+/// An integer as git reads one (`strtoimax`, which skips leading white space, then an optional
+/// k/m/g unit), where gix is stricter: so a value git accepts is never an error here.
+fn git_integer(raw: &str) -> Option<i64> {
+    gix::config::Integer::try_from(raw.trim_start())
+        .ok()?
+        .to_decimal()
 }
 
 /// Parses `GIT_CONFIG_PARAMETERS` (git's shell-quoted list of `-c` values, either

@@ -7,6 +7,6 @@ pub mod lock;
 pub mod runner;
 pub mod url;
 
-pub use inspect::{InspectError, LinkedWorktree, Location, Repo, canonical};
+pub use inspect::{ConfigError, InspectError, LinkedWorktree, Location, Repo, canonical};
 pub use lock::WorktreeListLock;
 pub use runner::{Git, GitError, INTERNAL_ENV};

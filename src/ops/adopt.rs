@@ -11,7 +11,8 @@ use crate::git::Repo;
 use crate::ledger::{Acquire, EventKind, NewTask, Resource, Step, TaskState};
 
 pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostCheckout> {
-    let adopt = repo.config_bool("hand.adoptWorktrees").unwrap_or(false);
+    let adopt = repo.config_bool("hand.adoptWorktrees", false)?;
+    ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
     let key = workdir.to_string_lossy().into_owned();
     let common = repo.loc.common_dir.to_string_lossy().into_owned();

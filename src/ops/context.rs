@@ -31,19 +31,39 @@ impl Context {
         self.repo.as_ref().ok()
     }
 
-    /// `GIT_HAND_LEDGER`, else `git config hand.ledger`, else the XDG state dir.
+    /// The repository, for a verb that records it in the ledger: its paths become keys and
+    /// appear in messages, so one git-hand cannot record (a newline in it) is a usage error
+    /// before anything is written.
+    pub fn repo_to_record(&self) -> Result<&Repo> {
+        let repo = self.repo()?;
+        let fix = "move the repository to a path without control characters";
+        super::names::path(&repo.loc.common_dir, "the repository", fix)?;
+        if let Some(workdir) = &repo.loc.workdir {
+            super::names::path(workdir, "the worktree", fix)?;
+        }
+        Ok(repo)
+    }
+
+    /// `GIT_HAND_LEDGER`, else `git config hand.ledger`, else the XDG state dir. A path the
+    /// stamp could not carry (a newline ends its line) is a usage error, before anything opens it.
     pub fn ledger_location(&self) -> Result<LedgerLocation> {
-        let config = self
-            .repo_opt()
-            .and_then(|r| r.config_string("hand.ledger"))
-            .filter(|p| !p.is_empty())
-            .map(|p| expand_home(&p));
-        ledger::default_location(|k| std::env::var_os(k), config).ok_or_else(|| {
-            Error::usage(
-                "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
-            )
-            .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
-        })
+        let config = match self.repo_opt() {
+            Some(repo) => configured_ledger(repo)?,
+            None => None,
+        };
+        let location =
+            ledger::default_location(|k| std::env::var_os(k), config).ok_or_else(|| {
+                Error::usage(
+                    "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
+                )
+                .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
+            })?;
+        super::names::path(
+            &location.path,
+            &format!("the ledger path (from {})", location.source),
+            "export GIT_HAND_LEDGER=/a/path/without/control/characters/ledger.sqlite",
+        )?;
+        Ok(location)
     }
 
     /// Opens (creating or migrating as needed) the ledger.
@@ -94,6 +114,28 @@ fn hostname() -> String {
         .filter(|s| !s.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// `git config hand.ledger`: an absolute path (or one starting with `~/`) git-hand can record.
+fn configured_ledger(repo: &Repo) -> Result<Option<PathBuf>> {
+    let Some(value) = repo.config_string("hand.ledger").filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let path = expand_home(&value);
+    let recordable = path
+        .to_str()
+        .is_some_and(|p| !p.chars().any(super::names::is_deceptive));
+    if path.is_absolute() && recordable {
+        Ok(Some(path))
+    } else {
+        Err(repo
+            .bad_config(
+                "hand.ledger",
+                "an absolute path (or one starting with ~/) without control characters",
+                Some("~/.local/state/git-hand/ledger.sqlite".into()),
+            )
+            .into())
+    }
 }
 
 pub fn expand_home(path: &str) -> PathBuf {

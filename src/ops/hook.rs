@@ -23,7 +23,7 @@ pub struct PushedRef {
 }
 
 /// Parses pre-push stdin; malformed lines are errors, because a hook that cannot tell what is
-/// being pushed must refuse.
+/// being pushed must refuse. Both object names must be full hex object ids (sha1 or sha256).
 pub fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, String> {
     stdin
         .lines()
@@ -31,16 +31,25 @@ pub fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, Stri
         .map(|line| {
             let parts: Vec<&str> = line.split_whitespace().collect();
             match parts.as_slice() {
-                [local_ref, local_oid, remote_ref, remote_oid] => Ok(PushedRef {
-                    local_ref: local_ref.to_string(),
-                    local_oid: local_oid.to_string(),
-                    remote_ref: remote_ref.to_string(),
-                    remote_oid: remote_oid.to_string(),
-                }),
+                [local_ref, local_oid, remote_ref, remote_oid]
+                    if is_object_name(local_oid) && is_object_name(remote_oid) =>
+                {
+                    Ok(PushedRef {
+                        local_ref: local_ref.to_string(),
+                        local_oid: local_oid.to_string(),
+                        remote_ref: remote_ref.to_string(),
+                        remote_oid: remote_oid.to_string(),
+                    })
+                }
                 _ => Err(format!("unexpected pre-push input line {line:?}")),
             }
         })
         .collect()
+}
+
+/// A full object id as git prints it: 40 (sha1) or 64 (sha256) hex digits.
+fn is_object_name(oid: &str) -> bool {
+    matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// An all-zero object id (sha1 or sha256 length): "no commit".
@@ -76,6 +85,8 @@ pub struct PrePush {
 pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let subject = verdict::Subject::of(ctx)?;
+    // Read before anything else decides: a bad value refuses the push (fail closed).
+    let fence = repo.config_bool("hand.fenceBranches", true)?;
     let mut out = PrePush {
         refusal: None,
         finding: None,
@@ -89,7 +100,6 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     };
     let workdir = &subject.key;
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let fence = repo.config_bool("hand.fenceBranches").unwrap_or(true);
     // Usually the same branch on both sides: each distinct one is looked up once.
     let mut branches: Vec<String> = refs
         .iter()
@@ -209,7 +219,10 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
                     f.tenure.as_ref().and_then(|t| t.expires_at).map_or_else(String::new, |e| relative(e, now))
                 ),
                 Verdict::Released => format!("your lease, {yours}, was released (the task was torn down)."),
-                Verdict::UnknownLease => format!("the ledger did not grant {yours} for this worktree."),
+                Verdict::UnknownLease => match &f.credential_error {
+                    Some(why) => format!("the credential in this environment does not parse: {why}."),
+                    None => format!("the ledger did not grant {yours} for this worktree."),
+                },
                 Verdict::IssueLost => format!(
                     "task {}'s issue lease is no longer its own{}.",
                     task_of(f).unwrap_or_default(),
@@ -221,6 +234,11 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
                 ),
                 Verdict::Unmanaged | Verdict::Current => String::new(),
             }));
+            if f.credential_error.is_some() {
+                lines.push(
+                    "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: eval \"$(git hand env <task>)\"".into(),
+                );
+            }
             if f.verdict == Verdict::NoCredential {
                 // Only the holder should take the credential: say whose it is, not "take it".
                 let name = task_of(f).unwrap_or_else(|| "<task>".into());
@@ -346,6 +364,24 @@ mod tests {
         assert_eq!(refs[1].remote_ref, "refs/heads/b");
         assert!(is_null_oid(&refs[0].remote_oid));
         assert!(parse_push_lines("refs/heads/a only-three fields\n").is_err());
+        let one = "1".repeat(40);
+        for bad in [
+            format!("refs/heads/a {} refs/heads/a {z}", "g".repeat(40)),
+            format!("refs/heads/a {one} refs/heads/a {}", "0".repeat(39)),
+            format!("refs/heads/a {one} refs/heads/a HEAD"),
+            format!("refs/heads/a {one}x refs/heads/a {z}"),
+            format!("refs/heads/a -{} refs/heads/a {z}", "1".repeat(39)),
+        ] {
+            assert!(parse_push_lines(&bad).is_err(), "{bad}");
+        }
+        assert!(
+            parse_push_lines(&format!(
+                "refs/heads/a {} refs/heads/a {}",
+                "a".repeat(64),
+                "0".repeat(64)
+            ))
+            .is_ok()
+        );
         assert!(is_null_oid(&"0".repeat(64)));
         assert!(!is_null_oid("0000"));
     }

@@ -37,13 +37,24 @@ pub struct Report {
     pub now: Millis,
 }
 
-/// The issue namespace git can tell without the ledger: config, else origin.
-fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
+/// The issue namespace git can tell without the ledger: config, else origin. A configured
+/// namespace appears in every message about an issue lease, so one with a control or
+/// bidirectional-formatting character is an error naming the key and the value.
+pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     let repo = ctx.repo()?;
     if let Some(ns) = repo
         .config_string("hand.issueNamespace")
         .filter(|s| !s.trim().is_empty())
     {
+        if ns.chars().any(super::names::is_deceptive) {
+            return Err(repo
+                .bad_config(
+                    "hand.issueNamespace",
+                    "a name without control or bidirectional-formatting characters",
+                    None,
+                )
+                .into());
+        }
         return Ok(Some(ns.trim().to_string()));
     }
     Ok(repo.origin_url().map(|u| normalize_remote_url(&u)))

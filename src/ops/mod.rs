@@ -78,4 +78,20 @@ impl Error {
     }
 }
 
+/// A `hand.*` value that does not parse is a usage error: the verb stops before it writes
+/// anything and says which command fixes the value and where to find it.
+impl From<crate::git::ConfigError> for Error {
+    fn from(e: crate::git::ConfigError) -> Self {
+        let hint = e.hint();
+        let find = format!(
+            "git config --show-origin --get-all {}   # which file sets it",
+            e.key
+        );
+        Error::Usage {
+            message: format!("{e}; nothing was changed"),
+            hints: vec![hint, find],
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

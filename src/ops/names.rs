@@ -1,9 +1,33 @@
-//! Validation of the names users type: task names, issue ids, holders.
+//! Validation of the names users type: task names, branch names, issue ids, holders, lease ids,
+//! and the paths that end up in the ledger and the stamp.
 //!
 //! Task names become directory and branch names, so the rule is strict: `[A-Za-z0-9._-]{1,64}`,
 //! not starting with `-` or `.`. No accepted name can climb out of the pool root.
+//!
+//! Everything a user names may end up in a message another user reads (a refused push names the
+//! holder, the branch, the task), so no name may carry a control character (it breaks line
+//! formats and can rewrite a terminal) or a bidirectional-formatting character (it displays text
+//! in another order than it is stored, so a holder could make a refusal read as something else).
+
+use std::path::Path;
 
 use super::{Error, Result};
+
+/// Whether `c` may not appear in anything a user names: a control character or one of the
+/// bidirectional-formatting characters (embeddings and overrides U+202A–U+202E, isolates
+/// U+2066–U+2069, the marks U+200E, U+200F and U+061C).
+pub fn is_deceptive(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+        )
+}
+
+/// The first character of `s` that [`is_deceptive`], for the message.
+fn deceptive_in(s: &str) -> Option<char> {
+    s.chars().find(|c| is_deceptive(*c))
+}
 
 pub fn task_name(name: &str) -> Result<&str> {
     let ok = (1..=64).contains(&name.len())
@@ -37,16 +61,88 @@ pub fn issue_id(id: &str) -> Result<&str> {
     }
 }
 
+/// A branch name for `git switch -c`, judged in-process the way `git check-ref-format --branch`
+/// judges it (gix's reference-name rules on `refs/heads/<name>`, plus git's own refusal of
+/// `HEAD` and of a leading `-`), so a name git would refuse is a usage error before the ledger
+/// is opened instead of a failed `git switch` after a slot was claimed (issue 10). Three
+/// refusals are stricter than git: `@` alone (git's shorthand for HEAD), a name starting with
+/// `refs/` (it would become `refs/heads/refs/...`), and [deceptive](is_deceptive) characters.
+pub fn branch(name: &str) -> Result<&str> {
+    match branch_problem(name) {
+        None => Ok(name),
+        Some(why) => Err(Error::usage(format!(
+            "{name:?} is not a valid branch name: {why}; nothing was created"
+        ))
+        .with_hint("--branch feature/login   # see git help check-ref-format")),
+    }
+}
+
+fn branch_problem(name: &str) -> Option<String> {
+    use gix::bstr::ByteSlice;
+    if name == "HEAD" || name == "@" {
+        return Some("git reads it as the current commit".into());
+    }
+    if name.starts_with('-') {
+        return Some("git would read it as an option".into());
+    }
+    if name.starts_with("refs/") {
+        return Some("name the branch without refs/heads/ (git-hand adds it)".into());
+    }
+    if let Some(c) = deceptive_in(name) {
+        return Some(format!("it contains the character {}", code_point(c)));
+    }
+    let full = format!("refs/heads/{name}");
+    gix::validate::reference::branch_name(full.as_bytes().as_bstr())
+        .err()
+        .map(|e| e.to_string().to_lowercase())
+}
+
 pub fn holder(holder: &str) -> Result<&str> {
-    let ok = (1..=200).contains(&holder.len()) && !holder.chars().any(char::is_control);
+    let ok = (1..=200).contains(&holder.len()) && deceptive_in(holder).is_none();
     if ok {
         Ok(holder)
     } else {
         Err(Error::usage(format!(
-            "invalid holder {holder:?}: use 1 to 200 characters, no control characters"
+            "invalid holder {holder:?}: use 1 to 200 characters, no control or \
+             bidirectional-formatting characters; nothing was changed"
         ))
         .with_hint("--holder alice@laptop   # or set GIT_HAND_HOLDER"))
     }
+}
+
+/// A lease id given on the command line (`--lease`): 32 lower-case hex characters, as minted.
+pub fn lease_id(id: &str) -> Result<&str> {
+    if crate::ids::is_lease_id(id) {
+        Ok(id)
+    } else {
+        Err(Error::usage(format!(
+            "--lease {id:?} is not a lease id (32 lower-case hex characters); nothing was changed"
+        ))
+        .with_hint("git hand lease current <issue>   # shows the live lease id"))
+    }
+}
+
+/// A path git-hand records (in the ledger, the stamp, messages): it must be UTF-8 and carry no
+/// [deceptive](is_deceptive) character, because the stamp is one field per line and a newline in
+/// a path would end its field early. `what` says which path and where it came from; `fix` is the
+/// command that sets a better one. Returns the path as text.
+pub fn path<'p>(path: &'p Path, what: &str, fix: &str) -> Result<&'p str> {
+    let why = match path.to_str() {
+        None => "is not valid UTF-8".to_string(),
+        Some(text) => match deceptive_in(text) {
+            None => return Ok(text),
+            Some(c) => format!("contains the character {}", code_point(c)),
+        },
+    };
+    Err(Error::usage(format!(
+        "{what} {path:?} {why}, which git-hand cannot record; nothing was written"
+    ))
+    .with_hint(fix))
+}
+
+/// `U+000A`: how a character that cannot be shown is named in a message.
+pub fn code_point(c: char) -> String {
+    format!("U+{:04X}", u32::from(c))
 }
 
 #[cfg(test)]
@@ -71,6 +167,54 @@ mod tests {
         }
         for good in ["fix-login", "a", "A.b_c-9", &"a".repeat(64)] {
             assert!(task_name(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn holders_with_control_or_bidi_characters_are_refused() {
+        for bad in [
+            "",
+            "a\nb",
+            "a\u{1b}[2Kb",
+            "a\u{202E}b",
+            "\u{2066}a",
+            "a\u{200F}",
+            "a\u{061C}",
+        ] {
+            assert!(holder(bad).is_err(), "{bad:?}");
+        }
+        for good in ["alice@laptop", "agent 7", "ü-日本"] {
+            assert!(holder(good).is_ok(), "{good:?}");
+        }
+        let message = holder("a\u{202E}b").unwrap_err().to_string();
+        assert!(message.contains("\\u{202e}"), "shown escaped: {message}");
+    }
+
+    #[test]
+    fn branch_names_git_takes_but_git_hand_refuses_are_refused() {
+        for bad in ["@", "refs/heads/x", "refs/x", "a\u{202E}b", "HEAD", "-x"] {
+            assert!(branch(bad).is_err(), "{bad:?}");
+        }
+        for good in ["hand/t", "feature/x-1", "x/HEAD", "a/@", "é"] {
+            assert!(branch(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn paths_git_hand_cannot_record_are_refused() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"/a/\xff/b");
+        for bad in [Path::new("/a\nb"), Path::new("/a\u{202E}b"), Path::new(odd)] {
+            assert!(path(bad, "the pool root", "fix").is_err(), "{bad:?}");
+        }
+        assert_eq!(path(Path::new("/a b/ü"), "x", "fix").unwrap(), "/a b/ü");
+    }
+
+    #[test]
+    fn lease_ids_on_the_command_line_are_32_lower_case_hex() {
+        assert!(lease_id(&"ab".repeat(16)).is_ok());
+        for bad in ["nothex", "", &"AB".repeat(16), &"ab".repeat(17)] {
+            assert!(lease_id(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -4,7 +4,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, safety};
+use super::{Error, Result, names, safety};
 use crate::git::lock::LOCK_FILE;
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{Slot, Task, Tenure, TenureState, View};
@@ -13,30 +13,66 @@ use crate::ledger::{Slot, Task, Tenure, TenureState, View};
 pub const DEFAULT_MAX_SLOTS: i64 = 16;
 
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
-/// `~/.local/share/git-hand/pools`.
+/// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
+/// directory) or that git-hand could not record (a newline would break the stamp's lines) is a
+/// usage error naming where it came from.
 pub fn root(repo: &Repo) -> Result<PathBuf> {
-    if let Some(root) = repo.config_string("hand.root").filter(|r| !r.is_empty()) {
-        return Ok(super::context::expand_home(&root));
+    if let Some(value) = repo.config_string("hand.root").filter(|r| !r.is_empty()) {
+        let root = super::context::expand_home(&value);
+        let recordable = root
+            .to_str()
+            .is_some_and(|r| !r.chars().any(names::is_deceptive));
+        if !root.is_absolute() || !recordable {
+            return Err(repo
+                .bad_config(
+                    "hand.root",
+                    "an absolute path (or one starting with ~/) without control characters",
+                    Some(DEFAULT_ROOT.into()),
+                )
+                .into());
+        }
+        return Ok(root);
     }
-    let nonempty = |k: &str| {
+    let nonempty = |k: &'static str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+            .map(|v| (k, PathBuf::from(v)))
     };
-    nonempty("XDG_DATA_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
-        .map(|d| d.join("git-hand/pools"))
+    let (from, dir) = nonempty("XDG_DATA_HOME")
+        .filter(|(_, p)| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|(k, h)| (k, h.join(".local/share"))))
         .ok_or_else(|| {
             Error::usage("cannot tell where the pool lives: neither HOME nor XDG_DATA_HOME is set")
-                .with_hint("git config hand.root /path/to/pools")
-        })
+                .with_hint(format!("git config hand.root {DEFAULT_ROOT}"))
+        })?;
+    let root = dir.join("git-hand/pools");
+    names::path(
+        &root,
+        &format!("the pool root (from {from})"),
+        "git config hand.root /a/path/without/control/characters",
+    )?;
+    Ok(root)
 }
 
-pub fn max_slots(repo: &Repo) -> i64 {
-    repo.config_int("hand.maxSlots")
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_SLOTS)
+/// What a bad `hand.root` is replaced with in the hint.
+const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
+
+/// `hand.maxSlots`, default 16; anything but a positive integer is an error naming the value
+/// (a typo such as `0`, `-1` or `abc` once silently meant 16).
+pub fn max_slots(repo: &Repo) -> Result<i64> {
+    const KEY: &str = "hand.maxSlots";
+    let bad = || {
+        repo.bad_config(
+            KEY,
+            "a positive integer",
+            Some(DEFAULT_MAX_SLOTS.to_string()),
+        )
+    };
+    match repo.config_int(KEY).map_err(|_| bad())? {
+        None => Ok(DEFAULT_MAX_SLOTS),
+        Some(n) if n > 0 => Ok(n),
+        Some(_) => Err(bad().into()),
+    }
 }
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).

@@ -1,11 +1,12 @@
 //! `git hand prune`: remove free slots that hold nothing worth keeping. A dry run unless told
-//! otherwise; every slot kept is listed with the reason.
+//! otherwise; every slot kept is listed with the reason, including a slot git itself refused to
+//! remove (files appeared after prune looked): that is a kept slot, not a failure of prune.
 
 use std::path::Path;
 
 use super::pool::{self, SlotInfo};
-use super::{Context, Result, safety, tasks};
-use crate::git::Git;
+use super::{Context, Error, Result, safety, tasks};
+use crate::git::{Git, GitError};
 use crate::ledger::{EventKind, Ledger};
 
 #[derive(Debug, Clone)]
@@ -13,8 +14,27 @@ pub struct PruneReport {
     /// Slots removed (or, in a dry run, that would be).
     pub removed: Vec<String>,
     /// Slots kept, and why.
-    pub kept: Vec<(String, Vec<String>)>,
+    pub kept: Vec<Kept>,
     pub dry_run: bool,
+}
+
+/// A slot prune left in place.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub path: String,
+    pub why: Vec<String>,
+    /// The command that shows (or settles) what kept it, when there is one to run.
+    pub hint: Option<String>,
+}
+
+impl Kept {
+    fn new(path: String, why: Vec<String>) -> Self {
+        Self {
+            path,
+            why,
+            hint: None,
+        }
+    }
 }
 
 pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneReport> {
@@ -37,26 +57,46 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneRepor
     for info in infos {
         let why = keep_reasons(repo, &info, now);
         if !why.is_empty() {
-            report.kept.push((info.slot.path, why));
+            report.kept.push(Kept::new(info.slot.path, why));
             continue;
         }
-        if yes
-            && !remove_slot(
-                &git,
-                &repo.loc.common_dir,
-                ledger,
-                &info.slot.path,
-                OnDisk::Present,
-            )?
-        {
-            report
-                .kept
-                .push((info.slot.path, vec!["it was leased while prune ran".into()]));
-            continue;
+        if yes {
+            let path = &info.slot.path;
+            match remove_slot(&git, &repo.loc.common_dir, ledger, path, OnDisk::Present) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let why = vec!["it was leased while prune ran".into()];
+                    report.kept.push(Kept::new(info.slot.path, why));
+                    continue;
+                }
+                Err(Error::Git(GitError::Failed { stderr, .. })) => {
+                    report.kept.push(refused_by_git(info.slot.path, &stderr));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
         }
         report.removed.push(info.slot.path);
     }
     Ok(report)
+}
+
+/// A slot `git worktree remove` refused (a file appeared after prune proved it clean, say): it
+/// stays a free slot of the pool, and prune goes on with the others. Git's reason is kept on
+/// one line.
+fn refused_by_git(path: String, stderr: &str) -> Kept {
+    let reason = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let hint = format!("git -C {path} status   # see what git found, then: git hand prune --yes");
+    Kept {
+        why: vec![format!("git refused to remove it: {reason}")],
+        hint: Some(hint),
+        path,
+    }
 }
 
 /// Why a slot must stay: leased, named by an open task, or holding work.

@@ -56,19 +56,87 @@ pub struct Spawned {
 /// How many times spawn re-plans after losing a slot to a concurrent spawn.
 const MAX_ATTEMPTS: usize = 32;
 
+/// What spawn checked before anything was written: a usage error (a bad name, a `--base` that
+/// names nothing, a bad `hand.*` value, a path git-hand cannot record) must leave no ledger, no
+/// repository row and no pool directory behind (issue 10). [`check`] makes one; the CLI opens
+/// the ledger only after it succeeded.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    task: String,
+    branch: String,
+    issue: Option<String>,
+    max_slots: i64,
+    /// `None` only when the base could not be resolved but an open task of this name exists:
+    /// resuming it needs no base.
+    base: Option<base::Base>,
+}
+
+/// Validates a spawn without writing anything: names, the repository's paths, the `hand.*`
+/// values spawn reads, the ledger and pool locations, and the base (after `git fetch origin`
+/// with `--fetch`).
+pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) -> Result<Checked> {
+    let task = names::task_name(opts.task)?;
+    let branch = match opts.branch {
+        Some(b) => names::branch(b)?.to_string(),
+        None => format!("hand/{task}"),
+    };
+    let issue = opts.issue.map(names::issue_id).transpose()?;
+    names::holder(opts.holder)?;
+    let repo = ctx.repo_to_record()?;
+    let max_slots = pool::max_slots(repo)?;
+    pool::root(repo)?;
+    ctx.ledger_location()?;
+    if issue.is_some() {
+        super::lease::configured_namespace(ctx)?;
+    }
+    let git = Git::new(
+        repo.loc
+            .workdir
+            .clone()
+            .unwrap_or_else(|| repo.loc.common_dir.clone()),
+    );
+    if opts.fetch {
+        progress("fetching origin");
+        git.run(&["fetch", "--quiet", "origin"])?;
+    }
+    let base = match base::resolve(repo, &git, opts.base) {
+        Ok(base) => Some(base),
+        Err(_) if open_task_exists(ctx, repo, task)? => None,
+        Err(e) => return Err(e),
+    };
+    Ok(Checked {
+        task: task.to_string(),
+        branch,
+        issue: issue.map(str::to_string),
+        max_slots,
+        base,
+    })
+}
+
+/// Whether an open task of this name exists, read without creating or writing the ledger.
+fn open_task_exists(ctx: &Context, repo: &Repo, task: &str) -> Result<bool> {
+    let Some(mut ledger) = Ledger::open_existing(&ctx.ledger_location()?.path)? else {
+        return Ok(false);
+    };
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    Ok(ledger.read(|v| {
+        Ok(match v.repo_by_dir(&common)? {
+            Some(r) => v.open_task(&r.id, task)?.is_some(),
+            None => false,
+        })
+    })?)
+}
+
 pub fn spawn(
     ctx: &Context,
     ledger: &mut Ledger,
     opts: &SpawnOptions<'_>,
+    checked: Checked,
     progress: &dyn Fn(&str),
 ) -> Result<Spawned> {
-    let task_name = names::task_name(opts.task)?;
-    let branch = match opts.branch {
-        Some(b) => b.to_string(),
-        None => format!("hand/{task_name}"),
-    };
-    check_branch_name(&branch)?;
-    let issue = opts.issue.map(names::issue_id).transpose()?;
+    let task_name = checked.task.as_str();
+    let branch = checked.branch;
+    let issue = checked.issue.as_deref();
     let repo = ctx.repo()?;
     let git = Git::new(
         repo.loc
@@ -86,11 +154,11 @@ pub fn spawn(
     if let Some(existing) = ledger.read(|v| v.open_task(&repo_id, task_name))? {
         return resume_existing(ledger, existing, opts);
     }
-    if opts.fetch {
-        progress("fetching origin");
-        git.run(&["fetch", "--quiet", "origin"])?;
-    }
-    let base = base::resolve(repo, &git, opts.base)?;
+    // Resolved by `check` unless the task it saw open has ended since.
+    let base = match checked.base {
+        Some(base) => base,
+        None => base::resolve(repo, &git, opts.base)?,
+    };
     let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
     check_branch_free(
         repo,
@@ -107,7 +175,7 @@ pub fn spawn(
         None => None,
     };
     let pool_dir = pool::ensure_pool_dir(repo, &repo_id)?;
-    let max = pool::max_slots(repo);
+    let max = checked.max_slots;
     let me = procs::me();
 
     // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
@@ -373,16 +441,6 @@ fn hooks_problem(repo: &Repo, git: &Git) -> Option<(String, Vec<String>)> {
     match crate::hooks::ensure_installed(git) {
         Ok(report) => report.problem.map(|p| (p.to_string(), p.hints())),
         Err(e) => Some((e.to_string(), e.hints())),
-    }
-}
-
-fn check_branch_name(branch: &str) -> Result<()> {
-    match gix::refs::FullName::try_from(format!("refs/heads/{branch}")) {
-        Ok(_) => Ok(()),
-        Err(_) => Err(
-            Error::usage(format!("{branch:?} is not a valid branch name"))
-                .with_hint("pass --branch <valid-name>"),
-        ),
     }
 }
 

@@ -37,21 +37,26 @@ pub fn path(admin_dir: &Path) -> PathBuf {
 }
 
 /// Writes the stamp atomically (temp file, then rename), so a reader never sees half of one.
+/// A stamp [`parse`] would refuse (a newline in the ledger path would end its line early, a
+/// path that is not UTF-8 would be written as another path) is not written at all.
 pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
     let err = |source| StampError::Write {
         dir: admin_dir.to_path_buf(),
         source,
     };
+    let ledger = stamp.ledger.to_str().unwrap_or_default();
+    let text = format!(
+        "# git-hand: the lease this worktree was stamped for\nlease_id={}\ntoken={}\ntask={}\nledger={ledger}\n",
+        stamp.lease_id, stamp.token, stamp.task,
+    );
+    if let Err(why) = parse(&text) {
+        return Err(err(std::io::Error::other(format!(
+            "{why} (ledger {:?})",
+            stamp.ledger
+        ))));
+    }
     let mut tmp = tempfile::NamedTempFile::new_in(admin_dir).map_err(err)?;
-    write!(
-        tmp,
-        "# git-hand: the lease this worktree was stamped for\nlease_id={}\ntoken={}\ntask={}\nledger={}\n",
-        stamp.lease_id,
-        stamp.token,
-        stamp.task,
-        stamp.ledger.display()
-    )
-    .map_err(err)?;
+    tmp.write_all(text.as_bytes()).map_err(err)?;
     tmp.persist(path(admin_dir)).map_err(|e| err(e.error))?;
     Ok(())
 }
@@ -74,25 +79,56 @@ pub fn read(admin_dir: &Path) -> Result<Option<Stamp>, StampError> {
     })
 }
 
+/// The keys of a stamp, each on one `key=value` line.
+const KEYS: [&str; 4] = ["lease_id", "token", "task", "ledger"];
+
+/// Parses a stamp. Every field must be well formed: a stamp is a credential, and one whose
+/// fields could mean two things must not be trusted. Comments (`#`) and blank lines are
+/// skipped; keys a later git-hand may add are ignored; a known key twice is damage.
 fn parse(text: &str) -> Result<Stamp, String> {
-    let field = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-            .map(str::to_string)
-            .ok_or_else(|| format!("no {key}"))
-    };
-    let lease_id = field("lease_id")?;
-    if !crate::ids::is_lease_id(&lease_id) {
+    let mut values: [Option<&str>; 4] = [None; 4];
+    for line in text.lines() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| format!("line {line:?} is not key=value"))?;
+        if let Some(i) = KEYS.iter().position(|k| *k == key)
+            && values[i].replace(value).is_some()
+        {
+            return Err(format!("{key} appears twice"));
+        }
+    }
+    let [lease_id, token, task, ledger] = values;
+    fn field<'a>(value: Option<&'a str>, key: &str) -> Result<&'a str, String> {
+        value.ok_or_else(|| format!("no {key}"))
+    }
+    let lease_id = field(lease_id, "lease_id")?;
+    if !crate::ids::is_lease_id(lease_id) {
         return Err(format!("lease_id {lease_id:?} is not 32 hex characters"));
     }
-    let token = field("token")?
-        .parse()
-        .map_err(|_| "token is not a number".to_string())?;
+    let token = field(token, "token")?;
+    let token = Some(token)
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|t| t.parse::<i64>().ok())
+        .filter(|t| *t > 0)
+        .ok_or_else(|| format!("token {token:?} is not a positive integer"))?;
+    let task = field(task, "task")?;
+    if super::names::task_name(task).is_err() {
+        return Err(format!("task {task:?} is not a task name"));
+    }
+    let ledger = field(ledger, "ledger")?;
+    if !Path::new(ledger).is_absolute() || ledger.chars().any(super::names::is_deceptive) {
+        return Err(format!(
+            "ledger {ledger:?} is not an absolute path without control characters"
+        ));
+    }
     Ok(Stamp {
-        lease_id,
+        lease_id: lease_id.to_string(),
         token,
-        task: field("task")?,
-        ledger: PathBuf::from(field("ledger")?),
+        task: task.to_string(),
+        ledger: PathBuf::from(ledger),
     })
 }
 
@@ -160,5 +196,42 @@ mod tests {
         remove(dir.path()).unwrap();
         remove(dir.path()).unwrap();
         assert_eq!(read(dir.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_stamp_with_a_malformed_field_is_damaged() {
+        let id = "ab".repeat(16);
+        let good = format!("lease_id={id}\ntoken=1\ntask=t\nledger=/l\n");
+        assert!(parse(&good).is_ok());
+        assert!(parse(&format!("# comment\n\n{good}future_key=x\n")).is_ok());
+        for bad in [
+            format!("lease_id={id}\ntoken=-1\ntask=t\nledger=/l\n"),
+            format!("lease_id={id}\ntoken=0\ntask=t\nledger=/l\n"),
+            format!("lease_id={id}\ntoken=+1\ntask=t\nledger=/l\n"),
+            format!("lease_id={id}\ntoken= 1\ntask=t\nledger=/l\n"),
+            format!("lease_id={id}\ntoken=1\ntask=a/../b\nledger=/l\n"),
+            format!("lease_id={id}\ntoken=1\ntask=\nledger=/l\n"),
+            format!("lease_id={id}\ntoken=1\ntask=t\nledger=relative\n"),
+            format!("lease_id={id}\ntoken=1\ntask=t\nledger=/l\u{202E}x\n"),
+            format!("lease_id={id}\ntoken=1\ntask=t\nledger=/l\nledger=/other\n"),
+            format!("{good}lease_id={}\n", "cd".repeat(16)),
+            format!("{good}garbage\n"),
+            format!("lease_id={id}\ntoken=1\ntask=t\n"),
+        ] {
+            assert!(parse(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_stamp_whose_ledger_path_would_break_its_lines_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp {
+            lease_id: "ab".repeat(16),
+            token: 7,
+            task: "t".into(),
+            ledger: "/l/a\nlease_id=forged/ledger.sqlite".into(),
+        };
+        assert!(write(dir.path(), &stamp).is_err());
+        assert_eq!(read(dir.path()).unwrap(), None, "nothing was written");
     }
 }

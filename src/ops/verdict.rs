@@ -3,6 +3,7 @@
 //!
 //! Judging is a pure read of one ledger snapshot: the allow path writes nothing.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -30,19 +31,70 @@ pub struct Credential {
     pub source: CredentialSource,
 }
 
-/// The credential in the environment, if `GIT_HAND_LEASE` is set.
-pub fn env_credential() -> Option<Credential> {
-    let lease_id = std::env::var("GIT_HAND_LEASE")
-        .ok()
-        .filter(|s| !s.is_empty())?;
-    let token = std::env::var("GIT_HAND_TOKEN")
-        .ok()
-        .and_then(|t| t.trim().parse().ok());
-    Some(Credential {
+/// The credential in the environment: `None` when neither `GIT_HAND_LEASE` nor
+/// `GIT_HAND_TOKEN` is set to something; else the credential, or why it does not parse.
+pub fn env_credential() -> Option<Result<Credential, String>> {
+    parse_env_credential(
+        std::env::var_os("GIT_HAND_LEASE").as_deref(),
+        std::env::var_os("GIT_HAND_TOKEN").as_deref(),
+    )
+}
+
+/// A credential from the two variables' values. Present when either is set and not empty; then
+/// the lease id must be 32 lower-case hex characters and the token, when set, a positive integer
+/// that fits an i64. A credential that does not parse is never "no credential" (which would
+/// fall back to the stamp and could be judged `current`): it is judged `unknown-lease`, with the
+/// variable to fix (issue 10).
+pub fn parse_env_credential(
+    lease: Option<&OsStr>,
+    token: Option<&OsStr>,
+) -> Option<Result<Credential, String>> {
+    let set = |v: Option<&OsStr>| v.is_some_and(|v| !v.is_empty());
+    if !set(lease) && !set(token) {
+        return None;
+    }
+    let lease_id = match lease.filter(|v| !v.is_empty()) {
+        None => {
+            return Some(Err(
+                "GIT_HAND_TOKEN is set but GIT_HAND_LEASE is empty".into()
+            ));
+        }
+        Some(raw) => match raw.to_str().filter(|id| crate::ids::is_lease_id(id)) {
+            Some(id) => id.to_string(),
+            None => {
+                return Some(Err(format!(
+                    "GIT_HAND_LEASE={:?} is not a lease id (32 lower-case hex characters)",
+                    raw.to_string_lossy()
+                )));
+            }
+        },
+    };
+    let token = match token {
+        None => None,
+        Some(raw) => match raw.to_str().and_then(parse_token) {
+            Some(t) => Some(t),
+            None => {
+                return Some(Err(format!(
+                    "GIT_HAND_TOKEN={:?} is not a positive integer",
+                    raw.to_string_lossy()
+                )));
+            }
+        },
+    };
+    Some(Ok(Credential {
         lease_id,
         token,
         source: CredentialSource::Env,
-    })
+    }))
+}
+
+/// A token as `git hand env` prints it: digits only, at least 1, at most `i64::MAX`.
+fn parse_token(text: &str) -> Option<i64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| text.parse::<i64>().ok())
+        .flatten()
+        .filter(|t| *t > 0)
 }
 
 impl From<&Stamp> for Credential {
@@ -101,6 +153,9 @@ pub struct Finding {
     /// The slot (worktree key), when this is a managed worktree.
     pub slot: Option<String>,
     pub credential: Option<Credential>,
+    /// Why the credential in the environment does not parse (the verdict is then
+    /// `unknown-lease`): names the variable.
+    pub credential_error: Option<String>,
     /// The tenure the credential names.
     pub tenure: Option<Tenure>,
     /// The slot's newest tenure (the one a stale credential lost to).
@@ -121,6 +176,7 @@ impl Finding {
             verdict: Verdict::Unmanaged,
             slot: None,
             credential: None,
+            credential_error: None,
             tenure: None,
             newest: None,
             task: None,
@@ -136,7 +192,7 @@ pub fn judge(
     view: &View<'_>,
     workdir: &str,
     stamp: Option<&Stamp>,
-    env: Option<Credential>,
+    env: Option<Result<Credential, String>>,
     require_env: bool,
 ) -> crate::ledger::Result<Finding> {
     let now = view.now();
@@ -148,6 +204,15 @@ pub fn judge(
     let slot = Resource::worktree(workdir);
     f.slot = Some(workdir.to_string());
     f.newest = view.newest(&slot)?;
+    let env = match env {
+        Some(Err(why)) => {
+            f.credential_error = Some(why);
+            f.verdict = Verdict::UnknownLease;
+            return Ok(f);
+        }
+        Some(Ok(credential)) => Some(credential),
+        None => None,
+    };
     let from_env = env.is_some();
     f.credential = env.or_else(|| stamp.map(Credential::from));
     let Some(cred) = f.credential.clone() else {
@@ -221,7 +286,7 @@ impl Subject {
             .as_deref()
             .map(|w| w.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let require_env = repo.config_bool("hand.requireCredential").unwrap_or(false);
+        let require_env = repo.config_bool("hand.requireCredential", false)?;
         Ok(Self {
             stamp,
             key,
@@ -252,5 +317,53 @@ impl Subject {
             env_credential(),
             self.require_env,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(lease: Option<&str>, token: Option<&str>) -> Option<Result<Credential, String>> {
+        parse_env_credential(lease.map(OsStr::new), token.map(OsStr::new))
+    }
+
+    #[test]
+    fn no_variable_set_is_no_credential() {
+        assert_eq!(parse(None, None), None);
+        assert_eq!(parse(Some(""), Some("")), None);
+        assert_eq!(parse(None, Some("")), None);
+    }
+
+    #[test]
+    fn a_well_formed_credential_parses_with_or_without_its_token() {
+        let id = "ab".repeat(16);
+        let c = parse(Some(&id), Some("7")).unwrap().unwrap();
+        assert_eq!((c.lease_id.as_str(), c.token), (id.as_str(), Some(7)));
+        let c = parse(Some(&id), None).unwrap().unwrap();
+        assert_eq!(c.token, None);
+        let max = i64::MAX.to_string();
+        assert_eq!(
+            parse(Some(&id), Some(&max)).unwrap().unwrap().token,
+            Some(i64::MAX)
+        );
+    }
+
+    #[test]
+    fn a_credential_that_does_not_parse_names_the_variable() {
+        let id = "ab".repeat(16);
+        let huge = "1".repeat(23);
+        for token in ["abc", "", "0", "-1", "+1", " 1", "1 ", "1e3", huge.as_str()] {
+            let why = parse(Some(&id), Some(token)).unwrap().unwrap_err();
+            assert!(why.starts_with("GIT_HAND_TOKEN="), "{token:?}: {why}");
+        }
+        for lease in ["zz", &"AB".repeat(16), &id[..31]] {
+            let why = parse(Some(lease), Some("1")).unwrap().unwrap_err();
+            assert!(why.starts_with("GIT_HAND_LEASE="), "{lease:?}: {why}");
+        }
+        let why = parse(Some(""), Some("1")).unwrap().unwrap_err();
+        assert!(why.contains("GIT_HAND_LEASE"), "{why}");
+        let why = parse(None, Some("1")).unwrap().unwrap_err();
+        assert!(why.contains("GIT_HAND_LEASE"), "{why}");
     }
 }

@@ -14,3 +14,4 @@ mod ownership;
 mod pool;
 mod races;
 mod support;
+mod validation;
