@@ -218,7 +218,7 @@ fn apply_step(conn: &Connection, step: &Migration) -> Result<()> {
     Ok(())
 }
 
-fn immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
+pub(super) fn immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
     // `Connection::transaction_with_behavior` needs `&mut`; the unchecked form is the same
     // transaction on a shared reference, and nothing else runs on this connection meanwhile.
     Ok(rusqlite::Transaction::new_unchecked(
@@ -253,14 +253,14 @@ pub fn ensure_wal(conn: &Connection) -> Result<bool> {
     mode(conn)
 }
 
-/// Builds a ledger at an older `version` (tests of migrations only).
+/// Builds a ledger at an older `version`, the way git-hand publishes a new one (tests of
+/// migrations only).
 #[doc(hidden)]
 pub fn create_at_version(path: &Path, version: i64) -> Result<()> {
-    let conn = super::connect(path)?;
     let steps: Vec<Migration> = MIGRATIONS
         .iter()
         .copied()
         .filter(|m| m.version <= version)
         .collect();
-    migrate_with(&conn, path, &steps)
+    super::file::create(path, |conn| migrate_with(conn, path, &steps)).map(|_| ())
 }

@@ -300,7 +300,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
     let Some(stamp) = stamp else {
         return Ok(PostCheckout::Nothing);
     };
-    let Some(mut ledger) = Ledger::open_existing(&stamp.ledger)? else {
+    let Some(mut ledger) = ctx.open_existing(&stamp.ledger)? else {
         return Ok(PostCheckout::LeaseEnded {
             verdict: Verdict::UnknownLease,
         });

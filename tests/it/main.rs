@@ -9,6 +9,7 @@ mod hooks_install;
 mod hooks_push;
 mod lease_cli;
 mod ledger;
+mod ledger_integrity;
 mod newcomer;
 mod pool;
 mod races;
