@@ -126,6 +126,15 @@ const V3_OPEN_TASKS_BY_SLOT: &str = r#"
 CREATE INDEX tasks_open_by_slot ON tasks (slot_path) WHERE state <> 'done';
 "#;
 
+/// Version 4: the remote a task's branch is pushed to (the normalized URL, as issue namespaces
+/// are), so branch fencing is keyed on what the remote sees: a second clone of the same origin
+/// on the same ledger pushing a live task's branch is refused too (issue 10). Rows from before
+/// keep `NULL` and are fenced by their repository, as they were.
+const V4_TASK_REMOTE: &str = r#"
+ALTER TABLE tasks ADD COLUMN remote TEXT;
+CREATE INDEX tasks_open_by_remote_branch ON tasks (remote, branch) WHERE state <> 'done';
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -139,6 +148,10 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 3,
         sql: V3_OPEN_TASKS_BY_SLOT,
+    },
+    Migration {
+        version: 4,
+        sql: V4_TASK_REMOTE,
     },
 ];
 

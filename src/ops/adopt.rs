@@ -36,6 +36,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
     let head = repo.head_oid().unwrap_or_default();
     let me = super::procs::me();
+    let remote = super::fence::task_remote(repo);
     let adopted = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(&common)?;
         let view = tx.view();
@@ -70,6 +71,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
             holder: &holder,
             pid: me.pid,
             pid_start: me.start,
+            remote: remote.as_deref(),
         })?;
         tx.set_task_state(task.id, TaskState::Active, "active", None)?;
         tx.log(

@@ -7,6 +7,7 @@ pub mod context;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;
+pub mod fence;
 pub mod hook;
 pub mod lease;
 pub mod names;

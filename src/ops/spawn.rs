@@ -107,6 +107,7 @@ pub fn spawn(
     let pool_dir = pool::ensure_pool_dir(repo, &repo_id)?;
     let max = pool::max_slots(repo);
     let me = procs::me();
+    let remote = super::fence::task_remote(repo);
 
     // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
     let mut lost: Vec<PathBuf> = vec![];
@@ -154,6 +155,7 @@ pub fn spawn(
             holder: opts.holder,
             issue: issue_resource.as_ref().zip(issue),
             me,
+            remote: remote.as_deref(),
         };
         // A free slot's probe (`git status`, the /proc scan) runs while the intent that claims
         // it commits: its verdict is used only once the claim holds, and a lost claim throws it
@@ -425,6 +427,8 @@ struct Intent<'a> {
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
+    /// The remote the branch is pushed to, which branch fencing is keyed on.
+    remote: Option<&'a str>,
 }
 
 /// The slot an intent claims.
@@ -562,6 +566,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         holder: i.holder,
         pid: i.me.pid,
         pid_start: i.me.start,
+        remote: i.remote,
     })?;
     Ok(IntentOutcome::Recorded {
         task,

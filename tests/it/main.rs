@@ -5,6 +5,7 @@
 
 mod crash;
 mod engine;
+mod fence;
 mod hooks_install;
 mod hooks_push;
 mod lease_cli;
