@@ -224,6 +224,18 @@ impl Ledger {
         }
     }
 
+    /// Opens the ledger at `path` for writing, as [`Ledger::open`] does, but never creates it:
+    /// `Ok(None)` when there is no ledger file (a lease renewal running beside a command must
+    /// not bring back a ledger that vanished).
+    pub fn open_if_present(path: &Path) -> Result<Option<Self>> {
+        match file::inspect(path)? {
+            Some(on_disk) => {
+                Self::connect(path, on_disk, Box::new(SystemClock), Purpose::Write).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
     /// Connects to the ledger file found at `path`, which must hold git-hand's schema.
     fn connect(
         path: &Path,

@@ -61,7 +61,7 @@ fn renew_until_stopped(
     let res: &Resource = &tenure.resource;
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
         // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
-        let outcome = Ledger::open_existing(ledger_path)
+        let outcome = Ledger::open_if_present(ledger_path)
             .and_then(|l| l.ok_or_else(|| gone(ledger_path)))
             .and_then(|mut l| l.write(|tx| tx.renew(res, By::Lease(&tenure.lease_id), None)));
         match outcome {

@@ -416,3 +416,23 @@ fn eight_processes_creating_the_ledger_at_once_share_one() {
     );
     assert_eq!(mode(&ledger), 0o600);
 }
+
+#[test]
+fn a_lease_renewal_never_brings_back_a_ledger_that_vanished() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let ledger = env.ledger();
+    let script = format!(
+        "rm -f '{0}' '{0}-wal' '{0}-shm'; sleep 1.2",
+        ledger.display()
+    );
+    let run = env.hand(
+        &repo,
+        &[
+            "spawn", "a", "--ttl", "1s", "--exec", "--", "sh", "-c", &script,
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("could not renew"), "{}", run.stderr);
+    assert!(!ledger.exists(), "no empty ledger took its place");
+}
