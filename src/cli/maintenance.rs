@@ -107,7 +107,9 @@ pub fn doctor(ctx: &Context, args: DoctorArgs) -> Result<Done, Failure> {
             out.push_str(&format!("  run: {cmd}\n"));
         }
     }
-    if !args.repair && unsettled {
+    // A problem with a command of its own is one --repair leaves alone (a ledger damaged
+    // inside, a slot holding work): offer --repair only for the others.
+    if !args.repair && problems.iter().any(|p| p.command.is_none()) {
         out.push_str("git hand doctor --repair settles what it safely can\n");
     }
     Ok(Done::with(out, kind))

@@ -256,6 +256,11 @@ fn doctor_diagnoses_a_damaged_page_says_what_is_readable_and_how_to_copy_it() {
         "{}",
         run.stderr
     );
+    assert!(
+        !run.stdout.contains("--repair"),
+        "--repair cannot mend it, so doctor does not offer it: {}",
+        run.stdout
+    );
     let json = env.hand(&repo, &["doctor", "--json"]).code(3).json();
     assert_eq!(json["problems"][0]["kind"], "ledger-damaged");
     assert!(
