@@ -46,6 +46,13 @@ impl Failure {
         self.hints.push(hint.into());
         self
     }
+
+    /// The same failure from the command `command` itself: hints that send the user to it go
+    /// (a damaged ledger's doctor must not answer "run git hand doctor").
+    pub fn not_pointing_at(mut self, command: &str) -> Self {
+        self.hints.retain(|h| !h.starts_with(command));
+        self
+    }
 }
 
 impl From<ops::Error> for Failure {
@@ -80,6 +87,19 @@ impl From<LedgerError> for Failure {
                 .hint("another git-hand held the ledger for 5 s; nothing was changed, run the same command again"),
             LedgerError::TooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
                 .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
+            LedgerError::Damaged { ref path, .. } => {
+                let path = path.display().to_string();
+                Failure::new(Kind::Precondition, e.to_string())
+                    .hint(format!("put {path} back from a backup (with its -wal file, if it had one)"))
+                    .hint("git hand doctor   # says what is there; --repair moves it aside and rebuilds from the slots' stamps")
+            }
+            LedgerError::Malformed(_) => Failure::new(Kind::Precondition, e.to_string())
+                .hint("git hand doctor   # says what is readable and how to take a copy that keeps the WAL"),
+            LedgerError::NotPrivate { ref path, .. } => {
+                let path = path.display().to_string();
+                Failure::new(Kind::Precondition, e.to_string())
+                    .hint(format!("chmod 600 {path}   # as the file's owner"))
+            }
             other => Failure::new(Kind::Failed, other.to_string())
                 .hint("git hand doctor   # checks the ledger and the pool"),
         }

@@ -88,7 +88,10 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
     }
     let decision = hook::parse_push_lines(&String::from_utf8_lossy(&stdin))
         .map_err(|e| crate::ops::Error::failed(e, vec![]))
-        .and_then(|refs| hook::pre_push(ctx, &refs));
+        .and_then(|refs| {
+            let url = args.get(1).map(|u| u.to_string_lossy());
+            hook::pre_push(ctx, url.as_deref(), &refs)
+        });
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),
         Ok(p) => {

@@ -4,7 +4,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::{Done, Failure, Kind};
-use crate::ops::{Context, doctor, prune};
+use crate::ledger::recovery::Copied;
+use crate::ops::{Context, doctor, prune, recover};
 
 #[derive(Debug, Args)]
 pub struct PruneArgs {
@@ -21,6 +22,9 @@ pub struct DoctorArgs {
     /// Settle each problem with its safe action.
     #[arg(long)]
     pub repair: bool,
+    /// Copy the ledger, with the rows still in its WAL, into a new file at PATH (only that).
+    #[arg(long, value_name = "PATH", conflicts_with = "repair")]
+    pub backup: Option<std::path::PathBuf>,
     /// Print one JSON object (fields: docs/cli.md).
     #[arg(long)]
     pub json: bool,
@@ -61,8 +65,13 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
 }
 
 pub fn doctor(ctx: &Context, args: DoctorArgs) -> Result<Done, Failure> {
-    let mut ledger = ctx.open_ledger()?;
-    let problems = doctor::doctor(ctx, &mut ledger, args.repair)?;
+    // Doctor is the remedy its failures would otherwise point at.
+    let in_doctor = |e: crate::ops::Error| Failure::from(e).not_pointing_at("git hand doctor");
+    if let Some(to) = &args.backup {
+        let copied = recover::backup(ctx, to).map_err(in_doctor)?;
+        return Ok(backup_done(&copied, args.json));
+    }
+    let problems = doctor::doctor(ctx, args.repair).map_err(in_doctor)?;
     let unsettled = problems.iter().any(|p| !p.repaired);
     // Problems left after the run make the exit status 3, so scripts notice.
     let kind = unsettled.then_some(Kind::Precondition);
@@ -101,8 +110,27 @@ pub fn doctor(ctx: &Context, args: DoctorArgs) -> Result<Done, Failure> {
             out.push_str(&format!("  run: {cmd}\n"));
         }
     }
-    if !args.repair && unsettled {
+    // A problem with a command of its own is one --repair leaves alone (a ledger damaged
+    // inside, a slot holding work): offer --repair only for the others.
+    if !args.repair && problems.iter().any(|p| p.command.is_none()) {
         out.push_str("git hand doctor --repair settles what it safely can\n");
     }
     Ok(Done::with(out, kind))
+}
+
+fn backup_done(copied: &Copied, json: bool) -> Done {
+    if json {
+        let rows: serde_json::Map<String, serde_json::Value> = copied
+            .rows
+            .iter()
+            .map(|c| (c.table.to_string(), c.rows.as_ref().ok().copied().into()))
+            .collect();
+        return Done::json(&json!({ "backup": copied.to, "rows": rows }), None);
+    }
+    let rows: Vec<String> = copied.rows.iter().map(ToString::to_string).collect();
+    Done::ok(format!(
+        "copied the ledger, with the rows still in its WAL, to {}\nrows: {}\n",
+        copied.to.display(),
+        rows.join(", ")
+    ))
 }

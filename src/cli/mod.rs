@@ -229,7 +229,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     if needs_repo(&cli.command) {
         ctx.repo()?;
     }
-    match cli.command {
+    let done = match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
         Some(Command::Log(args)) => log::log(&ctx, args),
         Some(Command::Spawn(args)) => spawn::run(&ctx, args),
@@ -246,7 +246,12 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
         Some(Command::Generate(cmd)) => generate::run(cmd),
         None => overview(&ctx),
+    };
+    let mut err = std::io::stderr().lock();
+    for note in ctx.take_notices() {
+        let _ = writeln!(err, "git-hand: note: {note}");
     }
+    done
 }
 
 /// `git hand` with no verb: the verdict for this worktree, then the repository's active tasks.

@@ -179,6 +179,15 @@ impl Repo {
         Some(url)
     }
 
+    /// The URL `git push <remote>` pushes to, as configured: `remote.<name>.pushurl`, else its
+    /// url, with git's `insteadOf`/`pushInsteadOf` rewrites applied (gix applies them as git
+    /// does). A relative local path stays relative.
+    pub fn push_url(&self, remote: &str) -> Option<String> {
+        let remote = self.repo.try_find_remote(remote)?.ok()?;
+        let url = remote.url(gix::remote::Direction::Push)?;
+        Some(url.to_bstring().to_string())
+    }
+
     /// The main worktree's top directory (none for a bare repository).
     pub fn main_workdir(&self) -> Option<PathBuf> {
         if self.repo.is_bare() && !self.loc.is_linked() {

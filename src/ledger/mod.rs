@@ -6,16 +6,16 @@
 //! names, it hands back domain values.
 
 mod events;
+mod file;
 mod leases;
 mod lifecycle;
 mod location;
+pub mod recovery;
 mod repos;
 #[doc(hidden)]
 pub mod schema;
 mod tasks;
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,6 +52,28 @@ pub enum LedgerError {
     OpenSql {
         path: PathBuf,
         source: rusqlite::Error,
+    },
+    /// A file at the ledger's path that is no ledger git-hand made whole (empty, shorter than a
+    /// page, not a database, no schema). It is never initialised again: only the process that
+    /// creates a ledger initialises it.
+    #[error(
+        "the ledger at {} is damaged: {found}; nothing was changed and git-hand will not \
+         replace it",
+        path.display()
+    )]
+    Damaged { path: PathBuf, found: String },
+    /// SQLite found a damaged page while working.
+    #[error("the ledger is damaged ({0}); nothing was changed")]
+    Malformed(rusqlite::Error),
+    #[error(
+        "the ledger file {} is mode {mode:04o}, open to other users, and cannot be made private \
+         ({source}); nothing was changed",
+        path.display()
+    )]
+    NotPrivate {
+        path: PathBuf,
+        mode: u32,
+        source: std::io::Error,
     },
     #[error(
         "the ledger at {} has schema version {found}, newer than this git-hand understands \
@@ -90,6 +112,8 @@ impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
         if is_busy(&e) {
             LedgerError::Busy
+        } else if file::is_damage(&e) {
+            LedgerError::Malformed(e)
         } else {
             LedgerError::Sql(e)
         }
@@ -114,6 +138,8 @@ pub struct Ledger {
     journal: Journal,
     /// Inside [`Ledger::write_relaxed`]: the commit is not durable, so it syncs nothing.
     relaxed: bool,
+    /// What opening did that the user should hear about (a file made private).
+    notices: Vec<String>,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -125,30 +151,47 @@ impl std::fmt::Debug for Ledger {
 }
 
 impl Ledger {
-    /// Opens (creating if needed) the ledger at `path` with the wall clock, migrating it to the
-    /// latest schema.
+    /// Opens the ledger at `path` with the wall clock, migrating it to the latest schema, and
+    /// creates it when there is no file there. A file that is there but is no ledger is refused
+    /// ([`LedgerError::Damaged`]), never replaced. Whether a *missing* ledger may be created is
+    /// the caller's question (the ledger cannot tell that stamps and pools name it).
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with_clock(path, Box::new(SystemClock))
     }
 
     /// Opens the ledger with an injected clock (tests and simulations).
     pub fn open_with_clock(path: &Path, clock: Box<dyn Clock>) -> Result<Self> {
-        let had_wal = wal_path(path).exists();
-        let conn = connect(path)?;
-        schema::migrate(&conn, path)?;
-        let journal = if schema::ensure_wal(&conn)? {
-            Journal::Wal
-        } else {
-            Journal::Rollback
+        let on_disk = match file::inspect(path)? {
+            Some(found) => found,
+            None => {
+                file::create(path, |conn| schema::migrate(conn, path))?;
+                file::inspect(path)?.ok_or_else(|| LedgerError::Open {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::other("the new ledger vanished as it was published"),
+                })?
+            }
         };
-        sync_dir_if_wal_appeared(path, had_wal)?;
-        Ok(Self {
-            conn,
-            path: path.to_path_buf(),
-            clock,
-            journal,
-            relaxed: false,
-        })
+        Self::connect(path, on_disk, clock, Purpose::Write)
+    }
+
+    /// Creates the ledger at `path` with `init` run in the creating transaction, so no process
+    /// ever sees it without what `init` wrote (`doctor --repair` rebuilding a lost ledger).
+    /// `Ok(None)` when a file appeared at `path` first: nothing was written to it.
+    pub fn create_with<T>(
+        path: &Path,
+        init: impl FnOnce(&Tx<'_>) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut out = None;
+        let published = file::create(path, |conn| {
+            schema::migrate(conn, path)?;
+            let tx = schema::immediate(conn)?;
+            let now = SystemClock.now_ms().max(high_water_mark(&tx)?);
+            tx.execute("UPDATE clock SET max_now = ?1", [now])?;
+            out = Some(init(&Tx { conn: &tx, now })?);
+            tx.commit()?;
+            Ok(())
+        })?;
+        Ok(out.filter(|_| published))
     }
 
     /// An empty ledger in memory: what a read-only verb sees where no ledger file exists yet, so
@@ -166,42 +209,88 @@ impl Ledger {
             clock: Box::new(SystemClock),
             journal: Journal::Memory,
             relaxed: false,
+            notices: vec![],
         })
     }
 
-    /// Opens an existing ledger for reading only: it is never created, migrated or written.
-    /// Returns `Ok(None)` when there is no ledger file. This is the pre-push allow path: one
-    /// read and no write.
+    /// Opens an existing ledger for reading only: it is never created, and written only to
+    /// migrate an old one. Returns `Ok(None)` when there is no ledger file; a file that is no
+    /// ledger is an error, never read as an empty ledger. This is the pre-push allow path: a few
+    /// `stat`s, one read and no write.
     pub fn open_existing(path: &Path) -> Result<Option<Self>> {
-        if !path.exists() {
-            return Ok(None);
+        match file::inspect(path)? {
+            Some(on_disk) => {
+                Self::connect(path, on_disk, Box::new(SystemClock), Purpose::Read).map(Some)
+            }
+            None => Ok(None),
         }
-        let had_wal = wal_path(path).exists();
+    }
+
+    /// Opens the ledger at `path` for writing, as [`Ledger::open`] does, but never creates it:
+    /// `Ok(None)` when there is no ledger file (a lease renewal running beside a command must
+    /// not bring back a ledger that vanished).
+    pub fn open_if_present(path: &Path) -> Result<Option<Self>> {
+        match file::inspect(path)? {
+            Some(on_disk) => {
+                Self::connect(path, on_disk, Box::new(SystemClock), Purpose::Write).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Connects to the ledger file found at `path`, which must hold git-hand's schema.
+    fn connect(
+        path: &Path,
+        on_disk: file::OnDisk,
+        clock: Box<dyn Clock>,
+        purpose: Purpose,
+    ) -> Result<Self> {
+        let sql_err = |source| LedgerError::OpenSql {
+            path: path.to_path_buf(),
+            source,
+        };
+        // Never SQLITE_OPEN_CREATE: a file that vanished since `inspect` is an error, not a
+        // new empty database.
         let mut conn = Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|source| LedgerError::OpenSql {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(sql_err)?;
         configure(&mut conn)?;
-        let found = refuse_newer(&conn, path)?;
+        let found = match schema::user_version(&conn) {
+            Err(LedgerError::Malformed(_)) | Ok(0) => return Err(file::damaged(path)),
+            other => other?,
+        };
+        refuse_newer(found, path)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
-        if found < LATEST_VERSION {
-            // An old ledger needs a migration, which is a write: take the full path.
-            drop(conn);
-            return Self::open(path).map(Some);
-        }
-        // Reading opened (so created, if it was missing) the WAL.
-        sync_dir_if_wal_appeared(path, had_wal)?;
-        Ok(Some(Self {
+        let journal = if purpose == Purpose::Read && found == LATEST_VERSION {
+            // Reading needs neither foreign keys nor a journal check.
+            Journal::Wal
+        } else {
+            conn.pragma_update(None, "foreign_keys", true)?;
+            schema::migrate(&conn, path)?;
+            if schema::ensure_wal(&conn)? {
+                Journal::Wal
+            } else {
+                Journal::Rollback
+            }
+        };
+        // Opening created the WAL if it was missing.
+        sync_dir_if_wal_appeared(path, on_disk.had_wal)?;
+        Ok(Self {
             conn,
             path: path.to_path_buf(),
-            clock: Box::new(SystemClock),
-            journal: Journal::Wal,
+            clock,
+            journal,
             relaxed: false,
-        }))
+            notices: on_disk.notices,
+        })
+    }
+
+    /// What opening the ledger did that the user should hear about (a file made private), for
+    /// the command line to print; taken once.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
     }
 
     pub fn path(&self) -> &Path {
@@ -298,15 +387,6 @@ impl Ledger {
             let _ = truncate_wal(&self.conn);
             let _ = wait_for_the_lock(&mut self.conn, BUSY_TIMEOUT);
         }
-    }
-
-    /// SQLite's own consistency check: `"ok"`, or what is wrong.
-    pub fn integrity(&self) -> Result<String> {
-        let mut stmt = self.conn.prepare("PRAGMA quick_check")?;
-        let lines: Vec<String> = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(lines.join("; "))
     }
 
     /// Runs `f` against one consistent read snapshot. Nothing is written.
@@ -431,9 +511,7 @@ fn sync_dir_of(file: &Path) -> Result<()> {
 
 /// SQLite's write-ahead log beside the ledger file.
 fn wal_path(ledger: &Path) -> PathBuf {
-    let mut wal = ledger.as_os_str().to_owned();
-    wal.push("-wal");
-    PathBuf::from(wal)
+    file::sibling(ledger, "-wal")
 }
 
 /// The largest `now` any writer has recorded.
@@ -442,47 +520,6 @@ fn high_water_mark(conn: &Connection) -> Result<Millis> {
         .query_row("SELECT max_now FROM clock", [], |r| r.get(0))
         .optional()?
         .unwrap_or(0))
-}
-
-/// Creates the ledger's directory (0700) and file (0600) if needed, and opens a connection with
-/// the pragmas every git-hand process relies on.
-fn connect(path: &Path) -> Result<Connection> {
-    let open_err = |source| LedgerError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-    {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(open_err)?;
-    }
-    // Create the file ourselves so it is born 0600; SQLite would use the umask. A new file's
-    // directory entry is made durable here (SQLite never syncs directories: see
-    // `sync_new_wal_entry`).
-    let is_new = !path.exists();
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(open_err)?;
-    if is_new {
-        sync_dir_of(path)?;
-    }
-    let mut conn = Connection::open(path).map_err(|source| LedgerError::OpenSql {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    configure(&mut conn)?;
-    refuse_newer(&conn, path)?;
-    conn.pragma_update(None, "foreign_keys", true)?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    Ok(conn)
 }
 
 /// Connection settings every git-hand process relies on (none of them writes to the file).
@@ -531,9 +568,8 @@ fn wait_for_the_lock(conn: &mut Connection, timeout: Duration) -> Result<()> {
 /// The WAL size past which a writer truncates it (about 60 pages: a dozen lease operations).
 const WAL_CHECKPOINT_BYTES: u64 = 256 * 1024;
 
-/// Reads the schema version and refuses a ledger from the future before anything can write to it.
-fn refuse_newer(conn: &Connection, path: &Path) -> Result<i64> {
-    let found = schema::user_version(conn)?;
+/// Refuses a ledger from the future before anything can write to it.
+fn refuse_newer(found: i64, path: &Path) -> Result<()> {
     if found > LATEST_VERSION {
         return Err(LedgerError::TooNew {
             path: path.to_path_buf(),
@@ -541,7 +577,14 @@ fn refuse_newer(conn: &Connection, path: &Path) -> Result<i64> {
             supported: LATEST_VERSION,
         });
     }
-    Ok(found)
+    Ok(())
+}
+
+/// Why a connection is opened: reading an up-to-date ledger skips what only writers need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Read,
+    Write,
 }
 
 /// A read snapshot: the queries every path may run.

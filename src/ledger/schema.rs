@@ -126,6 +126,15 @@ const V3_OPEN_TASKS_BY_SLOT: &str = r#"
 CREATE INDEX tasks_open_by_slot ON tasks (slot_path) WHERE state <> 'done';
 "#;
 
+/// Version 4: the remote a task's branch is pushed to (the normalized URL, as issue namespaces
+/// are), so branch fencing is keyed on what the remote sees: a second clone of the same origin
+/// on the same ledger pushing a live task's branch is refused too (issue 10). Rows from before
+/// keep `NULL` and are fenced by their repository, as they were.
+const V4_TASK_REMOTE: &str = r#"
+ALTER TABLE tasks ADD COLUMN remote TEXT;
+CREATE INDEX tasks_open_by_remote_branch ON tasks (remote, branch) WHERE state <> 'done';
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -139,6 +148,10 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 3,
         sql: V3_OPEN_TASKS_BY_SLOT,
+    },
+    Migration {
+        version: 4,
+        sql: V4_TASK_REMOTE,
     },
 ];
 
@@ -218,7 +231,7 @@ fn apply_step(conn: &Connection, step: &Migration) -> Result<()> {
     Ok(())
 }
 
-fn immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
+pub(super) fn immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>> {
     // `Connection::transaction_with_behavior` needs `&mut`; the unchecked form is the same
     // transaction on a shared reference, and nothing else runs on this connection meanwhile.
     Ok(rusqlite::Transaction::new_unchecked(
@@ -253,14 +266,14 @@ pub fn ensure_wal(conn: &Connection) -> Result<bool> {
     mode(conn)
 }
 
-/// Builds a ledger at an older `version` (tests of migrations only).
+/// Builds a ledger at an older `version`, the way git-hand publishes a new one (tests of
+/// migrations only).
 #[doc(hidden)]
 pub fn create_at_version(path: &Path, version: i64) -> Result<()> {
-    let conn = super::connect(path)?;
     let steps: Vec<Migration> = MIGRATIONS
         .iter()
         .copied()
         .filter(|m| m.version <= version)
         .collect();
-    migrate_with(&conn, path, &steps)
+    super::file::create(path, |conn| migrate_with(conn, path, &steps)).map(|_| ())
 }

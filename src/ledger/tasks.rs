@@ -36,11 +36,14 @@ pub struct Task {
     pub step: Option<Step>,
     /// The branch the post-checkout hook last saw checked out in the slot.
     pub checked_out: Option<String>,
+    /// The normalized URL of the remote the branch is pushed to (origin's at spawn time), which
+    /// branch fencing is keyed on; `None` in rows from before schema version 4.
+    pub remote: Option<String>,
 }
 
 const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
     branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
-    checked_out FROM tasks";
+    checked_out, remote FROM tasks";
 
 /// A task as stored: the enums still as their words.
 struct TaskRow {
@@ -73,6 +76,7 @@ impl TaskRow {
                 pid_start: r.get(16)?,
                 step: None,
                 checked_out: r.get(18)?,
+                remote: r.get(19)?,
             },
             state: r.get(3)?,
             step: r.get(17)?,
@@ -128,6 +132,8 @@ pub struct NewTask<'a> {
     pub pid_start: Option<i64>,
     /// Where the spawn starts: see [`Step::Intent`] and [`Step::Preparing`].
     pub step: Step,
+    /// The normalized URL of the remote the branch is pushed to, if the repository has one.
+    pub remote: Option<&'a str>,
 }
 
 impl View<'_> {
@@ -166,6 +172,19 @@ impl View<'_> {
             "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
             params![repo_id, branch],
         )
+    }
+
+    /// The open tasks whose branch a push of `branch` to `remote` (a normalized URL) would
+    /// update, newest first: those recorded with that remote, wherever they were spawned, and
+    /// those recorded without one (before schema version 4) in repository `repo_id`. One query,
+    /// two index searches: the pre-push hook asks it once per pushed branch.
+    pub fn open_tasks_on_pushed_branch(
+        &self,
+        remote: &str,
+        repo_id: Option<&str>,
+        branch: &str,
+    ) -> Result<Vec<Task>> {
+        self.tasks_where(&pushed_branch_clause(), params![remote, repo_id, branch])
     }
 
     /// The newest task spawned with this slot lease.
@@ -229,6 +248,16 @@ impl View<'_> {
     }
 }
 
+/// The clause of [`View::open_tasks_on_pushed_branch`]: two searches joined, each on its
+/// partial index (written as one `OR`, SQLite scanned every task ever recorded).
+fn pushed_branch_clause() -> String {
+    format!(
+        "remote = ?1 AND branch = ?3 AND state <> 'done' UNION ALL SELECT {TASK_COLUMNS} \
+         WHERE remote IS NULL AND repo_id = ?2 AND branch = ?3 AND state <> 'done' \
+         ORDER BY id DESC"
+    )
+}
+
 fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
     Ok(Slot {
         repo_id: r.get(0)?,
@@ -271,11 +300,11 @@ impl Tx<'_> {
     pub fn insert_task(&self, t: &NewTask<'_>) -> Result<Task> {
         self.conn.execute(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
-             base_oid, holder, created_at, updated_at, pid, pid_start, step) \
-             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13)",
+             base_oid, holder, created_at, updated_at, pid, pid_start, step, remote) \
+             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14)",
             params![
                 t.repo_id, t.name, t.slot_path, t.lease_id, t.issue, t.issue_lease_id, t.branch,
-                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str()
+                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str(), t.remote
             ],
         )?;
         let id = self.conn.last_insert_rowid();
@@ -300,5 +329,36 @@ impl Tx<'_> {
             params![branch, id],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TASK_COLUMNS, pushed_branch_clause};
+
+    #[test]
+    fn the_pushed_branch_lookup_searches_indexes_and_scans_no_task() {
+        let mut ledger = crate::ledger::Ledger::empty().unwrap();
+        let plan: Vec<String> = ledger
+            .read(|v| {
+                let sql = format!(
+                    "EXPLAIN QUERY PLAN SELECT {TASK_COLUMNS} WHERE {}",
+                    pushed_branch_clause()
+                );
+                let mut stmt = v.conn.prepare(&sql)?;
+                let rows = stmt.query_map(["r", "repo", "b"], |r| r.get::<_, String>(3))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .unwrap();
+        assert!(
+            plan.iter().all(|step| !step.starts_with("SCAN")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .any(|s| s.contains("tasks_open_by_remote_branch"))
+                && plan.iter().any(|s| s.contains("tasks_open_by_branch")),
+            "{plan:?}"
+        );
     }
 }

@@ -37,6 +37,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
     let head = repo.head_oid().unwrap_or_default();
     let me = super::procs::me();
+    let remote = super::fence::task_remote(repo);
     let adopted = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(&common)?;
         let view = tx.view();
@@ -72,6 +73,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
             pid: me.pid,
             pid_start: me.start,
             step: Step::Active,
+            remote: remote.as_deref(),
         })?;
         tx.set_task_state(task.id, TaskState::Active, Step::Active, None)?;
         tx.log(

@@ -1,7 +1,12 @@
 //! Where an operation runs: the current directory, the repository around it (if any), the
 //! ledger's location and the default holder. All environment reads of the operations live here.
+//!
+//! Every ledger an operation uses is opened here, so that a missing ledger the disk says existed
+//! is never created again or read as an empty one, and what opening did that the user should
+//! hear about (a ledger file made private) is kept as notices for the command line to print.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::{Error, Result};
 use crate::git::Repo;
@@ -10,6 +15,7 @@ use crate::ledger::{self, Ledger, LedgerLocation};
 pub struct Context {
     pub cwd: PathBuf,
     repo: std::result::Result<Repo, crate::git::InspectError>,
+    notices: Mutex<Vec<String>>,
 }
 
 impl Context {
@@ -17,7 +23,11 @@ impl Context {
     /// need one.
     pub fn new(cwd: PathBuf) -> Self {
         let repo = Repo::discover(&cwd);
-        Self { cwd, repo }
+        Self {
+            cwd,
+            repo,
+            notices: Mutex::new(vec![]),
+        }
     }
 
     pub fn repo(&self) -> Result<&Repo> {
@@ -66,20 +76,54 @@ impl Context {
         Ok(location)
     }
 
-    /// Opens (creating or migrating as needed) the ledger.
+    /// Opens (migrating as needed) the ledger, creating it only when there is no file and
+    /// nothing on disk says there was one (`evidence`).
     pub fn open_ledger(&self) -> Result<Ledger> {
-        Ok(Ledger::open(&self.ledger_location()?.path)?)
+        let path = self.ledger_location()?.path;
+        if std::fs::symlink_metadata(&path).is_err() {
+            super::evidence::refuse_if_it_existed(self, &path)?;
+        }
+        Ok(self.noted(Ledger::open(&path)?))
     }
 
     /// The ledger for a verb that only reads: the real one when it exists, else an empty one in
-    /// memory, so `list`, `log` and friends never create a ledger file.
+    /// memory, so `list`, `log` and friends never create a ledger file; but never an empty one
+    /// in place of a ledger the disk says existed.
     pub fn ledger_for_reading(&self) -> Result<Ledger> {
         let path = self.ledger_location()?.path;
-        if path.exists() {
-            Ok(Ledger::open(&path)?)
-        } else {
-            Ok(Ledger::empty()?)
+        match self.open_existing(&path)? {
+            Some(ledger) => Ok(ledger),
+            None => {
+                super::evidence::refuse_if_it_existed(self, &path)?;
+                Ok(Ledger::empty()?)
+            }
         }
+    }
+
+    /// The ledger at `path` if there is a file there (never created; a damaged file is an
+    /// error, never an empty ledger).
+    pub fn open_existing(&self, path: &Path) -> Result<Option<Ledger>> {
+        Ok(Ledger::open_existing(path)?.map(|l| self.noted(l)))
+    }
+
+    fn noted(&self, mut ledger: Ledger) -> Ledger {
+        self.note(ledger.take_notices());
+        ledger
+    }
+
+    /// Keeps notices for the command line to print.
+    pub fn note(&self, notices: Vec<String>) {
+        if let Ok(mut kept) = self.notices.lock() {
+            kept.extend(notices);
+        }
+    }
+
+    /// What the user should hear about that was not the outcome (taken once).
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     /// `--holder`, else `GIT_HAND_HOLDER`, else `user@host`.

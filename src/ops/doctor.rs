@@ -20,8 +20,8 @@ use crate::ledger::{
 /// One problem, and what was (or would be) done about it.
 #[derive(Debug, Clone)]
 pub struct Problem {
-    /// A stable word: `stuck-spawn`, `stuck-teardown`, `expired-lease`, `missing-slot`,
-    /// `unknown-slot`, `prunable-worktree`, `ledger-damaged`.
+    /// A stable word: `ledger-missing`, `ledger-damaged`, `stuck-spawn`, `stuck-teardown`,
+    /// `expired-lease`, `missing-slot`, `unknown-slot`, `prunable-worktree`.
     pub kind: &'static str,
     pub subject: String,
     pub detail: String,
@@ -32,20 +32,14 @@ pub struct Problem {
     pub command: Option<String>,
 }
 
-pub fn doctor(ctx: &Context, ledger: &mut Ledger, repair: bool) -> Result<Vec<Problem>> {
-    let mut problems = vec![];
-    let integrity = ledger.integrity()?;
-    if integrity != "ok" {
-        problems.push(Problem {
-            kind: "ledger-damaged",
-            subject: ledger.path().display().to_string(),
-            detail: integrity,
-            action: "none: copy the ledger aside and restore it from a backup".into(),
-            repaired: false,
-            command: Some(format!("cp {0} {0}.damaged", ledger.path().display())),
-        });
+/// Looks at the ledger itself first (`recover`: a missing, damaged or unusable ledger is
+/// reported, never created or migrated), then at this repository against it.
+pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
+    let (mut problems, sound) = super::recover::ledger_problems(ctx, repair)?;
+    if !sound {
         return Ok(problems);
     }
+    let ledger = &mut ctx.open_ledger()?;
     let repo = ctx.repo()?;
     let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
         return Ok(problems);

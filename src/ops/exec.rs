@@ -60,7 +60,9 @@ fn renew_until_stopped(
 ) {
     let res: &Resource = &tenure.resource;
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
-        let outcome = Ledger::open(ledger_path)
+        // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
+        let outcome = Ledger::open_if_present(ledger_path)
+            .and_then(|l| l.ok_or_else(|| gone(ledger_path)))
             .and_then(|mut l| l.write(|tx| tx.renew(res, By::Lease(&tenure.lease_id), None)));
         match outcome {
             Ok(Renew::Renewed(_)) => {}
@@ -73,6 +75,13 @@ fn renew_until_stopped(
             // A busy ledger is retried at the next period; the TTL leaves two more chances.
             Err(e) => warn(&format!("could not renew the lease: {e}")),
         }
+    }
+}
+
+fn gone(ledger: &Path) -> crate::ledger::LedgerError {
+    crate::ledger::LedgerError::Open {
+        path: ledger.to_path_buf(),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
     }
 }
 

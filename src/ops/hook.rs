@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
-use super::{Context, Result, stamp};
+use super::{Context, Result, fence, stamp};
 use crate::clock::relative;
 use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure};
 
@@ -81,8 +81,9 @@ pub struct PrePush {
     pub now: i64,
 }
 
-/// Judges a push from the worktree of `ctx`.
-pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
+/// Judges a push from the worktree of `ctx` to the remote at `url` (the hook's second
+/// argument; `None` when git gave none).
+pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let subject = verdict::Subject::of(ctx)?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
@@ -100,44 +101,33 @@ pub fn pre_push(ctx: &Context, refs: &[PushedRef]) -> Result<PrePush> {
     };
     let workdir = &subject.key;
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    // Usually the same branch on both sides: each distinct one is looked up once.
+    let remote = url.map(|u| fence::pushed_remote(u, &ctx.cwd));
+    // The branches the remote would see updated, each looked up once.
     let mut branches: Vec<String> = refs
         .iter()
-        .flat_map(|r| [&r.local_ref, &r.remote_ref])
-        .filter_map(|r| r.strip_prefix("refs/heads/"))
+        .filter_map(|r| r.remote_ref.strip_prefix("refs/heads/"))
         .map(str::to_string)
         .collect();
     branches.sort();
     branches.dedup();
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
-        let mut fenced = None;
-        if fence && let Some(repo) = v.repo_by_dir(&common)? {
-            for branch in &branches {
-                let Some(task) = v.open_task_on_branch(&repo.id, branch)? else {
-                    continue;
-                };
-                let Some(tenure) = task
-                    .lease_id
-                    .as_deref()
-                    .map(|id| v.tenure(id))
-                    .transpose()?
-                    .flatten()
-                else {
-                    continue;
-                };
-                let presented = finding
-                    .tenure
-                    .as_ref()
-                    .filter(|_| finding.verdict == Verdict::Current);
-                if tenure.is_live(v.now())
-                    && presented.is_none_or(|p| p.lease_id != tenure.lease_id)
-                {
-                    fenced = Some((branch.clone(), task, tenure));
-                    break;
-                }
-            }
+        if !fence || branches.is_empty() {
+            return Ok((finding, None));
         }
+        let repo_id = v.repo_by_dir(&common)?.map(|r| r.id);
+        let presented = finding
+            .tenure
+            .as_ref()
+            .filter(|_| finding.verdict == Verdict::Current)
+            .map(|t| t.lease_id.as_str());
+        let fenced = fence::fenced(
+            v,
+            remote.as_deref(),
+            repo_id.as_deref(),
+            &branches,
+            presented,
+        )?;
         Ok((finding, fenced))
     })?;
     out.now = finding.now;
@@ -318,7 +308,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
     let Some(stamp) = stamp else {
         return Ok(PostCheckout::Nothing);
     };
-    let Some(mut ledger) = Ledger::open_existing(&stamp.ledger)? else {
+    let Some(mut ledger) = ctx.open_existing(&stamp.ledger)? else {
         return Ok(PostCheckout::LeaseEnded {
             verdict: Verdict::UnknownLease,
         });

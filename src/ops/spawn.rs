@@ -177,6 +177,7 @@ pub fn spawn(
     let pool_dir = pool::ensure_pool_dir(repo, &repo_id)?;
     let max = checked.max_slots;
     let me = procs::me();
+    let remote = super::fence::task_remote(repo);
 
     // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
     let mut lost: Vec<PathBuf> = vec![];
@@ -229,6 +230,7 @@ pub fn spawn(
             } else {
                 Step::Preparing
             },
+            remote: remote.as_deref(),
         };
         // A free slot's probe (`git status`, the /proc scan) runs while the intent that claims
         // it commits: its verdict is used only once the claim holds, and a lost claim throws it
@@ -499,6 +501,8 @@ struct Intent<'a> {
     /// [`Step::Intent`] for a free slot still to be proven safe once claimed, else
     /// [`Step::Preparing`]: a new slot, or one proven safe before the claim.
     step: Step,
+    /// The remote the branch is pushed to, which branch fencing is keyed on.
+    remote: Option<&'a str>,
 }
 
 /// The slot an intent claims.
@@ -637,6 +641,7 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         pid: i.me.pid,
         pid_start: i.me.start,
         step: i.step,
+        remote: i.remote,
     })?;
     Ok(IntentOutcome::Recorded {
         task,

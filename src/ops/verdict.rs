@@ -298,7 +298,7 @@ impl Subject {
     /// The granting ledger, never created. `None` when there is none and nothing was stamped
     /// (git-hand never ran here); a stamped worktree whose ledger is gone is an error.
     pub fn ledger(&self, ctx: &Context) -> Result<Option<Ledger>> {
-        match Ledger::open_existing(&self.ledger_path)? {
+        match ctx.open_existing(&self.ledger_path)? {
             Some(ledger) => Ok(Some(ledger)),
             None if self.stamp.is_some() => Err(stamp::ledger_gone(
                 &self.ledger_path,

@@ -337,3 +337,74 @@ fn the_wal_stays_short_across_many_short_lived_writers() {
         matches!(last, git_hand::ledger::Acquire::Acquired { tenure, .. } if tenure.token == 301)
     );
 }
+
+#[test]
+fn a_ledger_from_every_past_version_opens_migrated_to_the_latest() {
+    for version in 1..LATEST_VERSION {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        schema::create_at_version(&path, version).unwrap();
+        assert_eq!(user_version(&path), version);
+        let mut ledger = Ledger::open(&path).unwrap();
+        assert_eq!(
+            user_version(&path),
+            LATEST_VERSION,
+            "from version {version}"
+        );
+        let steps: Vec<String> = ledger
+            .read(|v| v.events(100))
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "migrated")
+            .filter_map(|e| e.detail)
+            .collect();
+        let want: Vec<String> = (version + 1..=LATEST_VERSION)
+            .rev()
+            .map(|v| format!("schema version {v}"))
+            .collect();
+        assert_eq!(steps, want, "from version {version}");
+        let res = Resource::issue("ns", "1");
+        assert!(matches!(
+            ledger.write(|tx| tx.acquire(&res, "alice", None)).unwrap(),
+            git_hand::ledger::Acquire::Acquired { .. }
+        ));
+    }
+}
+
+#[test]
+fn a_version_3_task_migrates_without_a_remote_and_is_fenced_by_its_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    schema::create_at_version(&path, 3).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO repos (id, common_dir, created_at) VALUES ('r1', '/repo/.git', 1);
+         INSERT INTO resources (kind, key, last_token) VALUES ('worktree', '/pool/1/repo', 1);
+         INSERT INTO tenures (lease_id, resource_id, token, holder, acquired_at)
+         VALUES ('0123456789abcdef0123456789abcdef', 1, 1, 'alice', 1);
+         INSERT INTO slots (resource_id, repo_id, n, path, created_at)
+         VALUES (1, 'r1', 1, '/pool/1/repo', 1);
+         INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, branch, holder, created_at,
+                            updated_at)
+         VALUES ('r1', 'a', 'active', '/pool/1/repo', '0123456789abcdef0123456789abcdef',
+                 'hand/a', 'alice', 1, 1);",
+    )
+    .unwrap();
+    drop(conn);
+    let mut ledger = Ledger::open(&path).unwrap();
+    let task = ledger.read(|v| v.open_task("r1", "a")).unwrap().unwrap();
+    assert_eq!(task.remote, None);
+    let mut fenced = |remote: &str, repo: Option<&str>| {
+        ledger
+            .read(|v| v.open_tasks_on_pushed_branch(remote, repo, "hand/a"))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(
+        fenced("example.com/o/r", Some("r1")),
+        1,
+        "its own repository"
+    );
+    assert_eq!(fenced("example.com/o/r", Some("r2")), 0, "another clone");
+    assert_eq!(fenced("example.com/o/r", None), 0);
+}

@@ -5,10 +5,12 @@
 
 mod crash;
 mod engine;
+mod fence;
 mod hooks_install;
 mod hooks_push;
 mod lease_cli;
 mod ledger;
+mod ledger_integrity;
 mod newcomer;
 mod ownership;
 mod pool;

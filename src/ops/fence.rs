@@ -1,0 +1,117 @@
+//! Branch fencing (`hand.fenceBranches`): a push that updates the branch of a live task is
+//! refused unless it presents that task's current lease.
+//!
+//! The fence is keyed on what the remote sees: the normalized URL of the remote and the branch
+//! there, as issue leases are keyed on the normalized origin URL. A task records the remote its
+//! branch is pushed to (origin's push URL at spawn time); a push to the same remote and branch is
+//! fenced wherever the pushing clone is, so a second clone of the same origin on the same ledger
+//! cannot push over a live task's branch (issue 10), while the same branch name on another
+//! remote is another branch. Tasks recorded before the ledger knew remotes (schema version 3 and
+//! older) are fenced by their repository, as they were.
+
+use std::path::Path;
+
+use crate::git::Repo;
+use crate::git::url::normalize_remote_url;
+use crate::ledger::{Task, Tenure, View};
+
+/// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
+/// applied), normalized. `None` for a repository without an origin.
+pub fn task_remote(repo: &Repo) -> Option<String> {
+    let base = repo
+        .main_workdir()
+        .unwrap_or_else(|| repo.loc.common_dir.clone());
+    repo.push_url("origin").map(|url| remote_key(&url, &base))
+}
+
+/// The remote a push goes to, from the pre-push hook's `<url>` argument. git resolves a relative
+/// local path from the worktree it pushes from, which is where the hook runs (`cwd`).
+pub fn pushed_remote(url: &str, cwd: &Path) -> String {
+    remote_key(url, cwd)
+}
+
+/// One remote, however it is spelled: [`normalize_remote_url`], with a local path first made
+/// absolute against `base` and resolved (symlinks and `..`), so two clones that name one bare
+/// repository differently agree.
+fn remote_key(url: &str, base: &Path) -> String {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    let scp_like = path
+        .split_once(':')
+        .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+    if !path.contains("://")
+        && !scp_like
+        && let Ok(abs) = std::fs::canonicalize(base.join(path))
+    {
+        return normalize_remote_url(&abs.to_string_lossy());
+    }
+    normalize_remote_url(url)
+}
+
+/// A live task whose branch the push would update, with the branch and the tenure.
+pub type Fenced = (String, Task, Tenure);
+
+/// The first open task, among those a push of `branches` to `remote` would update, whose slot
+/// lease is live and is not `presented` (the pusher's current lease). Without a remote (the hook
+/// got no URL) the repository's own tasks are fenced, as before remotes were recorded. One
+/// indexed query per branch, in the caller's read snapshot.
+pub fn fenced(
+    view: &View<'_>,
+    remote: Option<&str>,
+    repo_id: Option<&str>,
+    branches: &[String],
+    presented: Option<&str>,
+) -> crate::ledger::Result<Option<Fenced>> {
+    for branch in branches {
+        let tasks = match (remote, repo_id) {
+            (Some(remote), _) => view.open_tasks_on_pushed_branch(remote, repo_id, branch)?,
+            (None, Some(repo_id)) => view
+                .open_task_on_branch(repo_id, branch)?
+                .into_iter()
+                .collect(),
+            (None, None) => vec![],
+        };
+        for task in tasks {
+            let Some(tenure) = task
+                .lease_id
+                .as_deref()
+                .map(|id| view.tenure(id))
+                .transpose()?
+                .flatten()
+            else {
+                continue;
+            };
+            if tenure.is_live(view.now()) && presented != Some(tenure.lease_id.as_str()) {
+                return Ok(Some((branch.clone(), task, tenure)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remote_key;
+    use std::path::Path;
+
+    #[test]
+    fn a_local_remote_is_one_key_however_it_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let bare = dir.path().join("origin.git");
+        std::fs::create_dir(&bare).unwrap();
+        std::fs::create_dir(dir.path().join("clone")).unwrap();
+        let want = remote_key(bare.to_str().unwrap(), Path::new("/"));
+        assert!(!want.ends_with(".git"), "{want}");
+        let clone = dir.path().join("clone");
+        for spelling in [
+            format!("file://{}", bare.display()),
+            "../origin.git".to_string(),
+            format!("{}/../origin.git/", clone.display()),
+        ] {
+            assert_eq!(remote_key(&spelling, &clone), want, "{spelling}");
+        }
+        assert_eq!(
+            remote_key("git@github.com:o/r.git", &clone),
+            remote_key("https://github.com/o/r", Path::new("/"))
+        );
+    }
+}

@@ -1,0 +1,300 @@
+//! `git hand doctor`'s look at the ledger itself, before it trusts it, and what it can do about
+//! one that is lost or damaged: rebuild a lost one from the disk, copy a damaged one with its
+//! WAL (`--backup`).
+//!
+//! A rebuilt ledger knows what the disk proves and continues what the disk shows: each
+//! repository whose pool holds slots is registered under an id that starts with its pool's six
+//! characters (so the pool is used again, not left behind); each slot its worktree proves is a
+//! free slot again; each worktree's next token is one above its stamp's. Tasks, tenures, issue
+//! leases and the event log are not on disk and are gone: a credential from the lost ledger
+//! names a lease id the new one never granted, so every push presenting one is refused
+//! (`unknown-lease`) until its holder spawns again.
+
+use std::path::{Path, PathBuf};
+
+use super::doctor::Problem;
+use super::evidence::{self, Evidence, PoolSlot, Trace};
+use super::{Context, Error, Result};
+use crate::clock::{Clock, SystemClock};
+use crate::ledger::recovery::{self, Copied, Health, TableCount};
+use crate::ledger::{EventKind, Ledger, LedgerError, Resource};
+
+/// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
+/// just rebuilt it), so that doctor may go on to check the repository against it.
+pub fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, bool)> {
+    let path = ctx.ledger_location()?.path;
+    let diagnosis = recovery::diagnose(&path)?;
+    ctx.note(diagnosis.notices);
+    let subject = path.display().to_string();
+    match diagnosis.health {
+        Health::Healthy => Ok((vec![], true)),
+        Health::TooNew { found, supported } => Err(LedgerError::TooNew {
+            path,
+            found,
+            supported,
+        }
+        .into()),
+        Health::Missing => {
+            let evidence = evidence::gather(ctx, &path)?;
+            if evidence.is_empty() {
+                // No ledger and nothing that says there was one: nothing to check, and doctor
+                // creates none.
+                return Ok((vec![], false));
+            }
+            let mut p = Problem {
+                kind: "ledger-missing",
+                subject,
+                detail: evidence.summary(),
+                action: rebuild_action(&evidence, None),
+                repaired: false,
+                command: None,
+            };
+            if repair {
+                p.action = rebuild(&path, &evidence, None)?;
+                p.repaired = true;
+            }
+            Ok((vec![p], repair))
+        }
+        Health::Unusable { found } => {
+            let evidence = evidence::gather(ctx, &path)?;
+            let mut p = Problem {
+                kind: "ledger-damaged",
+                subject,
+                detail: found,
+                action: format!(
+                    "{}; or put back a backup of the ledger instead",
+                    rebuild_action(&evidence, Some(&aside_path(&path)))
+                ),
+                repaired: false,
+                command: None,
+            };
+            if repair {
+                let moved = recovery::move_aside(&path, SystemClock.now_ms())?;
+                p.action = rebuild(&path, &evidence, Some(&moved))?;
+                p.repaired = true;
+            }
+            Ok((vec![p], repair))
+        }
+        Health::Damaged { report, readable } => {
+            let p = Problem {
+                kind: "ledger-damaged",
+                subject,
+                detail: format!(
+                    "SQLite's check reports: {}; readable: {}",
+                    report.join("; "),
+                    readable_text(&readable)
+                ),
+                action: "none: take a copy that keeps the rows still in the WAL, then put back a \
+                         backup of the ledger (or salvage the copy with sqlite3's .recover); \
+                         copying the file alone loses the newest rows"
+                    .into(),
+                repaired: false,
+                command: Some(format!(
+                    "git hand doctor --backup {}",
+                    backup_suggestion(&path).display()
+                )),
+            };
+            Ok((vec![p], false))
+        }
+    }
+}
+
+/// `repos 1, tenures 40, events unreadable (...)`; when no table can be read, the schema
+/// itself is what is damaged.
+fn readable_text(counts: &[TableCount]) -> String {
+    match counts.first().map(|c| &c.rows) {
+        Some(Err(e)) if counts.iter().all(|c| c.rows.is_err()) => format!("no table ({e})"),
+        _ => counts
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn rebuild_action(evidence: &Evidence, aside: Option<&Path>) -> String {
+    let moved = aside.map_or_else(String::new, |a| {
+        format!("move it aside to {}, then ", a.display())
+    });
+    if evidence.is_empty() {
+        format!("{moved}create a new, empty ledger")
+    } else {
+        format!(
+            "{moved}build a new ledger from {} found: slots known again, each worktree's tokens \
+             continuing after its stamp's",
+            count(evidence.traces.len(), "worktree")
+        )
+    }
+}
+
+/// `1 slot`, `2 slots`, `0 repositories`.
+fn count(n: usize, noun: &str) -> String {
+    match (n, noun.strip_suffix('y')) {
+        (1, _) => format!("1 {noun}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        (_, None) => format!("{n} {noun}s"),
+    }
+}
+
+/// `<ledger>.damaged-<now>`, as [`recovery::move_aside`] will name it.
+fn aside_path(ledger: &Path) -> PathBuf {
+    let mut s = ledger.as_os_str().to_owned();
+    s.push(".damaged-<now>");
+    PathBuf::from(s)
+}
+
+/// Where doctor suggests a copy: beside the ledger, named for the moment.
+fn backup_suggestion(ledger: &Path) -> PathBuf {
+    let dir = ledger.parent().unwrap_or(Path::new("."));
+    dir.join(format!("ledger-backup-{}.sqlite", SystemClock.now_ms()))
+}
+
+/// Builds the new ledger (see the module docs) and says what it did.
+fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<String> {
+    let plan = Plan::of(evidence)?;
+    let why = match moved {
+        Some(m) => format!("the ledger was no ledger (moved aside to {})", m.display()),
+        None => "the ledger was missing".into(),
+    };
+    let built = Ledger::create_with(path, |tx| {
+        let mut slots = 0;
+        for repo in &plan.repos {
+            tx.restore_repo(&repo.common_dir, &repo.id)?;
+            for (n, worktree, token) in &repo.slots {
+                tx.ensure_slot(&repo.id, *n, worktree)?;
+                tx.raise_last_token(&Resource::worktree(worktree.clone()), *token)?;
+                slots += 1;
+            }
+        }
+        for (worktree, token) in &plan.floors {
+            tx.raise_last_token(&Resource::worktree(worktree.clone()), *token)?;
+        }
+        let detail = format!(
+            "rebuilt: {why}; {} and {} restored from the disk, tokens continue after the \
+             stamps'",
+            count(plan.repos.len(), "repository"),
+            count(slots, "slot")
+        );
+        for repo in &plan.repos {
+            for (_, worktree, token) in &repo.slots {
+                tx.log(
+                    EventKind::Repaired,
+                    &Resource::worktree(worktree.clone()),
+                    None,
+                    Some(&format!(
+                        "slot restored by a rebuild; tokens continue after {token}"
+                    )),
+                )?;
+            }
+        }
+        tx.log_ledger_event(EventKind::Repaired, &detail)?;
+        Ok(detail)
+    })?;
+    built.ok_or_else(|| {
+        Error::failed(
+            format!(
+                "a ledger appeared at {} while doctor was rebuilding it; doctor wrote nothing",
+                path.display()
+            ),
+            vec!["git hand doctor   # look at the ledger that is there now".into()],
+        )
+    })
+}
+
+/// What a rebuild writes.
+struct Plan {
+    repos: Vec<RepoPlan>,
+    /// Worktrees outside a restored pool (adopted ones, other pools): only their tokens.
+    floors: Vec<(String, i64)>,
+}
+
+struct RepoPlan {
+    common_dir: String,
+    id: String,
+    /// Slot number, realpath, the largest token its stamp shows.
+    slots: Vec<(i64, String, i64)>,
+}
+
+/// A trace whose slot can be restored: its worktree proves itself and its repository is
+/// still there.
+fn restorable(t: &Trace) -> Option<(&PathBuf, &PoolSlot)> {
+    match (&t.common_dir, &t.slot) {
+        (Some(common), Some(slot)) if t.proven && common.is_dir() => Some((common, slot)),
+        _ => None,
+    }
+}
+
+impl Plan {
+    fn of(evidence: &Evidence) -> Result<Self> {
+        // Each repository gets back the pool directory holding most of its slots (a repository
+        // registered twice in the lost ledger had two).
+        let mut pools: Vec<(&PathBuf, &PoolSlot, usize)> = vec![];
+        for (common, slot) in evidence.traces.iter().filter_map(restorable) {
+            match pools
+                .iter_mut()
+                .find(|(c, p, _)| *c == common && p.pool_dir == slot.pool_dir)
+            {
+                Some(pool) => pool.2 += 1,
+                None => pools.push((common, slot, 1)),
+            }
+        }
+        pools.sort_by_key(|pool| std::cmp::Reverse(pool.2));
+        let mut plan = Plan {
+            repos: vec![],
+            floors: vec![],
+        };
+        for t in &evidence.traces {
+            let token = t.stamp.as_ref().map_or(0, |s| s.token);
+            let key = t.worktree.to_string_lossy().into_owned();
+            let pool = restorable(t).and_then(|(common, slot)| {
+                pools
+                    .iter()
+                    .find(|(c, _, _)| *c == common)
+                    .filter(|(_, p, _)| p.pool_dir == slot.pool_dir)
+                    .map(|(_, p, _)| (common.to_string_lossy().into_owned(), &p.id6, slot.n))
+            });
+            let Some((common, id6, n)) = pool else {
+                plan.floors.push((key, token));
+                continue;
+            };
+            let repo = match plan.repos.iter().position(|r| r.common_dir == common) {
+                Some(i) => &mut plan.repos[i],
+                None => {
+                    let rest = crate::ids::random_hex(5)
+                        .map_err(|e| Error::from(LedgerError::Random(e)))?;
+                    plan.repos.push(RepoPlan {
+                        common_dir: common,
+                        id: format!("{id6}{rest}"),
+                        slots: vec![],
+                    });
+                    plan.repos
+                        .last_mut()
+                        .ok_or_else(|| Error::usage("unreachable"))?
+                }
+            };
+            repo.slots.push((n, key, token));
+        }
+        Ok(plan)
+    }
+}
+
+/// `git hand doctor --backup PATH`: a copy of the ledger, with the rows still in its WAL, in a
+/// new file at `to` (relative to the command's directory).
+pub fn backup(ctx: &Context, to: &Path) -> Result<Copied> {
+    let path = ctx.ledger_location()?.path;
+    let to = ctx.cwd.join(to);
+    if std::fs::symlink_metadata(&to).is_ok() {
+        return Err(Error::usage(format!(
+            "{} exists; nothing was written (a backup never replaces a file)",
+            to.display()
+        ))
+        .with_hint("git hand doctor --backup <a new path>"));
+    }
+    if !path.exists() {
+        return Err(Error::failed(
+            format!("there is no ledger at {} to copy", path.display()),
+            vec![],
+        ));
+    }
+    Ok(recovery::backup(&path, &to)?)
+}
