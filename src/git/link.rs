@@ -55,23 +55,30 @@ pub fn prove(common_dir: &Path, worktree: &Path) -> Result<PathBuf, LinkError> {
     if admin.parent() != Some(common_dir.join("worktrees").as_path()) {
         return Err(LinkError::ForeignAdminDir { admin });
     }
+    names_back(&admin, worktree)?;
+    Ok(admin)
+}
+
+/// Proves that the admin dir's `gitdir` names `worktree/.git` (`worktree` a realpath): the way
+/// back of the link.
+pub fn names_back(admin: &Path, worktree: &Path) -> Result<(), LinkError> {
     let gitdir = admin.join("gitdir");
     let names = std::fs::read_to_string(&gitdir)
         .map(|t| admin.join(t.trim_end_matches('\n')))
         .map_err(|_| LinkError::AdminDirNamesAnother {
-            admin: admin.clone(),
+            admin: admin.to_path_buf(),
             names: gitdir.clone(),
         })?;
     // git writes an absolute path, or a relative one with worktree.useRelativePaths: both are
     // compared as realpaths, and a `.git` that is gone on the other side proves nothing.
-    let names_canonical = std::fs::canonicalize(&names).unwrap_or_else(|_| names.clone());
+    let names_canonical = std::fs::canonicalize(&names).unwrap_or(names);
     if names_canonical != worktree.join(".git") {
         return Err(LinkError::AdminDirNamesAnother {
-            admin,
+            admin: admin.to_path_buf(),
             names: names_canonical,
         });
     }
-    Ok(admin)
+    Ok(())
 }
 
 /// What a worktree's HEAD file says (`ref: refs/heads/x` or an object id), read from its admin

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::stamp::{self, Stamp};
 use super::{Context, Error, Result, pool};
+use crate::git::link::names_back;
 
 /// A worktree git-hand leased, found on disk.
 #[derive(Debug, Clone)]
@@ -94,7 +95,7 @@ pub fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
                 common_dir: Some(repo.loc.common_dir.clone()),
                 stamp: Some(stamp),
                 slot: None,
-                proven: w.exists && names_back(&w.admin_dir, &w.path),
+                proven: w.exists && names_back(&w.admin_dir, &w.path).is_ok(),
             });
         }
     }
@@ -167,7 +168,7 @@ fn pool_slots(root: &Path) -> Vec<Trace> {
             };
             let worktree = std::fs::canonicalize(&worktree).unwrap_or(worktree);
             out.push(Trace {
-                proven: names_back(&admin, &worktree),
+                proven: names_back(&admin, &worktree).is_ok(),
                 common_dir: common_dir_of(&admin),
                 stamp: stamp::read(&admin).ok().flatten(),
                 slot: Some(PoolSlot {
@@ -204,14 +205,6 @@ fn common_dir_of(admin: &Path) -> Option<PathBuf> {
 }
 
 /// The admin dir's `gitdir` file names `<worktree>/.git`: git itself sees the worktree there.
-fn names_back(admin: &Path, worktree: &Path) -> bool {
-    std::fs::read_to_string(admin.join("gitdir"))
-        .ok()
-        .map(|s| PathBuf::from(s.trim()))
-        .and_then(|p| std::fs::canonicalize(p).ok())
-        .is_some_and(|p| p == worktree.join(".git"))
-}
-
 /// Two spellings of one file path (the file itself may be gone): equal, or equal once their
 /// directories are resolved.
 fn same_file(a: &Path, b: &Path) -> bool {

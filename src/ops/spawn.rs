@@ -564,8 +564,16 @@ fn record_intent(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<IntentOu
         tx.log(EventKind::Refused, res, Some(&live), Some(&why))?;
         return Ok(IntentOutcome::IssueHeld(Box::new(live)));
     }
-    // Two open tasks on one branch would fence each other's pushes.
-    if let Some(other) = view.open_task_on_branch(i.repo_id, i.branch)? {
+    // Two open tasks on one branch would fence each other's pushes: in this repository, or in
+    // any clone pushing the branch to the same remote (the fence is keyed on the remote).
+    let on_remote = match i.remote {
+        Some(remote) => view
+            .open_tasks_on_pushed_branch(remote, Some(i.repo_id), i.branch)?
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    if let Some(other) = on_remote.or(view.open_task_on_branch(i.repo_id, i.branch)?) {
         return Ok(IntentOutcome::BranchTaken(Box::new(other)));
     }
     let slot = match i.claim {

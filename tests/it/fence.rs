@@ -108,3 +108,17 @@ fn a_task_recorded_without_a_remote_is_still_fenced_by_its_repository() {
     env.commit(&clone2, "c2.txt", "from clone 2\n");
     push(&env, &clone2, &["-q", "origin", "hand/a"]).ok();
 }
+
+#[test]
+fn a_second_clone_cannot_spawn_a_task_on_a_live_tasks_branch() {
+    let (env, repo, clone2) = two_clones();
+    spawn(&env, &repo, "a", &[]);
+    let refused = env.hand(&clone2, &["spawn", "a"]).code(3);
+    assert!(
+        refused.stderr.contains("branch hand/a belongs to open task a"),
+        "{}",
+        refused.stderr
+    );
+    env.hand(&repo, &["teardown", "a"]).ok();
+    spawn(&env, &clone2, "a", &[]);
+}
