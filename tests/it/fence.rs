@@ -115,7 +115,9 @@ fn a_second_clone_cannot_spawn_a_task_on_a_live_tasks_branch() {
     spawn(&env, &repo, "a", &[]);
     let refused = env.hand(&clone2, &["spawn", "a"]).code(3);
     assert!(
-        refused.stderr.contains("branch hand/a belongs to open task a"),
+        refused
+            .stderr
+            .contains("branch hand/a belongs to open task a"),
         "{}",
         refused.stderr
     );

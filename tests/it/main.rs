@@ -11,6 +11,7 @@ mod hooks_push;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;
+mod managers;
 mod newcomer;
 mod ownership;
 mod pool;

@@ -305,3 +305,46 @@ impl GitPause {
 pub fn finish(child: std::process::Child) -> Run {
     Run::from(child.wait_with_output().unwrap())
 }
+
+/// The directories of the real hook managers the tests drive (husky, lefthook, pre-commit,
+/// git-lfs), installed once per machine by `build-support/test-tools` under `target/tmp`. A tool
+/// that cannot be installed fails the test with the command that fixes it: never a skip.
+pub fn hook_tools() -> &'static [PathBuf] {
+    static TOOLS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
+        let out = Command::new("timeout")
+            .args(["-s", "KILL", "900"])
+            .arg(&script)
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the hook managers the tests need could not be installed:\n{}\nrun: {} {}",
+            String::from_utf8_lossy(&out.stderr),
+            script.display(),
+            dir.display()
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(PathBuf::from)
+            .collect()
+    })
+}
+
+impl TestEnv {
+    /// Puts the real hook managers on `PATH` for every command of this env (after the binary
+    /// under test, so hooks still reach it first).
+    pub fn with_hook_tools(mut self) -> Self {
+        let mut path = vec![Self::bin_dir()];
+        path.extend(hook_tools().iter().cloned());
+        path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
+        let joined = std::env::join_paths(path).unwrap();
+        self.vars
+            .push(("PATH".into(), joined.to_string_lossy().into_owned()));
+        self
+    }
+}
