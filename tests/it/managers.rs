@@ -27,3 +27,26 @@ fn the_hook_managers_are_installed_by_the_projects_own_files() {
         .find(|p| p.exists());
     assert!(husky.is_some(), "husky is not installed");
 }
+
+#[test]
+fn a_contained_command_cannot_leave_processes_behind() {
+    let env = TestEnv::new();
+    let dir = env.path("work");
+    let marker = env.path("orphan-pid");
+    // A child that would outlive its parent: killed with the namespace when the parent exits.
+    let run = crate::support::Run::from(
+        env.contained("sh", &dir)
+            .args(["-c", &format!("sleep 300 & echo $! > {}", marker.display())])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let survivors = std::process::Command::new("pgrep")
+        .args(["-f", "^sleep 300$"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&survivors.stdout).trim().is_empty(),
+        "a contained process outlived its namespace"
+    );
+}

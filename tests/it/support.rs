@@ -336,6 +336,26 @@ pub fn hook_tools() -> &'static [PathBuf] {
 }
 
 impl TestEnv {
+    /// A command that runs contained: in its own PID namespace (with its own `/proc`) under a
+    /// kill timeout, so a hook that recursed or forked without bound is killed with everything
+    /// it started, and can never leave processes behind (`timeout -s KILL 120 unshare -fp
+    /// --kill-child --mount-proc`). For anything that might recurse, fork or hang: pushes through
+    /// chained hook managers above all.
+    pub fn contained(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = self.command("timeout", dir);
+        cmd.args([
+            "-s",
+            "KILL",
+            COMMAND_TIMEOUT,
+            "unshare",
+            "-fp",
+            "--kill-child",
+            "--mount-proc",
+        ])
+        .arg(program);
+        cmd
+    }
+
     /// Puts the real hook managers on `PATH` for every command of this env (after the binary
     /// under test, so hooks still reach it first).
     pub fn with_hook_tools(mut self) -> Self {
