@@ -108,7 +108,9 @@ pub fn spawn(
     let max = pool::max_slots(repo);
     let me = procs::me();
 
-    // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
+    // Slots found unsafe once claimed, and why. A slot merely lost to a concurrent spawn is not
+    // excluded: the next plan reads it as it is now (held: skipped; free again because its
+    // claim was taken back: planned again), so no spawn creates a slot next to a free one.
     let mut lost: Vec<PathBuf> = vec![];
     let mut unsafe_slots: Vec<Skipped> = vec![];
     let mut races = 0;
@@ -182,7 +184,6 @@ pub fn spawn(
             }
             IntentOutcome::LostSlot => {
                 synced.wait()?;
-                lost.push(path);
                 races += 1;
                 continue;
             }
