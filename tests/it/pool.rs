@@ -325,7 +325,7 @@ fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
     env.hand(&repo, &["lease", "release", "0"]).ok(); // creates the ledger up front
     let spawns = (0..8)
         .map(|n| {
-            let mut c = env.command(crate::support::BIN, &repo);
+            let mut c = env.timed(crate::support::BIN, &repo);
             c.args(["spawn", &format!("c{n}"), "--json"]);
             c
         })
@@ -358,7 +358,7 @@ fn eight_concurrent_spawns_reuse_eight_free_slots_and_create_none() {
     }
     let spawns = (0..8)
         .map(|n| {
-            let mut c = env.command(crate::support::BIN, &repo);
+            let mut c = env.timed(crate::support::BIN, &repo);
             c.args(["spawn", &format!("new{n}"), "--json"]);
             c
         })

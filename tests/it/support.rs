@@ -121,6 +121,15 @@ impl TestEnv {
         cmd
     }
 
+    /// [`TestEnv::command`] for `program`, killed (with every process it started) after
+    /// [`COMMAND_TIMEOUT`]: every command a test runs to its end goes through here or
+    /// [`TestEnv::hand`], so a hang fails the test instead of stalling the run.
+    pub fn timed(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = self.command("timeout", dir);
+        cmd.args(["-s", "KILL", COMMAND_TIMEOUT]).arg(program);
+        cmd
+    }
+
     /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
     /// the test instead of stalling the run.
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
@@ -140,7 +149,7 @@ impl TestEnv {
     }
 
     /// Starts every command at once, waits for all, asserts each succeeded and returns their
-    /// outputs in order (the concurrency tests).
+    /// outputs in order (the concurrency tests). Build them with [`TestEnv::timed`].
     #[track_caller]
     pub fn all_at_once(&self, commands: Vec<Command>) -> Vec<Output> {
         let children: Vec<_> = commands
@@ -168,7 +177,7 @@ impl TestEnv {
 
     /// Runs git in `dir`.
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
-        Run::from(self.command("git", dir).args(args).output().unwrap())
+        Run::from(self.timed("git", dir).args(args).output().unwrap())
     }
 
     /// Runs git in `dir`, asserts success, returns trimmed stdout.
