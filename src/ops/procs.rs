@@ -27,20 +27,32 @@ pub fn start_time(pid: i64) -> Option<i64> {
     stat_field(pid, 22)
 }
 
-/// Field `n` (1-based, as in proc(5)) of `/proc/<pid>/stat`, from field 3 on.
-fn stat_field(pid: i64, n: usize) -> Option<i64> {
+/// Field `n` (1-based, as in proc(5)) of `/proc/<pid>/stat`, from field 3 on, as text.
+fn stat_text(pid: i64, n: usize) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: split after its last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(n.checked_sub(3)?)?.parse().ok()
+    Some(rest.split_whitespace().nth(n.checked_sub(3)?)?.to_string())
+}
+
+/// Field `n` (1-based, as in proc(5)) of `/proc/<pid>/stat`, from field 4 on (the numbers).
+fn stat_field(pid: i64, n: usize) -> Option<i64> {
+    stat_text(pid, n)?.parse().ok()
 }
 
 /// Whether the recorded process still runs. A pid whose start time differs is another process
-/// that reused the number. Without `/proc` we cannot tell, and say it runs (the safe answer for
-/// "may I settle its half-done work?").
+/// that reused the number. A zombie (exited, not yet reaped by its parent: field 3 `Z`, or `X`
+/// while it is being reaped) keeps its pid and start time but will never finish its work: a
+/// git-hand killed under a parent that does not wait for it (an agent's harness) stayed one,
+/// and `doctor --repair` took its crashed spawn for one still at work (found by the black-box
+/// trials). Without `/proc` we cannot tell, and say it runs (the safe answer for "may I settle
+/// its half-done work?").
 pub fn is_running(p: ProcessId) -> bool {
     if !Path::new("/proc/self").exists() {
         return true;
+    }
+    if stat_text(p.pid, 3).is_some_and(|state| state == "Z" || state == "X") {
+        return false;
     }
     match (start_time(p.pid), p.start) {
         (None, _) => false,
@@ -269,5 +281,29 @@ mod tests {
         let mut want = vec![i64::from(plain.id()), bare_pid];
         want.sort_unstable();
         assert_eq!(found, want);
+    }
+
+    /// A process that has exited but that its parent has not reaped yet (a zombie) still has
+    /// its /proc entry and start time, and will never finish what it started: `doctor` must be
+    /// able to settle its half-done spawn or teardown.
+    #[test]
+    fn a_zombie_is_not_running() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let id = ProcessId {
+            pid: i64::from(child.id()),
+            start: start_time(i64::from(child.id())),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !std::fs::read_to_string(format!("/proc/{}/stat", id.pid))
+            .unwrap()
+            .contains(") Z ")
+        {
+            assert!(std::time::Instant::now() < deadline, "true never exited");
+            std::thread::yield_now();
+        }
+        let running = is_running(id);
+        child.wait().unwrap();
+        assert!(!running, "a zombie counted as running");
+        assert!(is_running(me()), "this process runs");
     }
 }
