@@ -13,3 +13,4 @@ mod newcomer;
 mod pool;
 mod races;
 mod support;
+mod trials;
