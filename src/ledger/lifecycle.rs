@@ -3,7 +3,7 @@
 //! it and end it, releasing what it held.
 //!
 //! ```text
-//! spawning (intent → preparing) → active → tearing-down (intent → detached → slot-released) → done
+//! spawning (intent → preparing | creating) → active → tearing-down (intent → detached → slot-released) → done
 //!     └────────── spawn failed, abandoned by doctor, slot missing or unproven ─────────────┘
 //! ```
 //!
@@ -36,9 +36,13 @@ pub enum Step {
     /// The leases are taken and nothing on disk was touched yet (spawn: the claimed slot is
     /// not yet proven safe, so undoing must not touch it; teardown: the claim is recorded).
     Intent,
-    /// Spawn: the slot is proven safe or new, and git may be changing it. Undoing resets it to
-    /// a clean checkout, which loses nothing: no one was handed the slot yet.
+    /// Spawn: the slot is proven safe, and git may be changing it. Undoing resets it to a clean
+    /// checkout, which loses nothing: no one was handed the slot yet.
     Preparing,
+    /// Spawn: git is making the slot's worktree (a new slot, or one the disk lost). Undoing puts
+    /// it back to a clean checkout or, when git cannot read what a killed `worktree add` left,
+    /// removes the worktree this spawn made.
+    Creating,
     Active,
     /// Teardown: the slot is detached from the task's branch.
     Detached,
@@ -104,6 +108,7 @@ words!(TaskState {
 words!(Step {
     Intent = "intent",
     Preparing = "preparing",
+    Creating = "creating",
     Active = "active",
     Detached = "detached",
     SlotReleased = "slot-released",

@@ -127,7 +127,7 @@ impl Checkup<'_> {
                         "spawn stopped at step {:?}; its process is gone",
                         task.step.map_or("?", |s| s.as_str())
                     ),
-                    action: if task.step == Some(Step::Preparing) {
+                    action: if matches!(task.step, Some(Step::Preparing | Step::Creating)) {
                         "put the slot back to a clean checkout, release its leases and mark it \
                          done; the branch stays"
                     } else {
@@ -458,11 +458,11 @@ impl Checkup<'_> {
         let slot = task.slot_path.clone().unwrap_or_default();
         let lease = task.lease_id.as_deref().unwrap_or_default();
         let path = Path::new(&slot);
-        if task.step == Some(Step::Preparing) && slot::prove(common, path).is_ok() {
+        if let Some(step @ (Step::Preparing | Step::Creating)) = task.step {
             let guard = SlotGuard::lock(ledger, common, path, lease);
             // A lease that no longer holds the slot leaves it to its new holder.
             if let Ok(guard) = guard {
-                guard.restore_clean(ledger)?;
+                guard.undo(ledger, step == Step::Creating)?;
             }
         }
         remove_stamp_of(common, &slot, task.lease_id.as_deref());

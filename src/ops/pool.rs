@@ -205,8 +205,7 @@ pub struct Skipped {
 }
 
 /// Picks a slot: a free one (to claim, then prove safe), else an expired one proven safe, else a
-/// new number while under `max`. `exclude` holds slots lost to a concurrent spawn or found
-/// unsafe after a claim.
+/// new number while under `max`. `exclude` holds slots found unsafe after a claim.
 ///
 /// An expired slot is proven safe before it is claimed, because claiming it ends its task's
 /// lease for good: a slot whose task only let its lease lapse, with its work still in it, stays

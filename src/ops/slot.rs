@@ -16,8 +16,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result, safety};
-use crate::git::Git;
 use crate::git::link::{self, LinkError};
+use crate::git::{Git, GitError};
 use crate::ledger::{Ledger, Resource};
 
 /// Why the directory at a slot's path is not the slot git-hand made.
@@ -220,11 +220,79 @@ impl SlotGuard {
     }
 
     /// Runs git in the slot after checking, just before, that the lease still holds it and that
-    /// it is still itself.
+    /// it is still itself. A lock file a killed git left in the slot's own admin dir
+    /// (`index.lock`, `HEAD.lock`) is removed and the command run once more, when nothing can
+    /// hold it: this process holds the slot's lock and lease, so no git-hand works there, and no
+    /// process sits inside the slot. Without that, one `kill -9` at the wrong moment left a slot
+    /// that every later teardown, spawn and repair failed on.
     pub fn git(&self, ledger: &mut Ledger, args: &[&str]) -> Result<String> {
         self.check(ledger)?;
-        self.prove()?;
-        Ok(Git::new(&self.path).run(args)?)
+        let admin = self.prove()?;
+        let git = Git::new(&self.path);
+        match git.run(args) {
+            Err(GitError::Failed { stderr, .. }) if self.remove_stale_lock(&admin, &stderr) => {
+                self.check(ledger)?;
+                Ok(git.run(args)?)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Removes the lock file git's message names, if it is in the slot's admin dir and no process
+    /// is inside the slot. Returns whether it did.
+    fn remove_stale_lock(&self, admin: &Path, stderr: &str) -> bool {
+        let Some(lock) = locked_file(stderr) else {
+            return false;
+        };
+        let in_admin_dir =
+            lock.parent() == Some(admin) && lock.extension().is_some_and(|e| e == "lock");
+        let nobody_inside = super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
+        in_admin_dir && nobody_inside && std::fs::remove_file(&lock).is_ok()
+    }
+
+    /// Undoes what a failed or killed spawn did to the slot: a clean detached checkout again; or,
+    /// for a slot the spawn was making (`creating`) that git cannot read any more (a `worktree
+    /// add` killed halfway), the worktree is removed, so the slot is simply missing and the next
+    /// spawn makes it again.
+    pub fn undo(&self, ledger: &mut Ledger, creating: bool) -> Result<()> {
+        let restored = match prove(&self.common_dir, &self.path) {
+            Ok(_) => self.restore_clean(ledger),
+            // Nothing was made there: nothing to undo, unless an admin dir was.
+            Err(e) if e.is_gone() && !creating => return Ok(()),
+            Err(e) => Err(not_the_slot(&e)),
+        };
+        match restored {
+            Ok(()) => Ok(()),
+            Err(_) if creating => self.unmake(ledger),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes a worktree this spawn made and git cannot read: every admin dir of the repository
+    /// that names the slot back (one with an empty `commondir` otherwise breaks every `git
+    /// worktree` command of the repository), then the slot's directory. Nothing of anyone's is
+    /// in it: the spawn that made it was never handed it.
+    fn unmake(&self, ledger: &mut Ledger) -> Result<()> {
+        self.check(ledger)?;
+        let _list = super::pool::lock_worktree_list(&self.common_dir)?;
+        let failed = |what: &Path, e: std::io::Error| {
+            Error::failed(
+                format!("cannot remove {} ({e})", what.display()),
+                vec![format!("ls -la {}", what.display())],
+            )
+        };
+        if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
+            for admin in entries.flatten().map(|e| e.path()) {
+                if link::names_back(&admin, &self.path).is_ok() {
+                    std::fs::remove_dir_all(&admin).map_err(|e| failed(&admin, e))?;
+                }
+            }
+        }
+        let real_dir = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_dir());
+        if real_dir {
+            std::fs::remove_dir_all(&self.path).map_err(|e| failed(&self.path, e))?;
+        }
+        Ok(())
     }
 
     /// Puts the slot back to a clean checkout of its HEAD, detached: what a spawn that failed
@@ -249,6 +317,13 @@ impl SlotGuard {
             ))
         }
     }
+}
+
+/// The file a git "Unable to create '<path>.lock': File exists." message names.
+fn locked_file(stderr: &str) -> Option<PathBuf> {
+    let start = stderr.find("Unable to create '")? + "Unable to create '".len();
+    let end = stderr[start..].find('\'')?;
+    Some(PathBuf::from(&stderr[start..start + end]))
 }
 
 /// The error for a slot that is not itself: nothing was touched.

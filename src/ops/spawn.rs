@@ -179,7 +179,9 @@ pub fn spawn(
     let me = procs::me();
     let remote = super::fence::task_remote(repo);
 
-    // Slots lost to a concurrent spawn or found unsafe once claimed, and why the latter.
+    // Slots found unsafe once claimed, and why. A slot merely lost to a concurrent spawn is not
+    // excluded: the next plan reads it as it is now (held: skipped; free again because its
+    // claim was taken back: planned again), so no spawn creates a slot next to a free one.
     let mut lost: Vec<PathBuf> = vec![];
     let mut unsafe_slots: Vec<Skipped> = vec![];
     let mut races = 0;
@@ -225,10 +227,10 @@ pub fn spawn(
             holder: opts.holder,
             issue: issue_resource.as_ref().zip(issue),
             me,
-            step: if matches!(plan, Plan::Claim(_)) {
-                Step::Intent
-            } else {
-                Step::Preparing
+            step: match plan {
+                Plan::Claim(_) => Step::Intent,
+                Plan::Reuse(_) => Step::Preparing,
+                Plan::Create { .. } | Plan::Recreate(_) => Step::Creating,
             },
             remote: remote.as_deref(),
         };
@@ -259,7 +261,6 @@ pub fn spawn(
             }
             IntentOutcome::LostSlot => {
                 synced.wait()?;
-                lost.push(path);
                 races += 1;
                 continue;
             }
@@ -498,8 +499,9 @@ struct Intent<'a> {
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
-    /// [`Step::Intent`] for a free slot still to be proven safe once claimed, else
-    /// [`Step::Preparing`]: a new slot, or one proven safe before the claim.
+    /// [`Step::Intent`] for a free slot still to be proven safe once claimed,
+    /// [`Step::Preparing`] for one proven safe before the claim, [`Step::Creating`] for a slot
+    /// this spawn makes.
     step: Step,
     /// The remote the branch is pushed to, which branch fencing is keyed on.
     remote: Option<&'a str>,
@@ -827,10 +829,10 @@ fn undo_failed_spawn(
     issue_was_held: bool,
     why: &str,
 ) -> Error {
+    let creating = matches!(task.step, Some(Step::Creating));
     let restored = match guard {
-        // A slot whose worktree never got made holds nothing to put back.
-        Some(guard) if guard.prove().is_ok() => guard.restore_clean(ledger),
-        _ => Ok(()),
+        Some(guard) => guard.undo(ledger, creating),
+        None => Ok(()),
     };
     let lease_lost = guard.is_some_and(|g| g.check(ledger).is_err());
     if let Err(e) = &restored

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::pool::{path_of, spawn};
-use crate::support::TestEnv;
+use crate::support::{TestEnv, assert_consistent};
 
 const SPAWN_POINTS: &[&str] = &[
     "spawn-after-intent",
@@ -31,57 +31,6 @@ fn crash(env: &TestEnv, repo: &Path, point: &str, args: &[&str]) {
         "{point}: {}",
         run.stderr
     );
-}
-
-/// The invariants every crash must leave behind once repaired.
-fn assert_consistent(env: &TestEnv, context: &str) {
-    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
-    let now: i64 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    // No live slot tenure without an active task naming it.
-    let orphans: Vec<String> = conn
-        .prepare(
-            "SELECT t.lease_id FROM tenures t JOIN resources r ON r.id = t.resource_id
-             WHERE r.kind = 'worktree' AND t.ended_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?1)
-             AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.lease_id = t.lease_id AND k.state = 'active')",
-        )
-        .unwrap()
-        .query_map([now], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert!(
-        orphans.is_empty(),
-        "{context}: live tenures no active task names: {orphans:?}"
-    );
-    // No active task without a live tenure and a slot on disk.
-    let active: Vec<(String, String, Option<i64>)> = conn
-        .prepare(
-            "SELECT k.name, k.slot_path, t.ended_at FROM tasks k LEFT JOIN tenures t ON t.lease_id = k.lease_id
-             WHERE k.state <> 'done'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for (name, slot, ended) in active {
-        assert!(
-            ended.is_none(),
-            "{context}: open task {name} has an ended lease"
-        );
-        assert!(
-            Path::new(&slot).join(".git").is_file(),
-            "{context}: open task {name} has no slot on disk"
-        );
-    }
-    // Tokens are never reused (the schema also refuses it): one (resource, token) per tenure.
-    let dupes: i64 = conn
-        .query_row("SELECT count(*) FROM (SELECT resource_id, token FROM tenures GROUP BY 1, 2 HAVING count(*) > 1)", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(dupes, 0, "{context}: a token was issued twice");
 }
 
 /// The largest token ever issued for the slot at `path` (0 if none).

@@ -64,7 +64,7 @@ fn recording_hook(out: &Path) -> String {
 /// Runs git with `PATH` lacking the binary under test.
 fn git_without_hand(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     let out = env
-        .command("git", dir)
+        .timed("git", dir)
         .env("PATH", PATH_WITHOUT_HAND)
         .args(args)
         .output()
@@ -593,7 +593,7 @@ fn the_pre_push_shim_hands_git_hand_its_arguments_stdin_and_hook_dir() {
     let before = env.git(&origin, &["rev-parse", "main"]);
     let path = format!("{}:{PATH_WITHOUT_HAND}", fake_bin.display());
     let push = env
-        .command("git", &repo)
+        .timed("git", &repo)
         .env("PATH", path)
         .args(["push", "-q", "origin", "main"])
         .output()

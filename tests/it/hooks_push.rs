@@ -20,7 +20,7 @@ fn cred(v: &Value) -> [(String, String); 2] {
 }
 
 fn push_as(env: &TestEnv, dir: &Path, cred: Option<&[(String, String); 2]>, args: &[&str]) -> Run {
-    let mut cmd = env.command("git", dir);
+    let mut cmd = env.timed("git", dir);
     cmd.arg("push").args(args);
     if let Some(c) = cred {
         for (k, v) in c {
@@ -200,7 +200,7 @@ fn a_zombie_under_another_home_is_still_refused_through_the_stamp() {
     env.commit(&slot, "z.txt", "x\n");
     let other = env.path("elsewhere");
     std::fs::create_dir_all(&other).unwrap();
-    let mut cmd = env.command("git", &slot);
+    let mut cmd = env.timed("git", &slot);
     cmd.args(["push", "origin", "HEAD"])
         .env_remove("GIT_HAND_LEDGER")
         .env("HOME", &other)

@@ -160,7 +160,7 @@ fn concurrent_acquire_release_issues_every_token_once() {
     "#;
     let workers = (0..8)
         .map(|n| {
-            let mut c = env.command("sh", &repo);
+            let mut c = env.timed("sh", &repo);
             c.args(["-c", script]).env("H", format!("worker{n}"));
             c
         })

@@ -158,7 +158,7 @@ fn eight_processes_opening_an_old_ledger_migrate_it_once() {
     schema::create_at_version(&env.ledger(), 1).unwrap();
     let openers = (0..8)
         .map(|_| {
-            let mut c = env.command(crate::support::BIN, &repo);
+            let mut c = env.timed(crate::support::BIN, &repo);
             c.args(["lease", "list", "--json"]);
             c
         })

@@ -17,4 +17,5 @@ mod ownership;
 mod pool;
 mod races;
 mod support;
+mod trials;
 mod validation;

@@ -55,10 +55,10 @@ impl Newcomer {
         std::env::join_paths(dirs).unwrap()
     }
 
-    /// A command in the newcomer's environment: TestEnv's hermetic one, with the default ledger
-    /// location (no `GIT_HAND_LEDGER`) and the newcomer's PATH.
+    /// A command in the newcomer's environment: TestEnv's hermetic one (killed after its
+    /// timeout), with the default ledger location (no `GIT_HAND_LEDGER`) and the newcomer's PATH.
     fn command(&self, program: &str, dir: &Path, installed: bool) -> Command {
-        let mut cmd = self.env.command(program, dir);
+        let mut cmd = self.env.timed(program, dir);
         cmd.env_remove("GIT_HAND_LEDGER")
             .env("PATH", self.path_var(installed));
         cmd

@@ -299,3 +299,22 @@ fn doctor_reports_a_free_slot_no_spawn_will_take() {
     std::fs::remove_file(slot.join("stray.txt")).unwrap();
     env.hand(&repo, &["doctor"]).ok();
 }
+
+#[test]
+fn a_lock_file_a_killed_git_left_in_a_slot_never_wedges_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &[]));
+    let admin = PathBuf::from(env.git(&a, &["rev-parse", "--absolute-git-dir"]));
+    // As a git killed mid-command leaves them: nobody holds them any more.
+    std::fs::write(admin.join("HEAD.lock"), "").unwrap();
+    env.hand(&repo, &["teardown", "a"]).ok();
+    std::fs::write(admin.join("index.lock"), "").unwrap();
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_eq!(
+        path_of(&b),
+        a,
+        "the free slot with a stale lock was not reused"
+    );
+    assert_eq!(head_of(&env, &a), "hand/b");
+}

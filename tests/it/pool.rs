@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Run, TestEnv};
+use crate::support::{GitPause, Run, TestEnv, finish};
 
 pub fn spawn(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Value {
     let mut args = vec!["spawn", task, "--json"];
@@ -325,7 +325,7 @@ fn eight_concurrent_spawns_get_eight_distinct_slots_and_leases() {
     env.hand(&repo, &["lease", "release", "0"]).ok(); // creates the ledger up front
     let spawns = (0..8)
         .map(|n| {
-            let mut c = env.command(crate::support::BIN, &repo);
+            let mut c = env.timed(crate::support::BIN, &repo);
             c.args(["spawn", &format!("c{n}"), "--json"]);
             c
         })
@@ -358,20 +358,64 @@ fn eight_concurrent_spawns_reuse_eight_free_slots_and_create_none() {
     }
     let spawns = (0..8)
         .map(|n| {
-            let mut c = env.command(crate::support::BIN, &repo);
+            let mut c = env.timed(crate::support::BIN, &repo);
             c.args(["spawn", &format!("new{n}"), "--json"]);
             c
         })
         .collect();
+    let outputs: Vec<Value> = env
+        .all_at_once(spawns)
+        .iter()
+        .map(|out| {
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+                panic!("spawn failed: {}", String::from_utf8_lossy(&out.stderr))
+            })
+        })
+        .collect();
+    // On failure, what every spawn saw (its slot, how it got it, what it skipped and why).
+    let all = serde_json::to_string_pretty(&outputs).unwrap();
     let mut reused = std::collections::BTreeSet::new();
-    for out in env.all_at_once(spawns) {
-        let v: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|_| panic!("spawn failed: {}", String::from_utf8_lossy(&out.stderr)));
+    for v in &outputs {
         // Each gets a free slot: none is sent off to create one (a lost claim re-plans).
-        assert_eq!(v["slot_source"], "reused", "{v:#}");
-        reused.insert(path_of(&v));
+        assert_eq!(v["slot_source"], "reused", "every spawn:\n{all}");
+        reused.insert(path_of(v));
     }
-    assert_eq!(reused, slots);
+    assert_eq!(reused, slots, "every spawn:\n{all}");
+}
+
+/// A spawn that lost a free slot because someone claimed it and took the claim back (a spawn
+/// whose probe found the slot unsafe, or whose checkout failed) plans again with the slot as it
+/// is now: free, so it takes it, instead of excluding it for good and creating another (the
+/// eight-spawn test created slot 9 next to a free slot 2 that way: issue 10, item 10).
+#[test]
+fn a_spawn_that_lost_a_slot_to_a_claim_taken_back_reuses_it_instead_of_creating_one() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let slot = path_of(&spawn(&env, &repo, "warm", &[]));
+    teardown(&env, &repo, "warm", &[]).ok();
+    // a has planned the free slot and probes it (paused) while its intent waits for the ledger,
+    // which this test holds while someone claims the slot and takes the claim back.
+    let pause = GitPause::new(&env, "probe", "status --porcelain");
+    let mut ledger = git_hand::ledger::Ledger::open(&env.ledger()).unwrap();
+    let res = git_hand::ledger::Resource::worktree(slot.to_string_lossy());
+    let a = ledger
+        .write(|tx| {
+            tx.acquire(&res, "other", None)?;
+            tx.release(&res, git_hand::ledger::By::Holder("other"))?;
+            let a = pause.start(&env, &repo, &["spawn", "a", "--json"]);
+            pause.wait_until_paused();
+            Ok(a)
+        })
+        .unwrap();
+    pause.release();
+    let a = finish(a);
+    let v: Value = serde_json::from_str(&a.stdout).unwrap_or_else(|_| panic!("{}", a.stderr));
+    assert_eq!(v["slot_source"], "reused", "{v:#}");
+    assert_eq!(path_of(&v), slot);
+    assert_eq!(
+        v["token"], 3,
+        "warm's token, the claim taken back, then a's"
+    );
 }
 
 #[test]

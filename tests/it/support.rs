@@ -74,6 +74,7 @@ impl TestEnv {
         for dir in ["home", "state", "data", "config", "cache", "work"] {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
+        std::fs::write(root.path().join("gitconfig-global"), "").unwrap();
         Self { root, vars: vec![] }
     }
 
@@ -105,7 +106,10 @@ impl TestEnv {
             .env("XDG_CONFIG_HOME", self.path("config"))
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("GIT_HAND_LEDGER", self.ledger())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            // An empty file of the test's own, not /dev/null: a tool that writes the global
+            // config (`git lfs install` without --local) would otherwise replace the machine's
+            // /dev/null with a regular file (git writes a lock file and renames it over).
+            .env("GIT_CONFIG_GLOBAL", self.path("gitconfig-global"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "Test Author")
             .env("GIT_AUTHOR_EMAIL", "author@example.com")
@@ -118,6 +122,15 @@ impl TestEnv {
         for (k, v) in &self.vars {
             cmd.env(k, v);
         }
+        cmd
+    }
+
+    /// [`TestEnv::command`] for `program`, killed (with every process it started) after
+    /// [`COMMAND_TIMEOUT`]: every command a test runs to its end goes through here or
+    /// [`TestEnv::hand`], so a hang fails the test instead of stalling the run.
+    pub fn timed(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = self.command("timeout", dir);
+        cmd.args(["-s", "KILL", COMMAND_TIMEOUT]).arg(program);
         cmd
     }
 
@@ -140,7 +153,7 @@ impl TestEnv {
     }
 
     /// Starts every command at once, waits for all, asserts each succeeded and returns their
-    /// outputs in order (the concurrency tests).
+    /// outputs in order (the concurrency tests). Build them with [`TestEnv::timed`].
     #[track_caller]
     pub fn all_at_once(&self, commands: Vec<Command>) -> Vec<Output> {
         let children: Vec<_> = commands
@@ -168,7 +181,7 @@ impl TestEnv {
 
     /// Runs git in `dir`.
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
-        Run::from(self.command("git", dir).args(args).output().unwrap())
+        Run::from(self.timed("git", dir).args(args).output().unwrap())
     }
 
     /// Runs git in `dir`, asserts success, returns trimmed stdout.
@@ -366,5 +379,166 @@ impl TestEnv {
         self.vars
             .push(("PATH".into(), joined.to_string_lossy().into_owned()));
         self
+    }
+}
+
+/// The invariants the ledger and the disk keep whatever was killed and when, checked by SQL on
+/// the ledger and git on disk once `doctor --repair` (and a teardown retry) ran and no git-hand
+/// is at work: the crash tests and the black-box trials share them.
+///
+/// - no live slot tenure without an active task naming it;
+/// - every open task's lease is held (not ended), is a tenure of its own slot, and its slot is
+///   on disk; an active task's slot is checked out on the task's branch;
+/// - no resource has two held tenures, no slot two open tasks;
+/// - no token was issued twice for a resource, tokens rise strictly in the order the event log
+///   recorded their acquisitions, and each resource's last token is the largest one issued.
+#[track_caller]
+pub fn assert_consistent(env: &TestEnv, context: &str) {
+    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+    let strings = |sql: &str| -> Vec<String> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let now: i64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let orphans: Vec<String> = conn
+        .prepare(
+            "SELECT t.lease_id FROM tenures t JOIN resources r ON r.id = t.resource_id
+             WHERE r.kind = 'worktree' AND t.ended_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > ?1)
+             AND NOT EXISTS (SELECT 1 FROM tasks k WHERE k.lease_id = t.lease_id AND k.state = 'active')",
+        )
+        .unwrap()
+        .query_map([now], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        orphans.is_empty(),
+        "{context}: live tenures no active task names: {orphans:?}"
+    );
+    struct OpenTask {
+        name: String,
+        state: String,
+        slot: String,
+        branch: String,
+        ended: Option<i64>,
+        key: Option<String>,
+    }
+    let open: Vec<OpenTask> = conn
+        .prepare(
+            "SELECT k.name, k.state, k.slot_path, k.branch, t.ended_at, r.key FROM tasks k
+             LEFT JOIN tenures t ON t.lease_id = k.lease_id
+             LEFT JOIN resources r ON r.id = t.resource_id
+             WHERE k.state <> 'done'",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok(OpenTask {
+                name: r.get(0)?,
+                state: r.get(1)?,
+                slot: r.get(2)?,
+                branch: r.get(3)?,
+                ended: r.get(4)?,
+                key: r.get(5)?,
+            })
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for OpenTask {
+        name,
+        state,
+        slot,
+        branch,
+        ended,
+        key,
+    } in open
+    {
+        assert!(
+            ended.is_none(),
+            "{context}: open task {name} ({state}) has an ended lease"
+        );
+        assert_eq!(
+            key.as_deref(),
+            Some(slot.as_str()),
+            "{context}: open task {name}'s lease is not a tenure of its slot"
+        );
+        assert!(
+            Path::new(&slot).join(".git").is_file(),
+            "{context}: open task {name} ({state}) has no slot on disk"
+        );
+        if state == "active" {
+            let head = env.git_run(Path::new(&slot), &["symbolic-ref", "-q", "HEAD"]);
+            assert_eq!(
+                head.stdout.trim(),
+                format!("refs/heads/{branch}"),
+                "{context}: active task {name}'s slot {slot} is not on its branch"
+            );
+        }
+    }
+    let held_twice = strings(
+        "SELECT r.key FROM tenures t JOIN resources r ON r.id = t.resource_id
+         WHERE t.ended_at IS NULL GROUP BY t.resource_id HAVING count(*) > 1",
+    );
+    assert!(
+        held_twice.is_empty(),
+        "{context}: held by two tenures: {held_twice:?}"
+    );
+    let shared = strings(
+        "SELECT slot_path FROM tasks WHERE state <> 'done' AND slot_path IS NOT NULL
+         GROUP BY slot_path HAVING count(*) > 1",
+    );
+    assert!(
+        shared.is_empty(),
+        "{context}: slots with two open tasks: {shared:?}"
+    );
+    let dupes: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM (SELECT resource_id, token FROM tenures GROUP BY 1, 2 HAVING count(*) > 1)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dupes, 0, "{context}: a token was issued twice");
+    let fell = strings(
+        "SELECT resource_key || ' token ' || token FROM (
+           SELECT resource_kind, resource_key, token,
+                  lag(token) OVER (PARTITION BY resource_kind, resource_key ORDER BY id) AS before
+           FROM events WHERE kind = 'acquired')
+         WHERE before IS NOT NULL AND token <= before",
+    );
+    assert!(
+        fell.is_empty(),
+        "{context}: a token did not rise over the one acquired before it: {fell:?}"
+    );
+    let behind = strings(
+        "SELECT r.key FROM resources r JOIN tenures t ON t.resource_id = r.id
+         GROUP BY r.id HAVING max(t.token) <> r.last_token",
+    );
+    assert!(
+        behind.is_empty(),
+        "{context}: last_token is not the largest token issued: {behind:?}"
+    );
+}
+
+/// Asserts that every commit in `commits` is still reachable from some ref of `repo` (branches,
+/// remote-tracking branches, tags): no crash and no repair lost one.
+#[track_caller]
+pub fn assert_reachable(env: &TestEnv, repo: &Path, commits: &[String], context: &str) {
+    for oid in commits {
+        let refs = env.git(
+            repo,
+            &["for-each-ref", "--contains", oid, "--format=%(refname)"],
+        );
+        assert!(
+            !refs.is_empty(),
+            "{context}: commit {oid} is on no ref any more"
+        );
     }
 }
