@@ -21,7 +21,7 @@ use std::str::FromStr;
 
 use crate::git::GitError;
 
-pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, chained_path, run_chained};
+pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_chained};
 pub use ensure::{
     EnsureReport, FileState, HookState, InstalledState, NotInForce, current_in, ensure_installed,
     installed_state, only_our_switch_hooks,
