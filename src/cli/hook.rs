@@ -111,7 +111,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),
         Ok(p) => {
-            say(&hook::refusal_lines(&p));
+            say(&hook::refusal_lines(&p, hook::Said::Push));
             exit(1)
         }
         Err(e) => {
@@ -121,7 +121,6 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
                 f.message
             )];
             lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
-            lines.push("(git push --no-verify skips this check)".into());
             say(&lines);
             exit(1)
         }
