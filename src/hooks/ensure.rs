@@ -523,10 +523,14 @@ fn not_running(location: &HooksLocation, path: &Path, found: &Found) -> Lapse {
         return Lapse {
             kind: LapseKind::HooksPath,
             message: format!(
-                "core.hooksPath is set to {}, so git runs hooks from {}, and its pre-push does \
-                 not run git-hand: {unchecked}",
+                "core.hooksPath is set to {}, so git runs hooks from {}, {}: {unchecked}",
                 location.hooks_path.as_deref().unwrap_or_default(),
-                dir.display()
+                dir.display(),
+                if dir.is_dir() {
+                    "and its pre-push does not run git-hand"
+                } else {
+                    "which does not exist in this worktree, so git runs no hook at all"
+                }
             ),
             hints: vec![
                 "git hand install --manual       # the lines to add to your hook manager".into(),
