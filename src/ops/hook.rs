@@ -410,28 +410,7 @@ fn verdict_reason(f: &Finding, now: i64) -> String {
             Some(yours) => format!("your lease, {yours}, was released (its task was torn down)."),
             None => "this worktree's last lease was released (its task was torn down), and this push presents no credential.".into(),
         },
-        Verdict::UnknownLease => match (&f.credential_error, &f.credential, &f.tenure) {
-            (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
-            (None, None, _) => format!(
-                "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
-                f.newest.as_ref().map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
-            ),
-            (None, Some(_), None) => format!(
-                "the ledger never granted the lease you present, {}.",
-                yours.unwrap_or_default()
-            ),
-            (None, Some(c), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
-                "the lease you present, {}, was granted for {}, not for this worktree.",
-                yours.unwrap_or_default(),
-                t.resource.key
-            ),
-            (None, Some(c), Some(t)) => format!(
-                "you present {}, but lease {} was granted with token {}.",
-                yours.unwrap_or_default(),
-                short(&c.lease_id),
-                t.token
-            ),
-        },
+        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now),
         Verdict::IssueLost => format!(
             "task {}'s issue lease is no longer its own{}.",
             task_of(f).unwrap_or_default(),
@@ -446,6 +425,37 @@ fn verdict_reason(f: &Finding, now: i64) -> String {
             yours.map_or_else(String::new, |y| format!(" ({y}, from its stamp)"))
         ),
         Verdict::Unmanaged | Verdict::Current => String::new(),
+    }
+}
+
+/// Why `unknown-lease`: the credential does not parse, there is none, the ledger never granted
+/// it, it is another worktree's, or its token is not the one granted. Says what was presented.
+fn unknown_lease_reason(
+    f: &Finding,
+    yours: Option<String>,
+    holder_now: impl Fn(&Tenure) -> String,
+) -> String {
+    let yours = yours.unwrap_or_default();
+    match (&f.credential_error, &f.credential, &f.tenure) {
+        (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
+        (None, None, _) => format!(
+            "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
+            f.newest
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
+        ),
+        (None, Some(_), None) => {
+            format!("the ledger never granted the lease you present, {yours}.")
+        }
+        (None, Some(_), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
+            "the lease you present, {yours}, was granted for {}, not for this worktree.",
+            t.resource.key
+        ),
+        (None, Some(c), Some(t)) => format!(
+            "you present {yours}, but lease {} was granted with token {}.",
+            short(&c.lease_id),
+            t.token
+        ),
     }
 }
 
