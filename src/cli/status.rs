@@ -112,7 +112,7 @@ pub fn render_here(here: &Here, p: Paint) -> String {
             task.name
         ));
     }
-    out.push_str(&render_finding(&f, p));
+    out.push_str(&render_finding(&f));
     if let Some(t) = &here.target {
         out.push_str(&format!(
             "push:    {} on {} ({})\n",
@@ -148,7 +148,7 @@ fn lapse_text(l: &Lapse, p: Paint) -> String {
 }
 
 /// The finding's facts, one line each (`verdict:` comes from the caller).
-fn render_finding(f: &Finding, _p: Paint) -> String {
+fn render_finding(f: &Finding) -> String {
     let mut out = String::new();
     if let Some(task) = &f.task {
         out.push_str(&format!(

@@ -456,3 +456,31 @@ fn a_teardown_blocked_by_an_untracked_file_suggests_committing_it_not_pushing() 
     assert!(!run.stderr.contains("push -u"), "{}", run.stderr);
     assert!(run.stderr.contains("--force"), "{}", run.stderr);
 }
+
+#[test]
+fn a_chained_post_checkout_that_calls_git_hand_again_runs_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let hooks = repo.join(".git/hooks");
+    let log = env.path("hook-runs");
+    write_hook(
+        &hooks.join("post-checkout"),
+        &format!(
+            "#!/bin/sh\nn=$(( ${{DEPTH:-0}} + 1 )); export DEPTH=$n\necho run >> {}\n\
+             if [ $n -gt 3 ]; then echo \"recursed $n deep\" >&2; exit 97; fi\n\
+             git-hand hook post-checkout \"$@\"\n",
+            log.display()
+        ),
+    );
+    env.hand(&repo, &["install"]).ok();
+    env.git(&repo, &["branch", "-q", "other"]);
+    let run = Run::from(
+        env.contained("git", &repo)
+            .args(["switch", "-q", "other"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("recursed"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n");
+}
