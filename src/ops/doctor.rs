@@ -426,6 +426,10 @@ impl Checkup<'_> {
                 .filter(|p| p.is_dir()),
         );
         let opted_out = !self.repo.config_bool("hand.installHooks", true)?;
+        if opted_out && open.is_empty() {
+            // Uninstalled on purpose and nothing leased: nothing goes unchecked.
+            return Ok(());
+        }
         let mut seen_dirs = vec![];
         for worktree in worktrees {
             let git = Git::new(&worktree);

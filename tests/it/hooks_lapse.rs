@@ -370,10 +370,25 @@ fn uninstall_stays_uninstalled_until_install_opts_back_in() {
     let out = env.hand(&repo, &["uninstall"]).ok();
     assert!(out.contains("hand.installHooks=false"), "{out}");
     assert!(!hook.exists());
+    env.hand(&repo, &["doctor"]).ok(); // uninstalled on purpose, nothing leased: no problem
     let run = env.hand(&repo, &["spawn", "t1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!hook.exists(), "spawn reinstalled what uninstall removed");
     assert!(run.stderr.contains("NOT enforced"), "{}", run.stderr);
+    // A leased slot nothing checks is a problem, and --repair respects the opt-out.
+    let v = env
+        .hand(&repo, &["doctor", "--repair", "--json"])
+        .code(3)
+        .json();
+    let p = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "hooks-not-in-force")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(p["command"], "git hand install", "{p:#}");
+    assert!(!hook.exists(), "doctor --repair overrode the opt-out");
     let out = env.hand(&repo, &["install"]).ok();
     assert!(out.contains("hand.installHooks unset"), "{out}");
     assert!(hook.exists());
