@@ -134,7 +134,7 @@ pub fn render_here(here: &Here, p: Paint) -> String {
 fn target_why(t: &PushTarget) -> &'static str {
     match t.via {
         "upstream" => "its upstream",
-        _ => "no upstream: the same name on origin",
+        _ => "no upstream, so the branch of the same name",
     }
 }
 
@@ -220,7 +220,7 @@ pub fn check(ctx: &Context, args: CheckArgs) -> Result<Done, Failure> {
     };
     if let Some(t) = &here.target {
         text.push_str(&format!(
-            "(judged for a push of {} to {}: {})\n",
+            "(judged for a push to {} on {}: {})\n",
             t.branch,
             t.remote,
             target_why(t)
