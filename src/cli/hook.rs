@@ -11,7 +11,7 @@ use clap::Subcommand;
 
 use super::{Done, Failure};
 use crate::git::INTERNAL_ENV;
-use crate::hooks::{HookName, chain};
+use crate::hooks::{HookName, IN_HOOK_ENV, chain};
 use crate::ops::Context;
 use crate::ops::hook::{self, PostCheckout};
 
@@ -52,7 +52,23 @@ fn say(lines: &[String]) {
     }
 }
 
+/// Whether this process runs under a `git-hand hook` of the same name (it exported
+/// [`IN_HOOK_ENV`] to the hook it chained): a hand-written hook or a manager calling `git-hand
+/// hook pre-push` from inside the chain. Such a call neither judges nor runs the chained hook
+/// again (that recursed without bound, issue 11); it exits 0 at once, without reading stdin (the
+/// hook that called it may still want it), and the outer call judges once the chain returns.
+fn reentered(hook: HookName) -> bool {
+    std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str())
+}
+
 pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
+    let hook = match &cmd {
+        HookCommand::PrePush { .. } => HookName::PrePush,
+        HookCommand::PostCheckout { .. } => HookName::PostCheckout,
+    };
+    if reentered(hook) {
+        return Ok(exit(0));
+    }
     match cmd {
         HookCommand::PrePush { args } => Ok(pre_push(ctx, &args)),
         HookCommand::PostCheckout { args } => Ok(post_checkout(ctx, &args)),
@@ -95,7 +111,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),
         Ok(p) => {
-            say(&hook::refusal_lines(&p));
+            say(&hook::refusal_lines(&p, hook::Said::Push));
             exit(1)
         }
         Err(e) => {
@@ -105,7 +121,6 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
                 f.message
             )];
             lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
-            lines.push("(git push --no-verify skips this check)".into());
             say(&lines);
             exit(1)
         }

@@ -53,28 +53,41 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     };
     let warnings = report.warnings();
     warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
+    // Installing is opting back in to what `uninstall` opted out of.
+    let opted_in =
+        hooks::clear_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     if args.json {
         return Ok(Done::json(
             &json!({
                 "outcome": report.outcome(), "hooks_dir": report.dir,
                 "hooks_path": report.location.hooks_path, "hooks": report.hooks,
-                "git_hand": report.git_hand, "warnings": warnings,
+                "git_hand": report.git_hand, "warnings": warnings, "opted_in": opted_in,
             }),
             None,
         ));
     }
     let mut text = format!("git-hand hooks in {}:\n", report.dir.display());
     text.extend(report.hooks.iter().map(change_line));
+    if opted_in {
+        text.push_str(
+            "hand.installHooks unset: spawn installs the hooks again when they are missing\n",
+        );
+    }
     Ok(Done::ok(text))
 }
 
 pub fn uninstall(ctx: &Context, args: UninstallArgs) -> Result<Done, Failure> {
-    let report = hooks::uninstall(&repo_git(ctx)?)?;
+    let git = repo_git(ctx)?;
+    let report = hooks::uninstall(&git)?;
+    // Uninstalled stays uninstalled: without this the next spawn put the hooks back silently.
+    hooks::record_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
+    let opt_out = "hand.installHooks=false: spawn will not install them again (git hand install undoes this)\n";
     if args.json {
         return Ok(Done::json(
             &json!({
                 "outcome": report.outcome(), "hooks_dirs": report.dirs,
                 "hooks_path": report.location.hooks_path, "hooks": report.hooks,
+                "install_hooks": false,
             }),
             None,
         ));
@@ -86,7 +99,7 @@ pub fn uninstall(ctx: &Context, args: UninstallArgs) -> Result<Done, Failure> {
         .collect();
     if !report.removed_anything() {
         let text = format!(
-            "git-hand's hooks are not installed in {}; nothing to uninstall\n",
+            "git-hand's hooks are not installed in {}; nothing to uninstall\n{opt_out}",
             dirs.join(" or ")
         );
         return Ok(Done::ok(text));
@@ -97,6 +110,7 @@ pub fn uninstall(ctx: &Context, args: UninstallArgs) -> Result<Done, Failure> {
         .iter()
         .filter(|h| h.change != Change::NotInstalled);
     text.extend(shown.map(change_line));
+    text.push_str(opt_out);
     Ok(Done::ok(text))
 }
 

@@ -266,12 +266,12 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         .hint("git hand --help   # every verb"));
     }
     let p = output::paint(ctx);
-    let here = crate::ops::tasks::here(ctx)?;
+    let here = crate::ops::hook::here(ctx)?;
     let mut out = match &here.workdir {
         Some(dir) => format!("worktree {}\n", dir.display()),
         None => String::new(),
     };
-    out.push_str(&status::render_finding(&here.finding, p));
+    out.push_str(&status::render_here(&here, p));
     out.push('\n');
     let ledger = crate::ledger::Ledger::open_existing(&ctx.ledger_location()?.path)?;
     let listing = match ledger {

@@ -21,6 +21,11 @@ pub const CHAINED_SUFFIX: &str = ".git-hand-chained";
 /// hook without asking git (a hook must stay fast, and git may be mid-operation).
 pub const HOOK_DIR_ENV: &str = "GIT_HAND_HOOK_DIR";
 
+/// Set to the hook's name for the chained hook and everything it starts: a `git-hand hook` of the
+/// same name started under it (a hand-written hook or a manager calling `git-hand hook pre-push`)
+/// exits 0 at once, because the outer one judges after the chained hook returns (issue 11).
+pub const IN_HOOK_ENV: &str = "GIT_HAND_IN_HOOK";
+
 /// `<dir>/<hook>.git-hand-chained`.
 pub fn chained_path(dir: &Path, hook: HookName) -> PathBuf {
     dir.join(hook.chained_file_name())
@@ -49,11 +54,15 @@ pub fn run_chained(
     if !is_executable_file(&path) || is_our_shim(&path) {
         return Ok(None);
     }
-    let mut child = match spawn(Command::new(&path).args(args)) {
+    let marker = (IN_HOOK_ENV, hook.as_str());
+    let mut child = match spawn(Command::new(&path).args(args).env(marker.0, marker.1)) {
         // A hook without a `#!` line: git runs it with sh, and so do we.
-        Err(e) if e.raw_os_error() == Some(ENOEXEC) => {
-            spawn(Command::new("sh").arg(&path).args(args))?
-        }
+        Err(e) if e.raw_os_error() == Some(ENOEXEC) => spawn(
+            Command::new("sh")
+                .arg(&path)
+                .args(args)
+                .env(marker.0, marker.1),
+        )?,
         other => other?,
     };
     if let Some(mut pipe) = child.stdin.take() {

@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::chain::chained_path;
 use super::install::{Found, HookChange, Warning, install_into, is_executable, look};
@@ -301,4 +301,310 @@ fn is_not_writable(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
     )
+}
+
+/// Why the hooks are not (fully) in force for one worktree. Serialized as [`LapseKind::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LapseKind {
+    /// No `pre-push` hook where git runs hooks from for this worktree.
+    Missing,
+    /// git-hand's shim is there without an execute bit: git skips it.
+    NotExecutable,
+    /// `core.hooksPath` sends git to a directory whose `pre-push` does not run git-hand.
+    HooksPath,
+    /// Another tool renamed git-hand's shim (lefthook keeps it as `pre-push.old`) and put its
+    /// own hook, which does not run git-hand, in its place.
+    Renamed,
+    /// A foreign `pre-push` that does not run git-hand.
+    Foreign,
+    /// The hook git-hand chained is not executable: git-hand skips it as git would, so the
+    /// user's own hook no longer runs. The fence still holds.
+    ChainedBroken,
+    /// git-hand's post-checkout shim is missing or not executable: a slot whose lease ended
+    /// gets no warning on checkout. The fence still holds.
+    PostCheckout,
+    /// The shim cannot find `git-hand` on this PATH: every push from here is refused.
+    NotOnPath,
+}
+
+impl LapseKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LapseKind::Missing => "missing",
+            LapseKind::NotExecutable => "not-executable",
+            LapseKind::HooksPath => "hooks-path",
+            LapseKind::Renamed => "renamed",
+            LapseKind::Foreign => "foreign",
+            LapseKind::ChainedBroken => "chained-broken",
+            LapseKind::PostCheckout => "post-checkout",
+            LapseKind::NotOnPath => "not-on-path",
+        }
+    }
+
+    /// Whether this lapse lets a stale holder's push through unchecked.
+    pub fn unchecks_pushes(self) -> bool {
+        !matches!(
+            self,
+            LapseKind::ChainedBroken | LapseKind::PostCheckout | LapseKind::NotOnPath
+        )
+    }
+}
+
+/// One thing wrong with the hooks of a worktree, with the commands that fix it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Lapse {
+    pub kind: LapseKind,
+    pub message: String,
+    pub hints: Vec<String>,
+    /// Whether `git hand install` (and so `doctor --repair`) fixes it: never for a
+    /// `core.hooksPath` directory another tool owns, which needs the user's flag or recipe.
+    pub repairable: bool,
+}
+
+/// What runs git-hand's pre-push check for a worktree.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "file")]
+pub enum Enforcer {
+    /// git-hand's shim, executable.
+    Shim,
+    /// A hook manager's hook that calls `git-hand hook pre-push` (seen in the hook itself or in
+    /// the manager's configuration this file names).
+    Manager(PathBuf),
+    /// Nothing runs git-hand.
+    Nothing,
+}
+
+/// Whether git-hand's hooks are in force for one worktree: what git will run there on a push,
+/// asked of git in that worktree (`git rev-parse --git-path hooks` honours a per-worktree
+/// `core.hooksPath`), and what is wrong with it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InForce {
+    /// The directory git runs hooks from for this worktree.
+    pub dir: PathBuf,
+    /// `core.hooksPath` when it moves hooks away from the repository's own directory.
+    pub hooks_path: Option<String>,
+    pub pre_push: Enforcer,
+    pub lapses: Vec<Lapse>,
+}
+
+impl InForce {
+    /// Whether a stale holder's push from this worktree is checked (refused).
+    pub fn in_force(&self) -> bool {
+        self.pre_push != Enforcer::Nothing && !self.lapses.iter().any(|l| l.kind.unchecks_pushes())
+    }
+
+    /// The lapse that leaves pushes unchecked, if any.
+    pub fn unchecked(&self) -> Option<&Lapse> {
+        self.lapses.iter().find(|l| l.kind.unchecks_pushes())
+    }
+}
+
+/// Files where a hook manager keeps the commands it runs, relative to the work tree: a foreign
+/// `pre-push` is taken to run git-hand when one of them does (the recipes in docs/hooks.md).
+const MANAGER_FILES: &[&str] = &[
+    ".husky/pre-push",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    ".pre-commit-config.yaml",
+];
+
+/// The call a hook or a manager's configuration must make for the fence to hold.
+const CALL: &str = "git-hand hook pre-push";
+
+/// Reads what git will run on a push from the worktree `git` runs in; `workdir` is that work
+/// tree (where a manager's configuration lives). Reads, never writes: one git call (two under
+/// `core.hooksPath`), a few small file reads.
+pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError> {
+    let location = locate(git)?;
+    let dir = location.active.clone();
+    let redirected = location.is_redirected();
+    let mut lapses = vec![];
+    let pre_push = look(&dir, HookName::PrePush)?;
+    let repair = |hints: Vec<String>| (hints, !redirected);
+    let enforcer = match pre_push.found {
+        Found::Ours { .. } if !is_executable(&pre_push.path) => {
+            let (hints, repairable) = repair(vec![
+                format!("chmod +x {}", pre_push.path.display()),
+                "git hand doctor --repair   # or reinstall git-hand's hooks".into(),
+            ]);
+            lapses.push(Lapse {
+                kind: LapseKind::NotExecutable,
+                message: format!(
+                    "git-hand's pre-push hook {} is not executable, so git skips it",
+                    pre_push.path.display()
+                ),
+                hints,
+                repairable,
+            });
+            Enforcer::Nothing
+        }
+        Found::Ours { .. } => Enforcer::Shim,
+        Found::Foreign => match calls_git_hand(&pre_push.path, workdir) {
+            Some(by) => Enforcer::Manager(by),
+            None => Enforcer::Nothing,
+        },
+        Found::Missing => Enforcer::Nothing,
+    };
+    if enforcer == Enforcer::Nothing && lapses.is_empty() {
+        lapses.push(not_running(&location, &pre_push.path, &pre_push.found));
+    }
+    if enforcer == Enforcer::Shim {
+        let chained = chained_path(&dir, HookName::PrePush);
+        if pre_push.has_chained && !is_executable(&chained) {
+            lapses.push(Lapse {
+                kind: LapseKind::ChainedBroken,
+                message: format!(
+                    "the pre-push hook git-hand chained, {}, is not executable, so it no longer \
+                     runs (git-hand's check still does)",
+                    chained.display()
+                ),
+                hints: vec![format!("chmod +x {}", chained.display())],
+                repairable: false,
+            });
+        }
+        let post = look(&dir, HookName::PostCheckout)?;
+        if !matches!(post.found, Found::Ours { .. } | Found::Foreign) || !is_executable(&post.path)
+        {
+            let (hints, repairable) = repair(vec!["git hand doctor --repair".into()]);
+            lapses.push(Lapse {
+                kind: LapseKind::PostCheckout,
+                message: format!(
+                    "git-hand's post-checkout hook {} is missing or not executable: a checkout \
+                     in a slot whose lease ended is not warned about",
+                    post.path.display()
+                ),
+                hints,
+                repairable,
+            });
+        }
+        if let Some(NotInForce::NotOnPath) = not_on_path() {
+            lapses.push(Lapse {
+                kind: LapseKind::NotOnPath,
+                message: Warning::NotOnPath.message(),
+                hints: NotInForce::NotOnPath.hints(),
+                repairable: false,
+            });
+        }
+    }
+    Ok(InForce {
+        dir,
+        hooks_path: location.hooks_path.clone(),
+        pre_push: enforcer,
+        lapses,
+    })
+}
+
+/// The lapse when nothing in `dir` runs git-hand on a push.
+fn not_running(location: &HooksLocation, path: &Path, found: &Found) -> Lapse {
+    let dir = &location.active;
+    let unchecked = "a stale lease holder's push from here is NOT checked";
+    if let Some(renamed) = renamed_shim(dir) {
+        return Lapse {
+            kind: LapseKind::Renamed,
+            message: format!(
+                "git-hand's pre-push shim was renamed to {} (by another hook tool?) and {} does \
+                 not run git-hand: {unchecked}",
+                renamed.display(),
+                path.display()
+            ),
+            hints: vec![
+                "git hand install --manual   # the line your hook manager needs".into(),
+                "git hand doctor --repair    # or chain that tool's hook behind git-hand's".into(),
+            ],
+            repairable: !location.is_redirected(),
+        };
+    }
+    if location.is_redirected() {
+        return Lapse {
+            kind: LapseKind::HooksPath,
+            message: format!(
+                "core.hooksPath is set to {}, so git runs hooks from {}, {}: {unchecked}",
+                location.hooks_path.as_deref().unwrap_or_default(),
+                dir.display(),
+                if dir.is_dir() {
+                    "and its pre-push does not run git-hand"
+                } else {
+                    "which does not exist in this worktree, so git runs no hook at all"
+                }
+            ),
+            hints: vec![
+                "git hand install --manual       # the lines to add to your hook manager".into(),
+                "git hand install --hooks-path   # or let git-hand write its shims there".into(),
+            ],
+            repairable: false,
+        };
+    }
+    let (kind, what) = match found {
+        Found::Foreign => (
+            LapseKind::Foreign,
+            format!(
+                "{} is another tool's and does not run git-hand",
+                path.display()
+            ),
+        ),
+        _ => (
+            LapseKind::Missing,
+            format!("git-hand's pre-push hook {} is missing", path.display()),
+        ),
+    };
+    Lapse {
+        kind,
+        message: format!("{what}: {unchecked}"),
+        hints: vec!["git hand doctor --repair   # reinstalls git-hand's hooks".into()],
+        repairable: true,
+    }
+}
+
+/// A file in `dir` named `pre-push.<something>` (not the chained hook) that is git-hand's shim.
+fn renamed_shim(dir: &Path) -> Option<PathBuf> {
+    let chained = HookName::PrePush.chained_file_name();
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("pre-push.") && n != chained)
+        })
+        .find(|p| std::fs::read(p).is_ok_and(|b| super::shim::is_ours(&b)))
+}
+
+/// The file that makes a foreign `pre-push` run git-hand: the hook itself when it calls
+/// `git-hand hook pre-push`, else a hook manager's configuration in the work tree that does
+/// (husky's `.husky/pre-push`, `lefthook.yml`, `.pre-commit-config.yaml`). A heuristic, on
+/// purpose generous: `check` must not cry wolf at a manager set up from docs/hooks.md.
+fn calls_git_hand(hook: &Path, workdir: Option<&Path>) -> Option<PathBuf> {
+    let mentions = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t.contains(CALL));
+    if mentions(hook) {
+        return Some(hook.to_path_buf());
+    }
+    let workdir = workdir?;
+    MANAGER_FILES
+        .iter()
+        .map(|f| workdir.join(f))
+        .find(|p| mentions(p))
+}
+
+/// Records the user's opt-out (`git hand uninstall`): `hand.installHooks=false` in the
+/// repository's own config, so the next `spawn` does not silently put the hooks back.
+pub fn record_opt_out(git: &Git) -> Result<(), crate::git::GitError> {
+    git.run(&["config", "--local", "hand.installHooks", "false"])
+        .map(|_| ())
+}
+
+/// Undoes [`record_opt_out`] (`git hand install`): `true` when there was one to undo.
+pub fn clear_opt_out(git: &Git) -> Result<bool, crate::git::GitError> {
+    let set = git
+        .run(&["config", "--local", "--get", "hand.installHooks"])
+        .is_ok_and(|v| !v.trim().is_empty());
+    if set {
+        git.run(&["config", "--local", "--unset-all", "hand.installHooks"])?;
+    }
+    Ok(set)
 }

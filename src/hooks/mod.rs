@@ -21,10 +21,11 @@ use std::str::FromStr;
 
 use crate::git::GitError;
 
-pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, chained_path, run_chained};
+pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_chained};
 pub use ensure::{
-    EnsureReport, FileState, HookState, InstalledState, NotInForce, current_in, ensure_installed,
-    installed_state, only_our_switch_hooks,
+    Enforcer, EnsureReport, FileState, HookState, InForce, InstalledState, Lapse, LapseKind,
+    NotInForce, clear_opt_out, current_in, ensure_installed, in_force, installed_state,
+    only_our_switch_hooks, record_opt_out,
 };
 pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,

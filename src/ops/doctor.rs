@@ -21,7 +21,8 @@ use crate::ledger::{
 #[derive(Debug, Clone)]
 pub struct Problem {
     /// A stable word: `ledger-missing`, `ledger-damaged`, `stuck-spawn`, `stuck-teardown`,
-    /// `expired-lease`, `missing-slot`, `unknown-slot`, `prunable-worktree`.
+    /// `expired-lease`, `missing-slot`, `unknown-slot`, `prunable-worktree`,
+    /// `hooks-not-in-force`.
     pub kind: &'static str,
     pub subject: String,
     pub detail: String,
@@ -64,6 +65,7 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
     checkup.unusable_free_slots(ledger, &mut problems)?;
     checkup.unknown_slots(ledger, &mut problems)?;
     checkup.prunable_worktrees(ledger, &mut problems)?;
+    checkup.hooks_not_in_force(ledger, &mut problems)?;
     Ok(problems)
 }
 
@@ -405,6 +407,89 @@ impl Checkup<'_> {
                 p.repaired = true;
             }
             out.push(p);
+        }
+        Ok(())
+    }
+
+    /// Worktrees whose pushes git-hand's hooks would not check: this one and every open task's
+    /// slot (a per-worktree `core.hooksPath` can differ), each hooks directory looked at once.
+    /// `--repair` reinstalls into the repository's own hooks directory, never into a
+    /// `core.hooksPath` another tool owns (the recipe is the command then), and not when the
+    /// user opted out (`hand.installHooks=false`, set by `git hand uninstall`).
+    fn hooks_not_in_force(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
+        let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
+        let open = ledger.read(|v| v.tasks(&self.repo_id, false))?;
+        worktrees.extend(
+            open.iter()
+                .filter_map(|t| t.slot_path.as_deref())
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+        );
+        let opted_out = !self.repo.config_bool("hand.installHooks", true)?;
+        if opted_out && open.is_empty() {
+            // Uninstalled on purpose and nothing leased: nothing goes unchecked.
+            return Ok(());
+        }
+        let mut seen_dirs = vec![];
+        for worktree in worktrees {
+            let git = Git::new(&worktree);
+            let state = match crate::hooks::in_force(&git, Some(&worktree)) {
+                Ok(state) => state,
+                Err(e) => {
+                    out.push(Problem {
+                        kind: "hooks-not-in-force",
+                        subject: worktree.display().to_string(),
+                        detail: format!("cannot tell whether the hooks are in force: {e}"),
+                        action: "none".into(),
+                        repaired: false,
+                        command: e.hints().into_iter().next(),
+                    });
+                    continue;
+                }
+            };
+            if seen_dirs.contains(&state.dir) {
+                continue;
+            }
+            seen_dirs.push(state.dir.clone());
+            for lapse in &state.lapses {
+                let fixes = lapse.repairable && !opted_out;
+                let mut p = Problem {
+                    kind: "hooks-not-in-force",
+                    subject: worktree.display().to_string(),
+                    detail: format!("{} ({})", lapse.message, lapse.kind.as_str()),
+                    action: if fixes {
+                        "reinstall git-hand's hooks (git hand install)".into()
+                    } else if lapse.repairable {
+                        "none: hand.installHooks is false (git hand uninstall); git hand install opts back in".into()
+                    } else {
+                        "none: this needs your hand".into()
+                    },
+                    repaired: false,
+                    command: (!fixes).then(|| {
+                        if opted_out && lapse.repairable {
+                            "git hand install".to_string()
+                        } else {
+                            lapse.hints.first().cloned().unwrap_or_default()
+                        }
+                    }),
+                };
+                if self.repair && fixes {
+                    match crate::hooks::ensure_installed(&git) {
+                        Ok(r) if r.in_force() => p.repaired = true,
+                        Ok(r) => {
+                            let why = r.problem.map(|p| p.to_string()).unwrap_or_default();
+                            p.detail
+                                .push_str(&format!("; reinstalling did not help: {why}"));
+                            p.command = lapse.hints.first().cloned();
+                        }
+                        Err(e) => {
+                            p.detail.push_str(&format!("; cannot reinstall: {e}"));
+                            p.command = e.hints().into_iter().next();
+                        }
+                    }
+                }
+                out.push(p);
+            }
         }
         Ok(())
     }

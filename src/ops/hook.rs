@@ -82,8 +82,38 @@ pub struct PrePush {
 }
 
 /// Judges a push from the worktree of `ctx` to the remote at `url` (the hook's second
-/// argument; `None` when git gave none).
+/// argument; `None` when git gave none), and records a refusal.
 pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<PrePush> {
+    // The branches the remote would see updated, each looked up once.
+    let mut branches: Vec<String> = refs
+        .iter()
+        .filter_map(|r| r.remote_ref.strip_prefix("refs/heads/"))
+        .map(str::to_string)
+        .collect();
+    branches.sort();
+    branches.dedup();
+    let (out, ledger) = decide(ctx, url, &ctx.cwd, &branches)?;
+    if let (Some(refusal), Some(finding), Some(mut ledger)) = (&out.refusal, &out.finding, ledger) {
+        record_refusal(
+            &mut ledger,
+            finding,
+            refusal,
+            &verdict::Subject::key_of(ctx)?,
+        )?;
+    }
+    Ok(out)
+}
+
+/// The one decision behind pre-push, `check` and `status`: the worktree's credential judged
+/// (`verdict::judge`) and, with `hand.fenceBranches`, the pushed `branches` fenced on the remote
+/// at `url` (a relative local path resolved from `base`, where git resolves it). Writes nothing;
+/// returns the ledger it read, for the caller that records a refusal.
+pub fn decide(
+    ctx: &Context,
+    url: Option<&str>,
+    base: &std::path::Path,
+    branches: &[String],
+) -> Result<(PrePush, Option<Ledger>)> {
     let repo = ctx.repo()?;
     let subject = verdict::Subject::of(ctx)?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
@@ -97,19 +127,10 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
         now: 0,
     };
     let Some(mut ledger) = subject.ledger(ctx)? else {
-        return Ok(out); // git-hand never ran with this ledger: nothing to fence.
+        return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
     };
-    let workdir = &subject.key;
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let remote = url.map(|u| fence::pushed_remote(u, &ctx.cwd));
-    // The branches the remote would see updated, each looked up once.
-    let mut branches: Vec<String> = refs
-        .iter()
-        .filter_map(|r| r.remote_ref.strip_prefix("refs/heads/"))
-        .map(str::to_string)
-        .collect();
-    branches.sort();
-    branches.dedup();
+    let remote = url.map(|u| fence::pushed_remote(u, base));
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
         if !fence || branches.is_empty() {
@@ -125,7 +146,7 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
             v,
             remote.as_deref(),
             repo_id.as_deref(),
-            &branches,
+            branches,
             presented,
         )?;
         Ok((finding, fenced))
@@ -140,13 +161,118 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
             tenure: Box::new(tenure),
         });
     }
-    if let Some(refusal) = &out.refusal {
-        record_refusal(&mut ledger, &finding, refusal, workdir)?;
+    if out.refusal.is_some() {
         out.head_branch = repo.head_branch();
         out.head_oid = repo.head_oid();
     }
     out.finding = Some(finding);
-    Ok(out)
+    Ok((out, Some(ledger)))
+}
+
+/// Where `git push` from this worktree would go, for `check` and `status`: the checked-out
+/// branch's upstream (`branch.<name>.remote` and `.merge`), else the same-named branch on
+/// origin. `None` on a detached HEAD (only the lease is judged then).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PushTarget {
+    pub remote: String,
+    pub url: Option<String>,
+    pub branch: String,
+    /// `upstream` or `same-name`.
+    pub via: &'static str,
+}
+
+impl PushTarget {
+    pub fn of(repo: &crate::git::Repo) -> Option<Self> {
+        let local = repo.head_branch()?;
+        let remote = repo.config_string(&format!("branch.{local}.remote"));
+        let merge = repo.config_string(&format!("branch.{local}.merge"));
+        let upstream = merge
+            .as_deref()
+            .and_then(|m| m.strip_prefix("refs/heads/"))
+            .map(str::to_string);
+        let (remote, branch, via) = match (remote, upstream) {
+            // A "." remote is this repository itself: no push to fence.
+            (Some(r), Some(b)) if r != "." => (r, b, "upstream"),
+            _ => ("origin".to_string(), local, "same-name"),
+        };
+        Some(Self {
+            url: repo.push_url(&remote),
+            remote,
+            branch,
+            via,
+        })
+    }
+}
+
+/// What `git hand`, `status` and `check` report about the current worktree: exactly pre-push's
+/// decision for a push to [`PushTarget`], and whether the hooks would run it at all.
+pub struct Here {
+    pub workdir: Option<PathBuf>,
+    pub ledger: PathBuf,
+    pub decision: PrePush,
+    pub target: Option<PushTarget>,
+    /// Whether the hooks are in force for this worktree (an error: why that could not be told).
+    pub hooks: std::result::Result<crate::hooks::InForce, String>,
+    /// Whether git-hand has leased or registered anything for this repository: a lapse of the
+    /// hooks matters only then.
+    pub known: bool,
+}
+
+impl Here {
+    pub fn finding(&self) -> Finding {
+        self.decision
+            .finding
+            .clone()
+            .unwrap_or_else(|| Finding::unmanaged(self.decision.now))
+    }
+
+    /// Whether pushes from here are checked at all: the hooks are in force, or git-hand has
+    /// nothing to enforce in this repository.
+    pub fn lapse(&self) -> Option<crate::hooks::Lapse> {
+        let managed = self
+            .decision
+            .finding
+            .as_ref()
+            .is_some_and(|f| f.verdict != Verdict::Unmanaged);
+        if !self.known && !managed {
+            return None;
+        }
+        match &self.hooks {
+            Ok(h) => h.unchecked().cloned(),
+            Err(why) => Some(crate::hooks::Lapse {
+                kind: crate::hooks::LapseKind::Missing,
+                message: format!("cannot tell whether git-hand's hooks are in force: {why}"),
+                hints: vec!["git hand doctor".into()],
+                repairable: false,
+            }),
+        }
+    }
+}
+
+/// Decides for the current worktree as pre-push would, writing nothing.
+pub fn here(ctx: &Context) -> Result<Here> {
+    let repo = ctx.repo()?;
+    let workdir = repo.loc.workdir.clone();
+    let target = PushTarget::of(repo);
+    let base = workdir.clone().unwrap_or_else(|| ctx.cwd.clone());
+    let branches: Vec<String> = target.iter().map(|t| t.branch.clone()).collect();
+    let url = target.as_ref().and_then(|t| t.url.clone());
+    let (decision, ledger) = decide(ctx, url.as_deref(), &base, &branches)?;
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let known = match ledger {
+        Some(mut l) => l.read(|v| Ok(v.repo_by_dir(&common)?.is_some()))?,
+        None => false,
+    };
+    let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
+    let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
+    Ok(Here {
+        ledger: verdict::Subject::of(ctx)?.ledger_path,
+        workdir,
+        decision,
+        target,
+        hooks,
+        known,
+    })
 }
 
 /// Appends the refusal to the event log (the only write a refused push makes).
@@ -179,51 +305,34 @@ fn record_refusal(
     Ok(())
 }
 
-/// The lines a refused push prints (without the `git-hand: ` prefix).
-pub fn refusal_lines(p: &PrePush) -> Vec<String> {
+/// Who is reading a refusal: the pre-push hook refusing a push, or `check`/`status` saying what
+/// the hook would do (nothing was attempted, so nothing "was pushed" or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Said {
+    Push,
+    Check,
+}
+
+/// The lines a refusal prints (without the `git-hand: ` prefix). They never suggest
+/// `--no-verify`: coding agents retry with whatever a refusal suggests (issue 11).
+pub fn refusal_lines(p: &PrePush, said: Said) -> Vec<String> {
     let Some(refusal) = &p.refusal else {
         return vec![];
     };
     let now = p.now;
     let mut lines = vec![];
     let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
+    let refused = match said {
+        Said::Push => "push refused",
+        Said::Check => "a push from here would be refused",
+    };
     match refusal {
         Refusal::Verdict(f) => {
-            let yours = f
-                .tenure
-                .as_ref()
-                .map(|t| format!("token {} (lease {})", t.token, short(&t.lease_id)));
-            let yours = yours.unwrap_or_else(|| "no credential".into());
-            lines.push(format!("push refused ({}): {}", f.verdict.as_str(), match f.verdict {
-                Verdict::Stale => {
-                    let n = f.newest.as_ref();
-                    format!(
-                        "this worktree was leased again. You present {yours}; it is now held by {} with token {} since {}.",
-                        n.map_or("?", |t| t.holder.as_str()),
-                        n.map_or(0, |t| t.token),
-                        n.map_or_else(String::new, |t| relative(t.acquired_at, now)),
-                    )
-                }
-                Verdict::Expired => format!(
-                    "your lease, {yours}, expired {}; an expired lease is never renewed.",
-                    f.tenure.as_ref().and_then(|t| t.expires_at).map_or_else(String::new, |e| relative(e, now))
-                ),
-                Verdict::Released => format!("your lease, {yours}, was released (the task was torn down)."),
-                Verdict::UnknownLease => match &f.credential_error {
-                    Some(why) => format!("the credential in this environment does not parse: {why}."),
-                    None => format!("the ledger did not grant {yours} for this worktree."),
-                },
-                Verdict::IssueLost => format!(
-                    "task {}'s issue lease is no longer its own{}.",
-                    task_of(f).unwrap_or_default(),
-                    f.issue_now.as_ref().map_or_else(String::new, |t| format!(" ({} holds it now, token {})", t.holder, t.token))
-                ),
-                Verdict::NoCredential => format!(
-                    "hand.requireCredential is set and this shell carries no GIT_HAND_LEASE; the worktree is leased to task {} ({yours}).",
-                    task_of(f).unwrap_or_else(|| "?".into())
-                ),
-                Verdict::Unmanaged | Verdict::Current => String::new(),
-            }));
+            lines.push(format!(
+                "{refused} ({}): {}",
+                f.verdict.as_str(),
+                verdict_reason(f, now)
+            ));
             if f.credential_error.is_some() {
                 lines.push(
                     "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: eval \"$(git hand env <task>)\"".into(),
@@ -236,7 +345,7 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
                     "if you hold task {name}: eval \"$(git hand env {name})\" and push again"
                 ));
             }
-            lines.extend(keep_work_advice(p, task_of(f)));
+            lines.extend(keep_work_advice(p, task_of(f), said));
         }
         Refusal::Branch {
             branch,
@@ -244,7 +353,7 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
             tenure,
         } => {
             lines.push(format!(
-                "push refused: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
+                "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
                 task.name, tenure.holder, tenure.token
             ));
             lines.push(format!(
@@ -256,11 +365,101 @@ pub fn refusal_lines(p: &PrePush) -> Vec<String> {
             );
         }
     }
-    lines.push("(git push --no-verify skips client hooks, git-hand's included; the ledger still records every lease.)".into());
     lines
 }
 
-fn keep_work_advice(p: &PrePush, task: Option<String>) -> Vec<String> {
+/// The credential as presented: `token 5 (lease 0123456789)`, from what the holder presented
+/// (never the ledger's idea of it: a wrong token is the point of the message).
+fn presented(f: &Finding) -> Option<String> {
+    let c = f.credential.as_ref()?;
+    Some(match c.token {
+        Some(t) => format!("token {t} (lease {})", short(&c.lease_id)),
+        None => format!("lease {}", short(&c.lease_id)),
+    })
+}
+
+/// Why a verdict refuses, in one sentence.
+fn verdict_reason(f: &Finding, now: i64) -> String {
+    let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
+    let yours = presented(f);
+    let holder_now = |n: &Tenure| {
+        format!(
+            "{} with token {} since {}",
+            n.holder,
+            n.token,
+            relative(n.acquired_at, now)
+        )
+    };
+    match f.verdict {
+        Verdict::Stale => {
+            let now_held = f.newest.as_ref().map_or_else(|| "?".into(), holder_now);
+            format!(
+                "this worktree was leased again. You present {}; it is now held by {now_held}.",
+                yours.unwrap_or_else(|| "an older lease".into())
+            )
+        }
+        Verdict::Expired => format!(
+            "your lease, {}, expired {}; an expired lease is never renewed.",
+            yours.unwrap_or_else(|| "the stamped one".into()),
+            f.tenure
+                .as_ref()
+                .and_then(|t| t.expires_at)
+                .map_or_else(String::new, |e| relative(e, now))
+        ),
+        Verdict::Released => match yours {
+            Some(yours) => format!("your lease, {yours}, was released (its task was torn down)."),
+            None => "this worktree's last lease was released (its task was torn down), and this push presents no credential.".into(),
+        },
+        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now),
+        Verdict::IssueLost => format!(
+            "task {}'s issue lease is no longer its own{}.",
+            task_of(f).unwrap_or_default(),
+            f.issue_now.as_ref().map_or_else(String::new, |t| format!(
+                " ({} holds it now, token {})",
+                t.holder, t.token
+            ))
+        ),
+        Verdict::NoCredential => format!(
+            "hand.requireCredential is set and this shell carries no GIT_HAND_LEASE; the worktree is leased to task {}{}.",
+            task_of(f).unwrap_or_else(|| "?".into()),
+            yours.map_or_else(String::new, |y| format!(" ({y}, from its stamp)"))
+        ),
+        Verdict::Unmanaged | Verdict::Current => String::new(),
+    }
+}
+
+/// Why `unknown-lease`: the credential does not parse, there is none, the ledger never granted
+/// it, it is another worktree's, or its token is not the one granted. Says what was presented.
+fn unknown_lease_reason(
+    f: &Finding,
+    yours: Option<String>,
+    holder_now: impl Fn(&Tenure) -> String,
+) -> String {
+    let yours = yours.unwrap_or_default();
+    match (&f.credential_error, &f.credential, &f.tenure) {
+        (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
+        (None, None, _) => format!(
+            "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
+            f.newest
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
+        ),
+        (None, Some(_), None) => {
+            format!("the ledger never granted the lease you present, {yours}.")
+        }
+        (None, Some(_), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
+            "the lease you present, {yours}, was granted for {}, not for this worktree.",
+            t.resource.key
+        ),
+        (None, Some(c), Some(t)) => format!(
+            "you present {yours}, but lease {} was granted with token {}.",
+            short(&c.lease_id),
+            t.token
+        ),
+    }
+}
+
+fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String> {
     let at = match (&p.head_branch, &p.head_oid) {
         (Some(b), Some(o)) => format!("local branch {b} ({})", short(o)),
         (None, Some(o)) => format!("commit {}", short(o)),
@@ -269,7 +468,10 @@ fn keep_work_advice(p: &PrePush, task: Option<String>) -> Vec<String> {
     let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
     let base = p.head_oid.as_deref().map(short).unwrap_or("HEAD");
     vec![
-        format!("your commits are safe in {at}; nothing was pushed."),
+        match said {
+            Said::Push => format!("your commits are safe in {at}; nothing was pushed."),
+            Said::Check => format!("your commits are in {at}."),
+        },
         format!(
             "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
         ),

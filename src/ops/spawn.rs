@@ -69,6 +69,8 @@ pub struct Checked {
     /// `None` only when the base could not be resolved but an open task of this name exists:
     /// resuming it needs no base.
     base: Option<base::Base>,
+    /// `hand.installHooks` (default true): whether spawn may install or chain the hooks.
+    install_hooks: bool,
 }
 
 /// Validates a spawn without writing anything: names, the repository's paths, the `hand.*`
@@ -84,6 +86,7 @@ pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) ->
     names::holder(opts.holder)?;
     let repo = ctx.repo_to_record()?;
     let max_slots = pool::max_slots(repo)?;
+    let install_hooks = repo.config_bool("hand.installHooks", true)?;
     pool::root(repo)?;
     ctx.ledger_location()?;
     if issue.is_some() {
@@ -110,6 +113,7 @@ pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) ->
         issue: issue.map(str::to_string),
         max_slots,
         base,
+        install_hooks,
     })
 }
 
@@ -127,7 +131,34 @@ fn open_task_exists(ctx: &Context, repo: &Repo, task: &str) -> Result<bool> {
     })?)
 }
 
+/// Spawns a task. The hooks are installed (or found not in force) before anything is leased, so
+/// a spawn that dies halfway never leaves a leased slot whose pushes nothing checks without
+/// having said so (issue 11); with `hand.installHooks=false` nothing is installed or chained,
+/// and a lapse is still reported.
 pub fn spawn(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    opts: &SpawnOptions<'_>,
+    checked: Checked,
+    progress: &dyn Fn(&str),
+) -> Result<Spawned> {
+    let repo = ctx.repo()?;
+    let git = Git::new(
+        repo.loc
+            .workdir
+            .clone()
+            .unwrap_or_else(|| repo.loc.common_dir.clone()),
+    );
+    let hooks = hooks_problem(repo, &git, checked.install_hooks);
+    failpoint::hit("spawn-after-hooks");
+    let spawned = lease_and_prepare(ctx, ledger, opts, checked, progress)?;
+    Ok(Spawned {
+        hooks_problem: hooks,
+        ..spawned
+    })
+}
+
+fn lease_and_prepare(
     ctx: &Context,
     ledger: &mut Ledger,
     opts: &SpawnOptions<'_>,
@@ -374,7 +405,7 @@ pub fn spawn(
             base,
             source,
             skipped,
-            hooks_problem: hooks_problem(repo, &git),
+            hooks_problem: None,
         });
     }
     Err(Error::precondition(
@@ -432,14 +463,33 @@ fn activate(
 }
 
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
-/// another hook manager owns), and says why not when they cannot be.
-fn hooks_problem(repo: &Repo, git: &Git) -> Option<(String, Vec<String>)> {
+/// another hook manager owns, nor anywhere when `install` is false), and says why not when they
+/// are not in force.
+fn hooks_problem(repo: &Repo, git: &Git, install: bool) -> Option<(String, Vec<String>)> {
     // The common case, proven without a git process: no core.hooksPath (gix reads includes
     // too) and our current shims in the repository's own hooks directory.
     if repo.config_string("core.hooksPath").is_none()
         && crate::hooks::current_in(&repo.loc.common_dir.join("hooks"))
     {
         return None;
+    }
+    if !install {
+        return match crate::hooks::in_force(git, repo.loc.workdir.as_deref()) {
+            Ok(state) => state.unchecked().map(|lapse| {
+                let mut hints = vec![
+                    "git hand install   # installs git-hand's hooks and opts back in".to_string(),
+                ];
+                hints.extend(lapse.hints.iter().cloned());
+                (
+                    format!(
+                        "hand.installHooks is false, so git-hand installed no hooks, and {}",
+                        lapse.message
+                    ),
+                    hints,
+                )
+            }),
+            Err(e) => Some((e.to_string(), e.hints())),
+        };
     }
     match crate::hooks::ensure_installed(git) {
         Ok(report) => report.problem.map(|p| (p.to_string(), p.hints())),

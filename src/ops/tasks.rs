@@ -1,10 +1,7 @@
-//! Reading and renewing tasks: `git hand list`, `status`, `renew`, `env`, and finding the task of
+//! Reading and renewing tasks: `git hand list`, `renew`, `env`, and finding the task of
 //! the current worktree (the default TASK of every verb that takes one).
 
-use std::path::PathBuf;
-
 use super::pool::{self, SlotInfo};
-use super::verdict::{self, Finding};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tenure};
@@ -88,28 +85,6 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
             now,
         })
     })?)
-}
-
-/// What `status` and `check` report about the current worktree.
-pub struct Here {
-    pub workdir: Option<PathBuf>,
-    pub finding: Finding,
-    pub ledger: PathBuf,
-}
-
-/// Judges the current worktree the way the pre-push hook would. The stamp's ledger wins over
-/// the default location: it is the one that granted the lease.
-pub fn here(ctx: &Context) -> Result<Here> {
-    let subject = verdict::Subject::of(ctx)?;
-    let finding = match subject.ledger(ctx)? {
-        Some(mut ledger) => ledger.read(|v| subject.judge(v))?,
-        None => Finding::unmanaged(0),
-    };
-    Ok(Here {
-        workdir: ctx.repo()?.loc.workdir.clone(),
-        finding,
-        ledger: subject.ledger_path,
-    })
 }
 
 /// The task named, or the one whose slot is the current worktree.

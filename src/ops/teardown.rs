@@ -287,20 +287,47 @@ fn check(
         }
         return Err(Error::precondition(
             message,
-            vec![
-                format!(
-                    "git -C {} push -u origin {}   # land the commits",
-                    path.display(),
-                    task.branch
-                ),
-                format!(
-                    "git hand teardown {} --force   # discard uncommitted changes; commits stay on {}",
-                    task.name, task.branch
-                ),
-            ],
+            not_landed_hints(task, path, &dirty, !unlanded.is_empty()),
         ));
     }
     Ok(dirty)
+}
+
+/// The commands that get a teardown refused for unlanded work going, one per cause: files that
+/// are not committed are committed (an untracked file is added first) or discarded, commits are
+/// pushed. Suggesting `push -u` for a lone untracked file sent people round in circles (issue 11).
+fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -> Vec<String> {
+    let p = path.display();
+    let mut hints = vec![];
+    if !dirty.is_empty() {
+        let untracked_only = dirty.iter().all(|f| f.starts_with("??"));
+        let what = if untracked_only {
+            "the untracked files"
+        } else {
+            "the changes"
+        };
+        hints.push(format!(
+            "git -C {p} add -A && git -C {p} commit -m <message>   # keep {what} as a commit, then push it"
+        ));
+    }
+    if commits {
+        hints.push(format!(
+            "git -C {p} push -u origin {}   # land the commits",
+            task.branch
+        ));
+    }
+    if !dirty.is_empty() {
+        hints.push(format!(
+            "git hand teardown {} --force   # discard uncommitted and untracked files (ignored ones stay); commits stay on {}",
+            task.name, task.branch
+        ));
+    } else {
+        hints.push(format!(
+            "git hand teardown {} --force   # end the task anyway; the commits stay on local branch {}",
+            task.name, task.branch
+        ));
+    }
+    hints
 }
 
 /// What the claim found.

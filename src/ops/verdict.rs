@@ -273,6 +273,17 @@ pub struct Subject {
 }
 
 impl Subject {
+    /// The work tree's realpath, as [`Subject::key`] (the ledger key of a slot).
+    pub fn key_of(ctx: &Context) -> Result<String> {
+        Ok(ctx
+            .repo()?
+            .loc
+            .workdir
+            .as_deref()
+            .map(|w| w.to_string_lossy().into_owned())
+            .unwrap_or_default())
+    }
+
     pub fn of(ctx: &Context) -> Result<Self> {
         let repo = ctx.repo()?;
         let stamp = stamp::read_checked(&repo.loc.admin_dir)?;

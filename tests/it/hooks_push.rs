@@ -84,7 +84,11 @@ fn the_zombie_story_a_superseded_holder_cannot_clobber_the_new_one() {
         "the message names t2's token: {}",
         run.stderr
     );
-    assert!(run.stderr.contains("--no-verify"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("--no-verify"),
+        "a refusal never teaches the bypass: {}",
+        run.stderr
+    );
     assert_eq!(
         remote_oid(&env, "hand/t2"),
         None,
@@ -423,7 +427,8 @@ fn check_reports_the_verdict_without_pushing() {
     env.hand(&repo, &["teardown", "t1"]).ok();
     let run = env.hand(&slot, &["check"]).code(1);
     assert!(
-        run.stdout.contains("push refused (released)"),
+        run.stdout
+            .contains("a push from here would be refused (released)"),
         "{}",
         run.stdout
     );

@@ -7,6 +7,7 @@ mod crash;
 mod engine;
 mod fence;
 mod hooks_install;
+mod hooks_lapse;
 mod hooks_push;
 mod lease_cli;
 mod ledger;
