@@ -51,6 +51,16 @@ pub fn recorded() -> Option<PathBuf> {
     (exe.is_absolute() && !text.contains('\n') && exe.is_file()).then_some(exe)
 }
 
+/// The shim for `hook` as the git-hand at `exe` writes it (for tests and for comparing with a
+/// shim another git-hand wrote).
+pub fn content_for(hook: HookName, exe: Option<&Path>) -> String {
+    let template = match hook {
+        HookName::PrePush => PRE_PUSH,
+        HookName::PostCheckout => POST_CHECKOUT,
+    };
+    render(template, exe)
+}
+
 /// A template with the recorded path put in, single-quoted for sh (`''` when there is none).
 fn render(template: &str, exe: Option<&Path>) -> String {
     let text = exe.and_then(Path::to_str).unwrap_or_default();

@@ -79,7 +79,9 @@ pub fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
             format!(
                 "core.hooksPath is {rel_arg}, relative, so each worktree runs hooks from its own \
                  {rel_arg}; the slot has none, and a copy of {} would be untracked there (git \
-                 does not ignore it), so the slot would never be clean again: nothing was copied",
+                 does not ignore it), so the slot would never be clean again: nothing was copied \
+                 (fix: add /{rel_arg}/ to .gitignore and commit it, or make core.hooksPath an \
+                 absolute path shared by every worktree)",
                 source.display()
             ),
             vec![
