@@ -272,6 +272,18 @@ mod tests {
     }
 
     #[test]
+    fn docs_hooks_md_shows_each_recipe_exactly_as_printed() {
+        let docs = include_str!("../../docs/hooks.md");
+        for recipe in [
+            husky_recipe(),
+            PRE_COMMIT.to_string(),
+            hand_written_recipe(Path::new("/path/to/hooks")),
+        ] {
+            assert!(docs.contains(&recipe), "docs/hooks.md lacks:\n{recipe}");
+        }
+    }
+
+    #[test]
     fn every_recipe_that_adds_lines_calls_git_hand_directly() {
         for text in [husky_recipe(), hand_written_recipe(Path::new("/r/h"))] {
             assert!(text.contains("git-hand hook pre-push \"$@\" || exit $?"));
