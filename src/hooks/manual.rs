@@ -73,7 +73,9 @@ struct Row {
 const TABLE: &[Row] = &[
     Row {
         manager: Manager::Husky,
-        detect: |s| is_husky_dir(&s.location.active) || s.has(".husky/_"),
+        // `.husky/` in the work tree counts before `npm install` has run husky: once it has,
+        // core.hooksPath moves hooks there and a shim in .git/hooks would no longer run.
+        detect: |s| is_husky_dir(&s.location.active) || s.has(".husky"),
         recipe: |_| husky_recipe(),
     },
     Row {

@@ -362,6 +362,19 @@ fn a_teammate_without_git_hand_pushes_through_the_committed_recipe() {
 }
 
 #[test]
+fn a_clone_where_husky_has_not_run_yet_already_gets_husky_s_recipe() {
+    let h = husky_repo(&printed_husky_recipe());
+    // .husky/ is committed, npm install has not run: core.hooksPath is unset.
+    let json = h
+        .env
+        .hand(&h.repo, &["install", "--manual", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(json["hooks_path"], Value::Null);
+    assert_eq!(json["manager"], "husky", "{json}");
+}
+
+#[test]
 fn a_leased_slot_fails_closed_through_the_recipe_when_git_hand_cannot_be_found() {
     let h = husky_repo(&printed_husky_recipe());
     let (env, repo) = (&h.env, &h.repo);
