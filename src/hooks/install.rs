@@ -142,9 +142,9 @@ impl InstallReport {
 
     pub fn warnings(&self) -> Vec<Warning> {
         // The shims fall back to the git-hand that wrote them.
-        match (&self.git_hand, shim::recorded()) {
-            (None, None) => vec![Warning::NotOnPath],
-            _ => vec![],
+        match self.git_hand.is_some() || shim::recorded().is_some() {
+            true => vec![],
+            false => vec![Warning::NotOnPath],
         }
     }
 }

@@ -61,6 +61,12 @@ pub fn content_for(hook: HookName, exe: Option<&Path>) -> String {
     render(template, exe)
 }
 
+/// The git-hand a shim written by this process would run: `git-hand` on the current `PATH`,
+/// else the recorded executable. `None`: pushes from leased worktrees would be refused.
+pub fn reachable() -> Option<PathBuf> {
+    which::which("git-hand").ok().or_else(recorded)
+}
+
 /// A template with the recorded path put in, single-quoted for sh (`''` when there is none).
 fn render(template: &str, exe: Option<&Path>) -> String {
     let text = exe.and_then(Path::to_str).unwrap_or_default();

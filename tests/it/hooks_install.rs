@@ -656,6 +656,46 @@ fn post_checkout_without_git_hand_still_runs_the_chained_hook() {
     );
 }
 
+/// Inside a `git-hand hook` of the same operation (`GIT_HAND_IN_HOOK`, the shared re-entry
+/// marker), the shims start no git-hand at all: the outer one judges.
+#[test]
+fn the_shims_start_no_git_hand_inside_a_git_hand_hook_of_the_same_name() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.hand(&repo, &["install"]).ok();
+    let fake_bin = env.path("fake-bin");
+    let started = env.path("started");
+    write_hook(
+        &fake_bin.join("git-hand"),
+        &format!(
+            "#!/bin/sh\necho \"$2\" >> '{}'\nexit 1\n",
+            started.display()
+        ),
+        0o755,
+    );
+    let path = format!("{}:{PATH_WITHOUT_HAND}", fake_bin.display());
+    env.commit(&repo, "file", "change\n");
+    let git = |hook: &str, args: &[&str]| {
+        Run::from(
+            env.command("git", &repo)
+                .env("PATH", &path)
+                .env("GIT_HAND_IN_HOOK", hook)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_eq!(git("pre-push", &["push", "-q", "origin", "main"]).code, 0);
+    assert_eq!(git("post-checkout", &["checkout", "-q", "-b", "x"]).code, 0);
+    assert!(!started.exists(), "a shim started git-hand");
+    // Another hook's marker does not stop this one.
+    assert_ne!(
+        git("post-checkout", &["push", "-q", "origin", "HEAD:y"]).code,
+        0
+    );
+    assert_eq!(fs::read_to_string(&started).unwrap(), "pre-push\n");
+}
+
 /// The contract between the shim and the binary, checked with a stand-in `git-hand` first on
 /// PATH: it gets `hook pre-push` and git's arguments, git's stdin, and an absolute
 /// `GIT_HAND_HOOK_DIR` naming the hooks directory, so it can run the chained hook.

@@ -242,6 +242,12 @@ fn husky_row(order: Order) {
     env.hand(repo, &["teardown", "a"]).ok();
     let b = spawn(env, repo, "b", &[]);
     assert_eq!(path_of(&b), slot, "b reuses a's slot");
+    assert!(
+        h.ran()
+            .contains(&format!("post-checkout {} 3", slot.display())),
+        "husky's post-checkout did not run in the slot:\n{}",
+        h.ran()
+    );
     env.commit(&slot, "zombie.txt", "late\n");
     let zombie = push(env, &slot, &cred(&a), &["origin", "HEAD:refs/heads/hand/b"]);
     assert_ne!(
