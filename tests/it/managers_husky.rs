@@ -434,3 +434,86 @@ fn a_slot_is_not_given_a_hooks_directory_git_would_show_as_untracked() {
     );
     assert_eq!(env.git(&slot, &["status", "--porcelain"]), "");
 }
+
+/// The hand-written recipe, as `--manual` prints it for a tracked `core.hooksPath` directory,
+/// pasted into executable hook files: slots (which check the directory out) are fenced, and a
+/// clone without git-hand pushes as before.
+#[test]
+fn the_hand_written_recipe_as_printed_fences_a_slot_and_spares_a_teammate() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let hooks = repo.join(".githooks");
+    fs::create_dir_all(&hooks).unwrap();
+    env.git(&repo, &["config", "core.hooksPath", ".githooks"]);
+    let json = env
+        .hand(&repo, &["install", "--manual", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(json["manager"], "hand-written", "{json}");
+    let recipe = json["recipe"].as_str().unwrap();
+    let ran = env.path("ran");
+    for hook in ["pre-push", "post-checkout"] {
+        let mut lines = String::new();
+        let mut on = false;
+        for line in recipe.lines() {
+            if line.starts_with('#') {
+                on = line.ends_with(&format!("/{hook}:"));
+                continue;
+            }
+            if on {
+                lines.push_str(line);
+                lines.push('\n');
+            }
+        }
+        assert!(!lines.is_empty(), "{recipe}");
+        let script = format!(
+            "#!/bin/sh\n{lines}echo \"{hook} $PWD\" >> {}\n",
+            ran.display()
+        );
+        fs::write(hooks.join(hook), script).unwrap();
+        fs::set_permissions(hooks.join(hook), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    env.git(&repo, &["add", ".githooks"]);
+    env.git(&repo, &["commit", "-q", "-m", "hooks"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+
+    let a = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&a);
+    env.commit(&slot, "a.txt", "a\n");
+    push(&env, &slot, &cred(&a), &["-q", "origin", "hand/a"]).ok();
+    env.hand(&repo, &["teardown", "a"]).ok();
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_eq!(path_of(&b), slot);
+    env.commit(&slot, "late.txt", "late\n");
+    let zombie = push(
+        &env,
+        &slot,
+        &cred(&a),
+        &["origin", "HEAD:refs/heads/hand/b"],
+    );
+    assert_ne!(zombie.code, 0, "{}", zombie.stderr);
+    assert!(
+        zombie.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        zombie.stderr
+    );
+    let log = fs::read_to_string(&ran).unwrap();
+    assert!(
+        log.contains(&format!("pre-push {}", slot.display())),
+        "{log}"
+    );
+
+    env.commit(&repo, "m.txt", "m\n");
+    let run = push_with(
+        &env,
+        &repo,
+        &[],
+        &[("PATH", "/usr/local/bin:/usr/bin:/bin")],
+        &["-q", "origin", "main"],
+    );
+    assert_eq!(
+        run.code, 0,
+        "the recipe blocked a push without git-hand:\n{}",
+        run.stderr
+    );
+}
