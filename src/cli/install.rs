@@ -9,7 +9,9 @@ use serde_json::json;
 
 use super::{Done, Failure, Kind};
 use crate::git::Git;
-use crate::hooks::{self, Change, HookChange, HookError, InstallOptions, ManualLines, Target};
+use crate::hooks::{
+    self, Change, HookChange, HookError, HooksLocation, InstallOptions, Scene, Target,
+};
 use crate::ops::Context;
 
 #[derive(Debug, Args)]
@@ -37,10 +39,10 @@ pub struct UninstallArgs {
 
 pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     let git = repo_git(ctx)?;
+    let work_tree = ctx.repo()?.loc.workdir.clone();
     if args.manual {
         let location = hooks::locate(&git)?;
-        let (dir, hooks_path) = (&location.active, location.hooks_path.as_deref());
-        return Ok(manual(dir, hooks_path, args.json, None));
+        return Ok(manual(&location, work_tree.as_deref(), args.json, None));
     }
     let target = match args.hooks_path {
         true => Target::HooksPath,
@@ -49,7 +51,7 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     let force = args.force;
     let report = match hooks::install(&git, InstallOptions { target, force }) {
         Ok(report) => report,
-        Err(e) => return refuse_or_fail(e, args.json),
+        Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, args.json),
     };
     let warnings = report.warnings();
     warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
@@ -121,25 +123,44 @@ fn repo_git(ctx: &Context) -> Result<Git, Failure> {
     Ok(Git::new(loc.workdir.as_ref().unwrap_or(&loc.admin_dir)))
 }
 
-/// `core.hooksPath` is in another tool's hands: nothing was written; print the lines, exit 3.
-/// Any other error is a plain failure.
-fn refuse_or_fail(e: HookError, json: bool) -> Result<Done, Failure> {
-    let HookError::HooksPathSet { value, dir } = &e else {
+/// `core.hooksPath` is in another tool's hands (or in husky's, for `--hooks-path`): nothing was
+/// written; print the recipe for the manager in use, exit 3. Any other error is a plain failure.
+fn refuse_or_fail(
+    git: &Git,
+    work_tree: Option<&Path>,
+    e: HookError,
+    json: bool,
+) -> Result<Done, Failure> {
+    if !matches!(
+        e,
+        HookError::HooksPathSet { .. } | HookError::HuskyHooksPath { .. }
+    ) {
         return Err(e.into());
-    };
+    }
+    let location = hooks::locate(git)?;
     if !json {
         let mut notes = vec![format!("error: {e}")];
         notes.extend(e.hints().into_iter().map(|h| format!("  hint: {h}")));
-        notes.push("the lines to add are on stdout".into());
+        notes.push("the recipe for your hook manager is on stdout".into());
         warn(notes);
     }
-    Ok(manual(dir, Some(value), json, Some(&e)))
+    Ok(manual(&location, work_tree, json, Some(&e)))
 }
 
-/// The lines for a hook manager, as text or as `{"outcome", "hooks_dir", "hooks_path", "manual"}`
-/// (outcome `refused`, plus `"error"`, and exit 3 when this is a refusal).
-fn manual(dir: &Path, hooks_path: Option<&str>, json: bool, refusal: Option<&HookError>) -> Done {
-    let lines = ManualLines::for_dir(dir);
+/// The recipe for the hook manager in use, as text or as `{"outcome", "hooks_dir",
+/// "hooks_path", "manager", "recipe"}` (outcome `refused`, plus `"error"`, and exit 3 when this
+/// is a refusal).
+fn manual(
+    location: &HooksLocation,
+    work_tree: Option<&Path>,
+    json: bool,
+    refusal: Option<&HookError>,
+) -> Done {
+    let recipe = hooks::manual::recipe(&Scene {
+        location,
+        work_tree,
+    });
+    let (dir, hooks_path) = (&location.active, location.hooks_path.as_deref());
     let kind = refusal.map(|_| Kind::Precondition);
     let outcome = if refusal.is_some() {
         "refused"
@@ -147,11 +168,11 @@ fn manual(dir: &Path, hooks_path: Option<&str>, json: bool, refusal: Option<&Hoo
         "manual"
     };
     if !json {
-        return Done::with(lines.render(), kind);
+        return Done::with(recipe.text, kind);
     }
     let mut value = json!({
         "outcome": outcome, "hooks_dir": dir, "hooks_path": hooks_path,
-        "manual": lines,
+        "manager": recipe.manager, "recipe": recipe.text,
     });
     if let Some(e) = refusal {
         value["error"] =

@@ -9,6 +9,13 @@
 //!   nothing, because chaining would lose one of the two hooks;
 //! - uninstall: remove the shim, or put the chained hook back in its place.
 //!
+//! pre-commit's own hook script runs `<hook>.legacy` before its hooks, with git's arguments and
+//! stdin, and moves any hook it finds there when it installs. So where pre-commit's script holds
+//! `<hook>`, git-hand's hook file is `<hook>.legacy`, under the same rules: both install orders
+//! end in the same files, a `pre-commit install` re-run changes nothing of ours, and git-hand
+//! never chains pre-commit's script (which, run from its own legacy hook, refuses: "installed in
+//! migration mode").
+//!
 //! Every hook is looked at before any is changed, so a refusal leaves the directory as it was.
 //! Writes are atomic (temp file in the same directory, mode 0755, rename), and every step that
 //! could overwrite a file someone else just created uses a no-clobber link instead, so two
@@ -22,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use super::chain::chained_path;
 use super::locate::{HooksLocation, locate};
+use super::manual::precommit;
 use super::{HookError, HookName, shim};
 use crate::git::Git;
 
@@ -133,9 +141,10 @@ impl InstallReport {
     }
 
     pub fn warnings(&self) -> Vec<Warning> {
-        match self.git_hand {
-            Some(_) => vec![],
-            None => vec![Warning::NotOnPath],
+        // The shims fall back to the git-hand that wrote them.
+        match self.git_hand.is_some() || shim::recorded().is_some() {
+            true => vec![],
+            false => vec![Warning::NotOnPath],
         }
     }
 }
@@ -144,7 +153,8 @@ impl InstallReport {
 /// `{"kind", "message"}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Warning {
-    /// The shims exec `git-hand`, which the current PATH does not have.
+    /// The shims exec `git-hand`, which the current PATH does not have, and could not record
+    /// where this one is.
     NotOnPath,
 }
 
@@ -160,8 +170,9 @@ impl Warning {
         match self {
             Warning::NotOnPath => {
                 "git-hand is not on PATH, so the hooks cannot run it: pushes from \
-                this repository will be refused and checkouts will only warn until it is. Fix: \
-                install git-hand (./install.sh in its checkout) or add its directory to PATH."
+                worktrees git-hand leased will be refused, other pushes go on unchecked, and \
+                checkouts will only warn until it is. Fix: install git-hand (./install.sh in its \
+                checkout) or add its directory to PATH."
                     .into()
             }
         }
@@ -208,6 +219,14 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
     if opts.target == Target::Default && location.is_redirected() {
         return Err(HookError::HooksPathSet {
             value: location.hooks_path.clone().unwrap_or_default(),
+            dir: location.active.clone(),
+        });
+    }
+    if opts.target == Target::HooksPath
+        && location.is_redirected()
+        && super::manual::is_husky_dir(&location.active)
+    {
+        return Err(HookError::HuskyHooksPath {
             dir: location.active.clone(),
         });
     }
@@ -292,6 +311,9 @@ pub(super) struct Seen {
     /// The hook and the chained name are one file: a chain step (link, then write the shim) was
     /// interrupted, or another process is between its two steps right now.
     pub mid_chain: bool,
+    /// The chained file is a copy of pre-commit's script while pre-commit's script holds the
+    /// hook (and runs `path`): install and uninstall drop it.
+    pub redundant_chained: bool,
 }
 
 /// What `install` does to one hook.
@@ -321,13 +343,12 @@ enum Outcome {
 /// chained name, then replaces the hook), so the look is repeated until the hook file is the same
 /// file before and after.
 pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
-    let path = dir.join(hook.as_str());
     let identity = |p: &Path| fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let mut seen = look_once(dir, hook)?;
     for _ in 0..ATTEMPTS {
-        let before = identity(&path);
+        let before = identity(&seen.path);
         seen = look_once(dir, hook)?;
-        if identity(&path) == before {
+        if identity(&seen.path) == before {
             break;
         }
     }
@@ -335,7 +356,12 @@ pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
 }
 
 fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
-    let path = dir.join(hook.as_str());
+    let head = dir.join(hook.as_str());
+    let under_pre_commit = precommit::is_script(&head);
+    let path = match under_pre_commit {
+        true => precommit::legacy_path(dir, hook),
+        false => head,
+    };
     let chained = chained_path(dir, hook);
     let path_meta = fs::symlink_metadata(&path);
     let found = match &path_meta {
@@ -369,13 +395,18 @@ fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
                 .as_ref()
                 .is_ok_and(|p| (p.dev(), p.ino()) == (c.dev(), c.ino()))
         });
+    // pre-commit's script, chained by an older git-hand before pre-commit took its hook back:
+    // pre-commit already runs; run again from its own legacy hook it would refuse.
+    let redundant_chained =
+        under_pre_commit && chained_meta.is_some() && precommit::is_script(&chained);
     Ok(Seen {
         hook,
         path,
         chained,
         found,
-        has_chained: chained_meta.is_some(),
+        has_chained: chained_meta.is_some() && !redundant_chained,
         mid_chain,
+        redundant_chained,
     })
 }
 
@@ -418,6 +449,7 @@ impl Seen {
     }
 
     fn install(&self, force: bool) -> Result<Outcome, HookError> {
+        self.drop_redundant_chained()?;
         let content = shim::content(self.hook).as_bytes();
         let change = match self.install_plan(force)? {
             InstallStep::Keep(change) => change,
@@ -444,6 +476,7 @@ impl Seen {
     }
 
     fn uninstall(&self) -> Result<Outcome, HookError> {
+        self.drop_redundant_chained()?;
         let change = match self.uninstall_plan()? {
             UninstallStep::Keep(change) => change,
             UninstallStep::Remove => {
@@ -463,6 +496,13 @@ impl Seen {
         };
         let chained = (change == Change::Restored).then(|| self.chained.clone());
         Ok(self.done(change, chained))
+    }
+
+    fn drop_redundant_chained(&self) -> Result<(), HookError> {
+        match self.redundant_chained {
+            true => remove_if_present(&self.chained),
+            false => Ok(()),
+        }
     }
 
     fn done(&self, change: Change, chained: Option<PathBuf>) -> Outcome {

@@ -1,29 +1,181 @@
-//! The exact lines that make a hook manager (or a hand-written hook) call git-hand, for when
-//! `core.hooksPath` puts hooks in another tool's hands and git-hand must not write there silently.
+//! Which hook manager a repository runs, and the one recipe that makes it call git-hand: what
+//! `git hand install --manual` prints, and what the `core.hooksPath` refusal prints on stdout.
 //!
-//! Pure text. How each manager hands git's arguments and stdin to the command is documented in
-//! docs/hooks.md; keep the two in step.
+//! The managers are one table ([`TABLE`]): each row names a [`Manager`], says how to tell it is
+//! in use (from the work tree's files and where git runs hooks from) and renders its recipe. The
+//! first row that matches wins; the hand-written row matches everything, so it comes last. To
+//! support another manager, add a [`Manager`] variant and a row before the hand-written one, and
+//! a section of docs/hooks.md with the same text (a test runs each recipe as written).
+//!
+//! Detection reads a few files and never runs git; the recipes are text. How each manager hands
+//! git's arguments and stdin to the command is documented in docs/hooks.md.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::HookName;
+use super::locate::HooksLocation;
 
-/// One snippet per way of running hooks (JSON: `hooks_dir`, `husky`, `lefthook`, `pre-commit`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ManualLines {
-    /// For a plain hook file in the directory git runs hooks from.
-    pub hooks_dir: String,
-    pub husky: String,
-    pub lefthook: String,
-    #[serde(rename = "pre-commit")]
-    pub pre_commit: String,
+/// A way of running hooks that git-hand has a recipe for. Serialized as [`Manager::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Manager {
+    /// husky 9: `core.hooksPath=.husky/_`, generated files that run the committed `.husky/<hook>`.
+    Husky,
+    /// pre-commit: its script in `.git/hooks` runs `<hook>.legacy` first.
+    PreCommit,
+    Lefthook,
+    /// Plain executable hook files: in a `core.hooksPath` directory, or `.git/hooks`.
+    HandWritten,
 }
 
-const HUSKY: &str = "\
-# husky: add this line to .husky/pre-push (husky runs it with sh -e, git's arguments and stdin):
-git-hand hook pre-push \"$@\"
-# and this line to .husky/post-checkout:
-git-hand hook post-checkout \"$@\"
+impl Manager {
+    /// The stable word for JSON and docs: `husky`, `pre-commit`, `lefthook`, `hand-written`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Manager::Husky => "husky",
+            Manager::PreCommit => "pre-commit",
+            Manager::Lefthook => "lefthook",
+            Manager::HandWritten => "hand-written",
+        }
+    }
+}
+
+/// What detection looks at: where git runs hooks from, and the work tree (if any) whose files
+/// name the manager.
+#[derive(Debug, Clone, Copy)]
+pub struct Scene<'a> {
+    pub location: &'a HooksLocation,
+    pub work_tree: Option<&'a Path>,
+}
+
+impl Scene<'_> {
+    /// `<work tree>/<rel>` exists.
+    fn has(&self, rel: &str) -> bool {
+        self.work_tree.is_some_and(|w| w.join(rel).exists())
+    }
+}
+
+/// The recipe for the manager in use.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Recipe {
+    pub manager: Manager,
+    pub text: String,
+}
+
+/// One manager: how to tell it is in use, and its recipe.
+struct Row {
+    manager: Manager,
+    detect: fn(&Scene<'_>) -> bool,
+    recipe: fn(&Scene<'_>) -> String,
+}
+
+/// Every manager git-hand knows, most specific first; the hand-written row matches anything.
+const TABLE: &[Row] = &[
+    Row {
+        manager: Manager::Husky,
+        // `.husky/` in the work tree counts before `npm install` has run husky: once it has,
+        // core.hooksPath moves hooks there and a shim in .git/hooks would no longer run.
+        detect: |s| is_husky_dir(&s.location.active) || s.has(".husky"),
+        recipe: |_| husky_recipe(),
+    },
+    Row {
+        manager: Manager::PreCommit,
+        // pre-commit refuses to install under core.hooksPath, so it lives in .git/hooks.
+        detect: |s| {
+            !s.location.is_redirected()
+                && (s.has(".pre-commit-config.yaml")
+                    || HookName::ALL
+                        .iter()
+                        .any(|h| precommit::is_script(&s.location.default.join(h.as_str()))))
+        },
+        recipe: |_| PRE_COMMIT.into(),
+    },
+    Row {
+        manager: Manager::Lefthook,
+        detect: |s| {
+            [
+                "lefthook.yml",
+                ".lefthook.yml",
+                "lefthook.yaml",
+                ".lefthook.yaml",
+            ]
+            .iter()
+            .any(|f| s.has(f))
+        },
+        recipe: |_| LEFTHOOK.into(),
+    },
+    Row {
+        manager: Manager::HandWritten,
+        detect: |_| true,
+        recipe: |s| hand_written_recipe(&s.location.active),
+    },
+];
+
+/// The one recipe for the manager `scene` shows.
+pub fn recipe(scene: &Scene<'_>) -> Recipe {
+    let row = TABLE
+        .iter()
+        .find(|row| (row.detect)(scene))
+        .unwrap_or(&TABLE[TABLE.len() - 1]);
+    Recipe {
+        manager: row.manager,
+        text: (row.recipe)(scene),
+    }
+}
+
+/// Whether `dir` is husky's generated hooks directory (`.husky/_`, or any directory holding
+/// husky's runner `h` beside `husky.sh`). husky's generated files find the script to run from
+/// their own file name, so git-hand must never rename (chain) them.
+pub fn is_husky_dir(dir: &Path) -> bool {
+    let named = dir.file_name().is_some_and(|n| n == "_")
+        && dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == ".husky");
+    named || (dir.join("h").is_file() && dir.join("husky.sh").is_file())
+}
+
+/// The lines for one hook, for a file run by sh (husky runs its scripts with `sh -e`; a plain
+/// hook file may not use `-e`, hence `|| exit $?`). They call git-hand with git's arguments and
+/// stdin; where git-hand is not installed they do nothing, unless this worktree is one git-hand
+/// leased (its stamp in the admin dir, or a credential in the environment): there pre-push fails
+/// closed. post-checkout never fails.
+fn hook_lines(hook: HookName) -> String {
+    match hook {
+        HookName::PrePush => "\
+if command -v git-hand >/dev/null 2>&1; then
+\tgit-hand hook pre-push \"$@\" || exit $?
+elif [ -n \"${GIT_HAND_LEASE:-}\" ] || [ -e \"$(git rev-parse --git-dir)/git-hand-stamp\" ]; then
+\techo \"git-hand: this worktree is leased by git-hand, which is not on PATH: push refused (add git-hand's directory to PATH)\" >&2
+\texit 1
+fi
+"
+        .into(),
+        HookName::PostCheckout => "\
+if command -v git-hand >/dev/null 2>&1; then git-hand hook post-checkout \"$@\" || :; fi
+"
+        .into(),
+    }
+}
+
+fn husky_recipe() -> String {
+    format!(
+        "\
+# husky: add these lines to .husky/pre-push and commit it (husky runs the file with sh -e and
+# git's arguments and stdin; put them before any line that reads stdin). In a clone without
+# git-hand they do nothing, except in a worktree git-hand leased, where the push is refused:
+{}# and this line to .husky/post-checkout:
+{}",
+        hook_lines(HookName::PrePush),
+        hook_lines(HookName::PostCheckout)
+    )
+}
+
+const PRE_COMMIT: &str = "\
+# pre-commit: nothing to add to .pre-commit-config.yaml. pre-commit keeps its hooks in .git/hooks
+# and runs <hook>.legacy first, with git's arguments and stdin; git-hand installs its hooks there,
+# before or after `pre-commit install`, and `git hand spawn` does it for you:
+git hand install
 ";
 
 const LEFTHOOK: &str = "\
@@ -40,89 +192,107 @@ post-checkout:
       run: git-hand hook post-checkout {1} {2} {3}
 ";
 
-const PRE_COMMIT: &str = "\
-# pre-commit: merge into .pre-commit-config.yaml, then run
-#   pre-commit install --hook-type pre-push --hook-type post-checkout
-# pre-commit passes hooks no git arguments and an empty stdin; these entries rebuild the
-# arguments from the PRE_COMMIT_* variables it exports.
-repos:
-  - repo: local
-    hooks:
-      - id: git-hand-pre-push
-        name: git-hand lease check
-        entry: sh -c 'exec git-hand hook pre-push \"$PRE_COMMIT_REMOTE_NAME\" \"$PRE_COMMIT_REMOTE_URL\"'
-        language: system
-        stages: [pre-push]
-        pass_filenames: false
-        always_run: true
-      - id: git-hand-post-checkout
-        name: git-hand checkout
-        entry: sh -c 'exec git-hand hook post-checkout \"$PRE_COMMIT_FROM_REF\" \"$PRE_COMMIT_TO_REF\" \"$PRE_COMMIT_CHECKOUT_TYPE\"'
-        language: system
-        stages: [post-checkout]
-        pass_filenames: false
-        always_run: true
-";
-
-impl ManualLines {
-    /// The snippets, with `hooks_dir` naming the directory git runs hooks from.
-    pub fn for_dir(hooks_dir: &Path) -> Self {
-        Self {
-            hooks_dir: hooks_dir_lines(hooks_dir),
-            husky: HUSKY.into(),
-            lefthook: LEFTHOOK.into(),
-            pre_commit: PRE_COMMIT.into(),
-        }
-    }
-
-    /// All snippets, one blank line apart.
-    pub fn render(&self) -> String {
-        [
-            &self.hooks_dir,
-            &self.husky,
-            &self.lefthook,
-            &self.pre_commit,
-        ]
-        .map(String::as_str)
-        .join("\n")
-    }
-}
-
-/// Lines for executable hook files in the active hooks directory. `|| exit $?` because a plain
-/// hook is not run with `sh -e`: a refusal on a line that is not the last must still fail it.
-fn hooks_dir_lines(dir: &Path) -> String {
+/// Lines for executable hook files in the active hooks directory.
+fn hand_written_recipe(dir: &Path) -> String {
     let mut out = format!(
-        "# git hooks in {dir}: put each line right after the #! line of its executable hook file\n\
-         # there, before anything that reads stdin (`git hand install --hooks-path` does it for you):\n",
+        "# git hooks in {dir}: put these lines right after the #! line of each executable hook\n\
+         # file there, before anything that reads stdin (`git hand install --hooks-path` chains\n\
+         # the files that are there instead):\n",
         dir = dir.display()
     );
     for hook in HookName::ALL {
         out.push_str(&format!(
-            "# {}:\ngit-hand hook {hook} \"$@\" || exit $?\n",
-            dir.join(hook.as_str()).display()
+            "# {}:\n{}",
+            dir.join(hook.as_str()).display(),
+            hook_lines(hook)
         ));
     }
     out
+}
+
+/// pre-commit's hook script, which runs `<hook>.legacy` before pre-commit's own hooks.
+pub(super) mod precommit {
+    use super::*;
+
+    /// The ids pre-commit writes into its script, current and prior (pre-commit's
+    /// `install_uninstall.py`, `CURRENT_HASH` and `PRIOR_HASHES`), by which it knows its own.
+    const IDS: [&[u8]; 6] = [
+        b"138fd403232d2ddd5efb44317e38bf03",
+        b"4d9958c90bc262f47553e2c073f14cfe",
+        b"d8ee923c46731b42cd95cc869add4062",
+        b"49fd668cb42069aa1b6048464be5d395",
+        b"79f09a650522a87b0da915d0d983b2de",
+        b"e358c9dae00eac5d06b38dfdb1e33a8c",
+    ];
+
+    /// Whether the file at `path` is pre-commit's hook script (as pre-commit itself judges).
+    pub fn is_script(path: &Path) -> bool {
+        std::fs::read(path).is_ok_and(|bytes| {
+            IDS.iter()
+                .any(|id| bytes.windows(id.len()).any(|w| w == *id))
+        })
+    }
+
+    /// `<dir>/<hook>.legacy`: the hook pre-commit's script runs first.
+    pub fn legacy_path(dir: &Path, hook: HookName) -> PathBuf {
+        dir.join(format!("{}.legacy", hook.as_str()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_snippet_calls_both_hooks_through_git_hand_directly() {
-        let lines = ManualLines::for_dir(Path::new("/r/.husky"));
-        for snippet in [
-            &lines.hooks_dir,
-            &lines.husky,
-            &lines.lefthook,
-            &lines.pre_commit,
-        ] {
-            assert!(snippet.contains("git-hand hook pre-push"), "{snippet}");
-            assert!(snippet.contains("git-hand hook post-checkout"), "{snippet}");
-            assert!(!snippet.contains("git hand hook"), "{snippet}");
+    fn location(active: &str, default: &str) -> HooksLocation {
+        HooksLocation {
+            active: active.into(),
+            default: default.into(),
+            hooks_path: (active != default).then(|| active.into()),
         }
-        assert!(lines.hooks_dir.contains("/r/.husky/pre-push"));
-        assert!(lines.render().contains("stages: [post-checkout]"));
+    }
+
+    #[test]
+    fn one_recipe_for_the_manager_in_use_and_the_hand_written_one_otherwise() {
+        let husky = location("/r/.husky/_", "/r/.git/hooks");
+        let scene = Scene {
+            location: &husky,
+            work_tree: None,
+        };
+        let recipe = recipe(&scene);
+        assert_eq!(recipe.manager, Manager::Husky);
+        assert!(recipe.text.contains(".husky/pre-push"));
+        assert!(!recipe.text.contains("lefthook"));
+
+        let plain = location("/r/.githooks", "/r/.git/hooks");
+        let scene = Scene {
+            location: &plain,
+            work_tree: None,
+        };
+        let recipe = super::recipe(&scene);
+        assert_eq!(recipe.manager, Manager::HandWritten);
+        assert!(recipe.text.contains("/r/.githooks/pre-push"));
+    }
+
+    #[test]
+    fn docs_hooks_md_shows_each_recipe_exactly_as_printed() {
+        let docs = include_str!("../../docs/hooks.md");
+        for recipe in [
+            husky_recipe(),
+            PRE_COMMIT.to_string(),
+            hand_written_recipe(Path::new("/path/to/hooks")),
+        ] {
+            assert!(docs.contains(&recipe), "docs/hooks.md lacks:\n{recipe}");
+        }
+    }
+
+    #[test]
+    fn every_recipe_that_adds_lines_calls_git_hand_directly() {
+        for text in [husky_recipe(), hand_written_recipe(Path::new("/r/h"))] {
+            assert!(text.contains("git-hand hook pre-push \"$@\" || exit $?"));
+            assert!(text.contains("git-hand hook post-checkout \"$@\""));
+            assert!(text.contains("git-hand-stamp"));
+            assert!(!text.contains("git hand hook"));
+            assert!(!text.contains("--no-verify"));
+        }
     }
 }

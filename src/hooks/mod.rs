@@ -32,7 +32,7 @@ pub use install::{
     install_into, uninstall, uninstall_from,
 };
 pub use locate::{HooksLocation, locate};
-pub use manual::ManualLines;
+pub use manual::{Manager, Recipe, Scene};
 
 /// The hooks git-hand installs. Serialized as its file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -94,6 +94,13 @@ pub enum HookError {
         dir.display()
     )]
     HooksPathSet { value: String, dir: PathBuf },
+    /// `install --hooks-path` into husky's generated directory: chaining renames husky's files,
+    /// which find the script they run from their own name, so husky's hooks would stop running.
+    #[error(
+        "{} is husky's generated hooks directory: its files find the script to run from their own name, so chaining them would silently stop husky's hooks; git-hand wrote nothing",
+        dir.display()
+    )]
+    HuskyHooksPath { dir: PathBuf },
     /// A new foreign hook sits where git-hand's shim belongs while an older foreign hook already
     /// holds the chained name: chaining either would lose the other.
     #[error(
@@ -146,6 +153,10 @@ impl HookError {
                 "git hand install --hooks-path   # or write git-hand's shims into that directory"
                     .into(),
             ],
+            HookError::HuskyHooksPath { .. } => vec![
+                "git hand install --manual   # the lines to add to .husky/pre-push and .husky/post-checkout"
+                    .into(),
+            ],
             HookError::ChainOccupied { path, chained, .. } => vec![
                 format!(
                     "keep both: append what {} does to {}, delete {}, then run: git hand install",
@@ -185,6 +196,7 @@ impl HookError {
         matches!(
             self,
             HookError::HooksPathSet { .. }
+                | HookError::HuskyHooksPath { .. }
                 | HookError::ChainOccupied { .. }
                 | HookError::RestoreBlocked { .. }
                 | HookError::Contended { .. }

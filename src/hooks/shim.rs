@@ -1,7 +1,13 @@
 //! The shim files git-hand writes into a hooks directory, embedded from `hooks/` at build time,
 //! and how a hook file is recognised as git-hand's: by its marker line, never by its name.
 //!
-//! Pure: no file system, no git. What a shim does at run time is documented in docs/hooks.md.
+//! A shim records the absolute path of the git-hand that wrote it (this process's executable),
+//! so a hook run with a `PATH` that lacks git-hand (a GUI client, cron) still reaches it. No git,
+//! and no file system beyond asking where this executable is. What a shim does at run time is
+//! documented in docs/hooks.md.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::HookName;
 
@@ -16,12 +22,56 @@ const MARKER_WITHIN_LINES: usize = 5;
 const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
 
-/// The current shim for `hook`.
+/// Where the shim templates take the recorded path, as one sh word.
+const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
+
+/// The current shim for `hook`, recording this executable (see [`recorded`]). Rendered once per
+/// process: every install of one run writes the same bytes.
 pub fn content(hook: HookName) -> &'static str {
+    static RENDERED: OnceLock<[String; 2]> = OnceLock::new();
+    let [pre_push, post_checkout] = RENDERED.get_or_init(|| {
+        let exe = recorded();
+        [
+            render(PRE_PUSH, exe.as_deref()),
+            render(POST_CHECKOUT, exe.as_deref()),
+        ]
+    });
     match hook {
+        HookName::PrePush => pre_push,
+        HookName::PostCheckout => post_checkout,
+    }
+}
+
+/// The path the shims record: this executable, when it is an absolute path to an existing file
+/// that sh can be handed safely (no newline). `None` when it cannot be told (a deleted binary,
+/// an odd platform): the shims then rely on `PATH` alone.
+pub fn recorded() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let text = exe.to_str()?;
+    (exe.is_absolute() && !text.contains('\n') && exe.is_file()).then_some(exe)
+}
+
+/// The shim for `hook` as the git-hand at `exe` writes it (for tests and for comparing with a
+/// shim another git-hand wrote).
+pub fn content_for(hook: HookName, exe: Option<&Path>) -> String {
+    let template = match hook {
         HookName::PrePush => PRE_PUSH,
         HookName::PostCheckout => POST_CHECKOUT,
-    }
+    };
+    render(template, exe)
+}
+
+/// The git-hand a shim written by this process would run: `git-hand` on the current `PATH`,
+/// else the recorded executable. `None`: pushes from leased worktrees would be refused.
+pub fn reachable() -> Option<PathBuf> {
+    which::which("git-hand").ok().or_else(recorded)
+}
+
+/// A template with the recorded path put in, single-quoted for sh (`''` when there is none).
+fn render(template: &str, exe: Option<&Path>) -> String {
+    let text = exe.and_then(Path::to_str).unwrap_or_default();
+    let quoted = format!("'{}'", text.replace('\'', r"'\''"));
+    template.replace(INSTALLED_SLOT, &quoted)
 }
 
 /// Whether these bytes are a hook git-hand wrote (any version).
@@ -48,13 +98,30 @@ mod tests {
             assert!(text.starts_with("#!/bin/sh\n"), "{hook}");
             assert!(is_ours(text.as_bytes()), "{hook}");
             assert!(
-                text.trim_end()
-                    .ends_with(&format!("exec git-hand hook {hook} \"$@\"")),
+                text.contains(&format!("then exec git-hand hook {hook} \"$@\"; fi\n")),
+                "{hook}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "then exec \"$git_hand_installed\" hook {hook} \"$@\"; fi\n"
+                )),
                 "{hook}"
             );
             assert!(text.contains("export GIT_HAND_HOOK_DIR"), "{hook}");
             assert!(text.contains("command -v git-hand"), "{hook}");
+            assert!(!text.contains(INSTALLED_SLOT), "{hook}");
+            assert!(!text.contains("--no-verify"), "{hook}");
         }
+    }
+
+    #[test]
+    fn the_recorded_path_is_one_sh_word_whatever_it_contains() {
+        let text = render(PRE_PUSH, Some(Path::new("/opt/it's here/git-hand")));
+        assert!(text.contains("git_hand_installed='/opt/it'\\''s here/git-hand'\n"));
+        let none = render(PRE_PUSH, None);
+        assert!(none.contains("git_hand_installed=''\n"));
+        let exe = recorded().unwrap();
+        assert!(content(HookName::PrePush).contains(&format!("='{}'", exe.display())));
     }
 
     #[test]

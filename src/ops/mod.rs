@@ -17,6 +17,7 @@ pub mod prune;
 pub mod recover;
 pub mod safety;
 pub mod slot;
+pub mod slot_hooks;
 pub mod spawn;
 pub mod stamp;
 pub mod tasks;

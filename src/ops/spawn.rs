@@ -364,6 +364,11 @@ fn lease_and_prepare(
             prepare_slot(ledger, repo, &git, &plan, &path, &target, &tenure.lease_id);
         let prepared =
             prepared.map_err(|e| format!("could not prepare slot {n} ({}): {e}", path.display()));
+        let prepared = prepared.and_then(|()| {
+            super::slot_hooks::inherit(repo, &path)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        });
         let prepared = prepared
             .and_then(|()| synced.wait().map_err(|e| e.to_string()))
             .and_then(|()| {

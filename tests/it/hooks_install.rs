@@ -112,11 +112,9 @@ fn install_writes_both_executable_shims_with_the_marker_into_the_git_path_hooks_
     for hook in HookName::ALL {
         let path = hooks_dir.join(hook.as_str());
         let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains("# git-hand-managed-hook v1"), "{text}");
-        assert!(
-            text.trim_end()
-                .ends_with(&format!("exec git-hand hook {hook} \"$@\""))
-        );
+        assert!(text.contains("# git-hand-managed-hook v2"), "{text}");
+        assert!(text.contains(&format!("then exec git-hand hook {hook} \"$@\"; fi")));
+        assert_eq!(text, hooks::shim::content_for(hook, Some(&bin())));
         assert_eq!(mode(&path), 0o755, "{hook}");
         assert!(!hooks_dir.join(hook.chained_file_name()).exists());
     }
@@ -199,7 +197,10 @@ fn a_stale_shim_with_the_marker_is_upgraded_in_place_without_chaining_it() {
         ]
     );
     let now = fs::read_to_string(hooks_dir.join("pre-push")).unwrap();
-    assert_eq!(now, hooks::shim::content(HookName::PrePush));
+    assert_eq!(
+        now,
+        hooks::shim::content_for(HookName::PrePush, Some(&bin()))
+    );
     assert!(!hooks_dir.join("pre-push.git-hand-chained").exists());
 }
 
@@ -364,7 +365,8 @@ fn uninstall_refuses_to_restore_a_chained_hook_over_a_newer_foreign_one() {
 }
 
 #[test]
-fn core_hooks_path_install_writes_nothing_anywhere_exits_3_and_prints_the_manager_lines() {
+fn core_hooks_path_install_writes_nothing_anywhere_exits_3_and_prints_the_one_recipe_that_applies()
+{
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.git(&repo, &["config", "core.hooksPath", ".husky"]);
@@ -373,21 +375,17 @@ fn core_hooks_path_install_writes_nothing_anywhere_exits_3_and_prints_the_manage
     assert_eq!(snapshot(&repo), before, "install wrote something");
     assert!(!repo.join(".husky").exists());
     let all = format!("{}{}", run.stdout, run.stderr);
+    // Plain hook files in .husky (no manager git-hand recognises): the hand-written recipe only.
     for line in [
-        ".husky/pre-push",
-        "git-hand hook pre-push \"$@\"",
-        ".husky/post-checkout",
+        ".husky/pre-push:",
+        "git-hand hook pre-push \"$@\" || exit $?",
+        ".husky/post-checkout:",
         "git-hand hook post-checkout \"$@\"",
-        "run: git-hand hook pre-push {1} {2}",
-        "run: git-hand hook post-checkout {1} {2} {3}",
-        "- repo: local",
-        "stages: [pre-push]",
-        "stages: [post-checkout]",
-        "language: system",
-        "pass_filenames: false",
-        "always_run: true",
     ] {
         assert!(all.contains(line), "missing {line:?} in:\n{all}");
+    }
+    for other in ["lefthook", "pre-commit", "use_stdin"] {
+        assert!(!run.stdout.contains(other), "{other:?} in:\n{}", run.stdout);
     }
     assert!(
         run.stderr
@@ -397,11 +395,12 @@ fn core_hooks_path_install_writes_nothing_anywhere_exits_3_and_prints_the_manage
     let json = env.hand(&repo, &["install", "--json"]).code(3).json();
     assert_eq!(json["outcome"], "refused");
     assert_eq!(json["hooks_path"], ".husky");
+    assert_eq!(json["manager"], "hand-written");
     assert!(
-        json["manual"]["husky"]
+        json["recipe"]
             .as_str()
             .unwrap()
-            .contains(".husky/pre-push")
+            .contains(".husky/pre-push:")
     );
     assert_eq!(snapshot(&repo), before);
 }
@@ -448,10 +447,11 @@ fn install_manual_writes_nothing_and_exits_zero() {
     assert_eq!(snapshot(&repo), before);
     let hooks_dir = git_path_hooks(&env, &repo);
     assert!(
-        plain.contains(&format!(
-            "{}:\ngit-hand hook pre-push \"$@\" || exit $?",
-            hooks_dir.join("pre-push").display()
-        )),
+        plain.contains(&format!("# {}:\n", hooks_dir.join("pre-push").display())),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("git-hand hook pre-push \"$@\" || exit $?"),
         "{plain}"
     );
     env.git(&repo, &["config", "core.hooksPath", ".husky"]);
@@ -463,82 +463,167 @@ fn install_manual_writes_nothing_and_exits_zero() {
         .code(0)
         .json();
     assert_eq!(json["outcome"], "manual");
+    assert_eq!(json["manager"], "hand-written");
     assert!(
-        json["manual"]["lefthook"]
+        json["recipe"]
             .as_str()
             .unwrap()
-            .contains("use_stdin: true")
-    );
-    assert!(
-        json["manual"]["pre-commit"]
-            .as_str()
-            .unwrap()
-            .contains("PRE_COMMIT_REMOTE_NAME")
+            .contains(".husky/pre-push:")
     );
     assert_eq!(snapshot(&repo), before_husky);
 }
 
+/// The binary under test, as the shims it writes record it.
+fn bin() -> PathBuf {
+    fs::canonicalize(crate::support::BIN).unwrap()
+}
+
+/// Installs the hooks with a copy of git-hand that is then deleted: shims recording a git-hand
+/// that is gone, as after an uninstalled or moved install.
+fn install_with_a_git_hand_that_then_vanishes(env: &TestEnv, repo: &Path) {
+    let dir = env.path("vanished");
+    fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("git-hand");
+    fs::copy(bin(), &copy).unwrap();
+    let run = Run::from(
+        env.command(&copy, repo)
+            .args(["install", "--force"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shim = fs::read_to_string(git_path_hooks(env, repo).join("pre-push")).unwrap();
+    assert!(shim.contains(&format!("='{}'", copy.display())), "{shim}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
-fn install_warns_on_stderr_when_git_hand_is_not_on_path_but_still_installs() {
+fn install_off_path_records_where_git_hand_is_and_does_not_warn() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     assert_git_hand_not_reachable_without_bin_dir();
     let run = env
-        .hand_env(&repo, &["install"], &[("PATH", PATH_WITHOUT_HAND)])
-        .code(0);
-    assert!(
-        run.stderr
-            .lines()
-            .any(|l| l.starts_with("git-hand: warning: git-hand is not on PATH")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.lines().all(|l| l.starts_with("git-hand:")));
-    assert!(git_path_hooks(&env, &repo).join("pre-push").exists());
-    let json = env
         .hand_env(
             &repo,
             &["install", "--json"],
             &[("PATH", PATH_WITHOUT_HAND)],
         )
-        .code(0)
-        .json();
+        .code(0);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let json = run.json();
     assert_eq!(json["git_hand"], serde_json::Value::Null);
-    assert_eq!(json["warnings"][0]["kind"], "not-on-path");
-    let found = env.hand(&repo, &["install", "--json"]).code(0).json();
-    assert!(found["warnings"].as_array().unwrap().is_empty());
-    assert!(found["git_hand"].as_str().unwrap().ends_with("/git-hand"));
+    assert!(json["warnings"].as_array().unwrap().is_empty());
+    let shim = fs::read_to_string(git_path_hooks(&env, &repo).join("pre-push")).unwrap();
+    assert!(shim.contains(&format!("git_hand_installed='{}'", bin().display())));
 }
 
 #[test]
-fn pre_push_fails_closed_when_git_hand_is_not_on_path() {
+fn a_push_with_a_minimal_path_reaches_the_git_hand_the_shim_recorded() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    assert_git_hand_not_reachable_without_bin_dir();
+    env.hand(&repo, &["install"]).ok();
+    let a = crate::pool::spawn(&env, &repo, "a", &[]);
+    let slot = crate::pool::path_of(&a);
+    env.hand(&repo, &["teardown", "a"]).ok();
+    crate::pool::spawn(&env, &repo, "b", &[]);
+    env.commit(&slot, "late", "late\n");
+    // A GUI client or cron: PATH without git-hand, a's old credential. git-hand still judges.
+    let zombie = env
+        .command("git", &slot)
+        .env("PATH", PATH_WITHOUT_HAND)
+        .env("GIT_HAND_LEASE", a["lease_id"].as_str().unwrap())
+        .env("GIT_HAND_TOKEN", a["token"].to_string())
+        .args(["push", "origin", "HEAD:refs/heads/zombie"])
+        .output()
+        .unwrap();
+    let zombie = Run::from(zombie);
+    assert_ne!(zombie.code, 0, "{}", zombie.stderr);
+    assert!(
+        zombie.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        zombie.stderr
+    );
+    // The main worktree (never leased) pushes as before, with no warning.
+    env.commit(&repo, "file", "change\n");
+    let push = git_without_hand(&env, &repo, &["push", "-q", "origin", "main"]);
+    assert_eq!(push.code, 0, "{}", push.stderr);
+    assert!(push.stderr.is_empty(), "{}", push.stderr);
+}
+
+#[test]
+fn without_any_git_hand_a_worktree_never_leased_pushes_with_a_warning_and_its_chained_hook() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let origin = env.path("work/r-origin.git");
     assert_git_hand_not_reachable_without_bin_dir();
-    env.hand(&repo, &["install"]).ok();
-    let remote_before = env.git(&origin, &["rev-parse", "main"]);
-    env.commit(&repo, "file", "change\n");
+    let out = env.path("out");
+    fs::create_dir(&out).unwrap();
+    write_hook(
+        &git_path_hooks(&env, &repo).join("pre-push"),
+        &recording_hook(&out),
+        0o755,
+    );
+    install_with_a_git_hand_that_then_vanishes(&env, &repo);
+    let sha = env.commit(&repo, "file", "change\n");
     let push = git_without_hand(&env, &repo, &["push", "-q", "origin", "main"]);
+    assert_eq!(
+        push.code, 0,
+        "a worktree git-hand never leased was blocked:\n{}",
+        push.stderr
+    );
+    assert!(
+        push.stderr
+            .contains("git-hand: warning: git-hand is not on PATH"),
+        "{}",
+        push.stderr
+    );
+    assert_eq!(env.git(&origin, &["rev-parse", "main"]), sha);
+    // The chained hook ran with git's arguments and stdin.
+    assert!(
+        fs::read_to_string(out.join("args"))
+            .unwrap()
+            .starts_with("origin\n")
+    );
+    assert!(
+        fs::read_to_string(out.join("stdin"))
+            .unwrap()
+            .contains(&sha)
+    );
+}
+
+#[test]
+fn without_any_git_hand_a_leased_slot_fails_closed() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let origin = env.path("work/r-origin.git");
+    assert_git_hand_not_reachable_without_bin_dir();
+    let a = crate::pool::spawn(&env, &repo, "a", &[]);
+    let slot = crate::pool::path_of(&a);
+    install_with_a_git_hand_that_then_vanishes(&env, &repo);
+    env.commit(&slot, "file", "change\n");
+    // The stamp alone (no credential in the environment) marks the worktree as leased.
+    let push = git_without_hand(&env, &slot, &["push", "origin", "hand/a"]);
     assert_ne!(push.code, 0, "the push went through:\n{}", push.stderr);
     assert!(
         push.stderr.contains(
-            "git-hand: git-hand is not on PATH, so this push's worktree lease cannot be checked"
+            "this worktree is leased by git-hand, so its lease cannot be checked: push refused"
         ),
         "{}",
         push.stderr
     );
     assert!(push.stderr.contains("git-hand: fix: install git-hand"));
-    assert!(push.stderr.contains("git push --no-verify"));
-    assert_eq!(env.git(&origin, &["rev-parse", "main"]), remote_before);
+    assert!(!push.stderr.contains("--no-verify"));
+    let remote = env.git_run(&origin, &["rev-parse", "--verify", "-q", "hand/a"]);
+    assert_ne!(remote.code, 0, "hand/a reached the remote");
 }
 
 #[test]
-fn post_checkout_only_warns_when_git_hand_is_not_on_path() {
+fn post_checkout_only_warns_when_git_hand_is_nowhere() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     assert_git_hand_not_reachable_without_bin_dir();
-    env.hand(&repo, &["install"]).ok();
+    install_with_a_git_hand_that_then_vanishes(&env, &repo);
     let checkout = git_without_hand(&env, &repo, &["checkout", "-q", "-b", "x"]);
     assert_eq!(checkout.code, 0, "{}", checkout.stderr);
     let warnings: Vec<&str> = checkout.stderr.lines().collect();
@@ -561,7 +646,7 @@ fn post_checkout_without_git_hand_still_runs_the_chained_hook() {
         &recording_hook(&out),
         0o755,
     );
-    env.hand(&repo, &["install"]).ok();
+    install_with_a_git_hand_that_then_vanishes(&env, &repo);
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
     let checkout = git_without_hand(&env, &repo, &["checkout", "-q", "-b", "y"]);
     assert_eq!(checkout.code, 0, "{}", checkout.stderr);
@@ -569,6 +654,46 @@ fn post_checkout_without_git_hand_still_runs_the_chained_hook() {
         fs::read_to_string(out.join("args")).unwrap(),
         format!("{head}\n{head}\n1\n")
     );
+}
+
+/// Inside a `git-hand hook` of the same operation (`GIT_HAND_IN_HOOK`, the shared re-entry
+/// marker), the shims start no git-hand at all: the outer one judges.
+#[test]
+fn the_shims_start_no_git_hand_inside_a_git_hand_hook_of_the_same_name() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.hand(&repo, &["install"]).ok();
+    let fake_bin = env.path("fake-bin");
+    let started = env.path("started");
+    write_hook(
+        &fake_bin.join("git-hand"),
+        &format!(
+            "#!/bin/sh\necho \"$2\" >> '{}'\nexit 1\n",
+            started.display()
+        ),
+        0o755,
+    );
+    let path = format!("{}:{PATH_WITHOUT_HAND}", fake_bin.display());
+    env.commit(&repo, "file", "change\n");
+    let git = |hook: &str, args: &[&str]| {
+        Run::from(
+            env.command("git", &repo)
+                .env("PATH", &path)
+                .env("GIT_HAND_IN_HOOK", hook)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_eq!(git("pre-push", &["push", "-q", "origin", "main"]).code, 0);
+    assert_eq!(git("post-checkout", &["checkout", "-q", "-b", "x"]).code, 0);
+    assert!(!started.exists(), "a shim started git-hand");
+    // Another hook's marker does not stop this one.
+    assert_ne!(
+        git("post-checkout", &["push", "-q", "origin", "HEAD:y"]).code,
+        0
+    );
+    assert_eq!(fs::read_to_string(&started).unwrap(), "pre-push\n");
 }
 
 /// The contract between the shim and the binary, checked with a stand-in `git-hand` first on

@@ -13,6 +13,8 @@ mod lease_cli;
 mod ledger;
 mod ledger_integrity;
 mod managers;
+mod managers_husky;
+mod managers_precommit;
 mod newcomer;
 mod ownership;
 mod pool;
