@@ -254,7 +254,7 @@ pub fn installed_state(git: &Git) -> Result<InstalledState, HookError> {
     Ok(InstalledState {
         location,
         hooks,
-        git_hand: which::which("git-hand").ok(),
+        git_hand: super::shim::reachable(),
     })
 }
 
@@ -290,9 +290,11 @@ fn ours_in_both(location: &HooksLocation) -> Result<bool, HookError> {
     Ok(true)
 }
 
+/// Whether the shims this process writes (or finds current) cannot start git-hand: not on
+/// `PATH`, and not at the path they record (this executable's).
 fn not_on_path() -> Option<NotInForce> {
-    which::which("git-hand")
-        .is_err()
+    super::shim::reachable()
+        .is_none()
         .then_some(NotInForce::NotOnPath)
 }
 

@@ -485,12 +485,20 @@ fn install_with_a_git_hand_that_then_vanishes(env: &TestEnv, repo: &Path) {
     fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("git-hand");
     fs::copy(bin(), &copy).unwrap();
-    let run = Run::from(
-        env.command(&copy, repo)
+    // Another test thread forking while the copy was open for writing keeps it "busy" for a
+    // moment (ETXTBSY): try again until that child has exec'd.
+    let run = loop {
+        match env
+            .command(&copy, repo)
             .args(["install", "--force"])
             .output()
-            .unwrap(),
-    );
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            out => break Run::from(out.unwrap()),
+        }
+    };
     assert_eq!(run.code, 0, "{}", run.stderr);
     let shim = fs::read_to_string(git_path_hooks(env, repo).join("pre-push")).unwrap();
     assert!(shim.contains(&format!("='{}'", copy.display())), "{shim}");
@@ -925,7 +933,8 @@ fn ensure_installed_installs_missing_hooks_when_hooks_path_names_the_repos_own_d
             (HookName::PostCheckout, Change::Installed)
         ]
     );
-    let on_path = which::which("git-hand").is_ok();
+    // The shims reach git-hand on PATH, else at the path they record (this executable's).
+    let on_path = hooks::shim::reachable().is_some();
     assert_eq!(report.in_force(), on_path);
     assert_eq!(
         matches!(report.problem, Some(NotInForce::NotOnPath)),
