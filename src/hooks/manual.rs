@@ -8,13 +8,16 @@ use std::path::Path;
 
 use super::HookName;
 
-/// One snippet per way of running hooks (JSON: `hooks_dir`, `husky`, `lefthook`, `pre-commit`).
+/// One snippet per way of running hooks (JSON: `hooks_dir`, `husky`, `lefthook`, `pre-commit`,
+/// `git-lfs`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ManualLines {
     /// For a plain hook file in the directory git runs hooks from.
     pub hooks_dir: String,
     pub husky: String,
     pub lefthook: String,
+    #[serde(rename = "git-lfs")]
+    pub git_lfs: String,
     #[serde(rename = "pre-commit")]
     pub pre_commit: String,
 }
@@ -27,17 +30,28 @@ git-hand hook post-checkout \"$@\"
 ";
 
 const LEFTHOOK: &str = "\
-# lefthook: merge into lefthook.yml ({1} {2} {3} are git's arguments; use_stdin hands git's
-# stdin to this command, and lefthook gives it to only one command per hook):
+# lefthook: add this script (commit it with lefthook.yml):
+mkdir -p .lefthook/pre-push && echo 'exec git-hand hook pre-push \"$@\"' > .lefthook/pre-push/git-hand
+# then merge into lefthook.yml. A script, not a command: lefthook skips a pre-push command when
+# the push changes no file it can see, and the lease must be checked on every push. use_stdin
+# hands git's ref lines to it (lefthook gives them to only one job per hook):
 pre-push:
-  commands:
+  scripts:
     git-hand:
-      run: git-hand hook pre-push {1} {2}
+      runner: sh
       use_stdin: true
 post-checkout:
   commands:
     git-hand:
       run: git-hand hook post-checkout {1} {2} {3}
+";
+
+const GIT_LFS: &str = "\
+# git-lfs: nothing to add. When git-lfs's hook is not in front of git-hand's (git lfs install
+# refuses to replace it), git-hand's pre-push runs `git lfs pre-push` itself, after the lease
+# check allows the push. To let git-lfs's own hooks run (post-checkout, post-commit, post-merge)
+# beside git-hand's:
+git lfs update --force && git hand install
 ";
 
 const PRE_COMMIT: &str = "\
@@ -71,6 +85,7 @@ impl ManualLines {
             hooks_dir: hooks_dir_lines(hooks_dir),
             husky: HUSKY.into(),
             lefthook: LEFTHOOK.into(),
+            git_lfs: GIT_LFS.into(),
             pre_commit: PRE_COMMIT.into(),
         }
     }
@@ -82,6 +97,7 @@ impl ManualLines {
             &self.husky,
             &self.lefthook,
             &self.pre_commit,
+            &self.git_lfs,
         ]
         .map(String::as_str)
         .join("\n")

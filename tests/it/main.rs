@@ -12,6 +12,8 @@ mod lease_cli;
 mod ledger;
 mod ledger_integrity;
 mod managers;
+mod managers_lefthook;
+mod managers_lfs;
 mod newcomer;
 mod ownership;
 mod pool;
