@@ -74,6 +74,51 @@ pub fn runs_lfs_pre_push(bytes: &[u8]) -> bool {
         })
 }
 
+/// lefthook's configuration files, as lefthook looks for them at the top of the work tree (the
+/// `-local` ones are a person's additions beside the team's).
+const LEFTHOOK_CONFIGS: [&str; 16] = [
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yaml",
+    "lefthook.toml",
+    ".lefthook.toml",
+    "lefthook.json",
+    ".lefthook.json",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yaml",
+    "lefthook-local.toml",
+    ".lefthook-local.toml",
+    "lefthook-local.json",
+    ".lefthook-local.json",
+];
+
+/// Whether lefthook, run from the work tree at `top`, calls git-hand's pre-push: a lefthook
+/// configuration there names git-hand, and either one of its commands runs `git-hand hook
+/// pre-push` or the script of git-hand's recipe (`.lefthook/pre-push/git-hand`) does. Then
+/// lefthook's launcher in the hooks directory enforces the lease on its own, and lefthook
+/// replacing git-hand's shim (its re-sync) is no lapse.
+pub fn lefthook_runs_git_hand(top: &std::path::Path) -> bool {
+    let configs: Vec<String> = LEFTHOOK_CONFIGS
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(top.join(name)).ok())
+        .collect();
+    let calls = |text: &str| {
+        text.lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("git-hand hook pre-push"))
+    };
+    configs.iter().any(|c| calls(c))
+        || (configs.iter().any(|c| c.contains("git-hand"))
+            && [
+                ".lefthook/pre-push/git-hand",
+                ".lefthook-local/pre-push/git-hand",
+            ]
+            .iter()
+            .any(|script| std::fs::read_to_string(top.join(script)).is_ok_and(|t| calls(&t))))
+}
+
 /// The lines someone appended to an older git-hand shim: what follows the end of a shim git-hand
 /// shipped (any version in `shipped`, each a template whose `@NAME@` placeholders match any
 /// text on their line). `None` when the file is not one of those shims followed by more lines.

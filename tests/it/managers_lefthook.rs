@@ -387,3 +387,43 @@ fn a_hand_written_hook_calling_git_hand_is_chained_without_recursion_in_both_ord
         }
     }
 }
+
+/// A hand-written pre-push that git-hand chained, then lefthook installed over git-hand's shim:
+/// git-hand cannot chain lefthook's launcher too (it would lose the person's hook). With git-hand's
+/// recipe in lefthook.yml, lefthook enforces the lease itself: spawn says nothing and the fence
+/// holds. Without it, spawn says so and gives lefthook's recipe as the fix, not the generic
+/// three ways out.
+#[test]
+fn lefthook_over_a_chained_hook_is_in_force_only_when_its_config_calls_git_hand() {
+    for with_recipe in [true, false] {
+        let env = TestEnv::new().with_hook_tools();
+        let (repo, origin) = lefthook_repo(&env, with_recipe);
+        let dir = hooks_dir(&repo);
+        std::fs::write(dir.join("pre-push"), "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(dir.join("pre-push"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        env.hand(&repo, &["install"]).ok();
+        tool(&env, &repo, "lefthook", &["install"]).ok();
+        assert!(dir.join("pre-push.old").exists());
+
+        let run = env.hand(&repo, &["spawn", "probe", "--json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        if with_recipe {
+            assert!(!run.stderr.contains("NOT"), "{}", run.stderr);
+            env.hand(&repo, &["teardown", "probe", "--force"]).ok();
+            a_stale_push_from_a_slot_is_refused(&env, &repo, &origin);
+        } else {
+            assert!(
+                run.stderr.contains("lefthook's pre-push hook"),
+                "{}",
+                run.stderr
+            );
+            assert!(
+                run.stderr.contains("git hand install --manual"),
+                "{}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains("keep both"), "{}", run.stderr);
+        }
+    }
+}
