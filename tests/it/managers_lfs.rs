@@ -203,9 +203,15 @@ fn git_lfs_update_force_then_git_hand_install_works_every_time() {
     // `git lfs update --force` replaces git-hand's hooks with git-lfs's.
     let run = tool(&env, &repo, "git", &["lfs", "install", "--local"]);
     assert_ne!(run.code, 0);
+    // The recipe `git hand install --manual` prints for git-lfs, run as written, twice.
+    let recipe = crate::managers_lefthook::recipe(&env, &repo, "git-lfs");
+    let line = recipe
+        .lines()
+        .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .expect("the git-lfs recipe has a command");
+    assert_eq!(line, "git lfs update --force && git hand install");
     for round in 0..2 {
-        tool(&env, &repo, "git", &["lfs", "update", "--force"]).ok();
-        let run: Run = env.hand(&repo, &["install"]);
+        let run: Run = tool(&env, &repo, "sh", &["-c", line]);
         assert_eq!(run.code, 0, "round {round}: {}{}", run.stdout, run.stderr);
     }
     let dir = hooks_dir(&repo);
