@@ -93,6 +93,13 @@ pub fn a_stale_push_from_a_slot_is_refused(
         "{}",
         run.stderr
     );
+    // One verdict, however many hooks of the chain call git-hand.
+    assert_eq!(
+        run.stderr.matches("git-hand: push refused").count(),
+        1,
+        "{}",
+        run.stderr
+    );
     assert_eq!(
         remote_oid(env, origin, "hand/fence-b"),
         None,

@@ -122,6 +122,12 @@ fn git_lfs_after_git_hand_still_uploads_and_a_zombie_uploads_nothing() {
     let run = tool(&env, &repo, "git", &["lfs", "install", "--local"]);
     assert_ne!(run.code, 0, "git lfs install replaced git-hand's hook");
     track_bin(&env, &repo);
+    // From the main worktree too.
+    let main = "main's large file\n";
+    commit_bin(&env, &repo, "main.bin", main);
+    let run = push(&env, &repo, None, &["origin", "main"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(stored(&origin, main).is_file(), "{}", run.stderr);
     zombie_uploads_nothing_and_the_holder_uploads(&env, &repo, &origin);
     let zombie = "zombie's large file\n";
     assert!(
@@ -219,4 +225,11 @@ fn git_lfs_update_force_then_git_hand_install_works_every_time() {
     assert!(chained.contains("git lfs pre-push"), "{chained}");
     track_bin(&env, &repo);
     zombie_uploads_nothing_and_the_holder_uploads(&env, &repo, &origin);
+
+    // Uninstall leaves exactly git-lfs's hooks, as `git lfs update --force` alone writes them.
+    env.hand(&repo, &["uninstall"]).ok();
+    let fresh = lfs_env();
+    let (other, _) = lfs_repo(&fresh);
+    tool(&fresh, &other, "git", &["lfs", "update", "--force"]).ok();
+    assert_eq!(hooks_snapshot(&dir), hooks_snapshot(&hooks_dir(&other)));
 }
