@@ -143,24 +143,27 @@ pub enum LfsRun {
     Missing,
 }
 
-/// The repository's common dir for a hooks directory: its parent when it is `<common dir>/hooks`
-/// (the case without `core.hooksPath`: no git process), else what git says.
+/// The repository's common dir for a hooks directory, from files alone (a hook must stay fast):
+/// the hooks directory's parent when it is `<common dir>/hooks` (no `core.hooksPath`), else the
+/// `.git` of the work tree the hook runs at the top of (git runs hooks there): a directory, or a
+/// linked worktree's `gitdir:` file whose admin dir names the common dir in `commondir`.
 fn common_dir_of(hook_dir: &Path) -> Option<PathBuf> {
+    let is_git_dir = |d: &Path| d.join("HEAD").is_file() && d.join("objects").is_dir();
     let parent = hook_dir.parent()?;
-    if hook_dir.file_name().is_some_and(|n| n == "hooks")
-        && parent.join("HEAD").is_file()
-        && parent.join("objects").is_dir()
-    {
+    if hook_dir.file_name().is_some_and(|n| n == "hooks") && is_git_dir(parent) {
         return Some(parent.to_path_buf());
     }
-    let out = Command::new("git")
-        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    (out.status.success() && !text.trim().is_empty()).then(|| PathBuf::from(text.trim()))
+    let top = std::env::current_dir().ok()?;
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let admin = top.join(text.strip_prefix("gitdir:")?.trim());
+    match std::fs::read_to_string(admin.join("commondir")) {
+        Ok(common) => Some(admin.join(common.trim())),
+        Err(_) => Some(admin),
+    }
 }
 
 /// `ENOEXEC` on Linux and the BSDs: the kernel does not know how to run this file.

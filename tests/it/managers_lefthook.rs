@@ -434,3 +434,48 @@ fn lefthook_over_a_chained_hook_is_in_force_only_when_its_config_calls_git_hand(
         }
     }
 }
+
+/// The rules behind the re-sync cases, on plain files: a foreign hook that is the same bytes as
+/// the chained one replaces it (no exit 3); a different one still refuses, changing nothing;
+/// `<hook>.old` is removed only when it is git-hand's shim.
+#[test]
+fn a_copy_of_the_chained_hook_is_rechained_and_only_our_own_old_copy_is_removed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let dir = hooks_dir(&repo);
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::set_permissions(dir.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let mine = "#!/bin/sh\necho mine\n";
+    write("pre-push", mine);
+    env.hand(&repo, &["install"]).ok();
+    let shim = std::fs::read(dir.join("pre-push")).unwrap();
+
+    // Someone restores their hook over the shim (a copy of what git-hand chained).
+    std::fs::rename(dir.join("pre-push"), dir.join("pre-push.old")).unwrap();
+    write("pre-push", mine);
+    write("post-checkout.old", "#!/bin/sh\necho not git-hand's\n");
+    let run = env.hand(&repo, &["install", "--json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["hooks"][0]["change"], "chained");
+    assert_eq!(std::fs::read(dir.join("pre-push")).unwrap(), shim);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push.git-hand-chained")).unwrap(),
+        mine
+    );
+    assert!(
+        !dir.join("pre-push.old").exists(),
+        "git-hand's own .old copy stays"
+    );
+    assert!(
+        dir.join("post-checkout.old").exists(),
+        "someone else's .old was removed"
+    );
+
+    // A different hook over the shim is a real conflict: refused, nothing changed.
+    write("pre-push", "#!/bin/sh\necho another\n");
+    let before = hooks_snapshot(&dir);
+    env.hand(&repo, &["install"]).code(3);
+    assert_eq!(hooks_snapshot(&dir), before);
+}
