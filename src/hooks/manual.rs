@@ -30,8 +30,16 @@ git-hand hook post-checkout \"$@\"
 ";
 
 const LEFTHOOK: &str = "\
-# lefthook: add this script (commit it with lefthook.yml):
-mkdir -p .lefthook/pre-push && echo 'exec git-hand hook pre-push \"$@\"' > .lefthook/pre-push/git-hand
+# lefthook: add this script and commit it with lefthook.yml. In a clone without git-hand it does
+# nothing, except in a worktree git-hand leased, where the push is refused:
+mkdir -p .lefthook/pre-push && cat > .lefthook/pre-push/git-hand <<'EOF'
+if command -v git-hand >/dev/null 2>&1; then
+\texec git-hand hook pre-push \"$@\"
+elif [ -n \"${GIT_HAND_LEASE:-}\" ] || [ -e \"$(git rev-parse --git-dir)/git-hand-stamp\" ]; then
+\techo \"git-hand: this worktree is leased by git-hand, which is not on PATH: push refused (add git-hand's directory to PATH)\" >&2
+\texit 1
+fi
+EOF
 # then merge into lefthook.yml. A script, not a command: lefthook skips a pre-push command when
 # the push changes no file it can see, and the lease must be checked on every push. use_stdin
 # hands git's ref lines to it (lefthook gives them to only one job per hook):
@@ -43,7 +51,7 @@ pre-push:
 post-checkout:
   commands:
     git-hand:
-      run: git-hand hook post-checkout {1} {2} {3}
+      run: command -v git-hand >/dev/null 2>&1 && git-hand hook post-checkout {1} {2} {3} || true
 ";
 
 const GIT_LFS: &str = "\

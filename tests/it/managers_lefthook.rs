@@ -126,25 +126,28 @@ pub fn a_stale_push_from_a_slot_is_refused(
 pub fn recipe(env: &TestEnv, repo: &Path, manager: &str) -> String {
     let run = env.hand(repo, &["install", "--manual", "--json"]);
     let v = Run::json(&run);
-    v["manual"][manager]
-        .as_str()
+    // One recipe for the manager in use (`manager`, `recipe`), or one per manager (`manual`).
+    let one = (v["manager"] == manager)
+        .then(|| v["recipe"].as_str())
+        .flatten();
+    one.or_else(|| v["manual"][manager].as_str())
         .unwrap_or_else(|| panic!("no {manager} recipe in {}", run.stdout))
         .to_string()
 }
 
-/// Applies the lefthook recipe exactly as printed: its shell lines run in the repository, its
+/// Applies the lefthook recipe exactly as printed: its shell part runs in the repository, its
 /// YAML is added to lefthook.yml.
 fn apply_lefthook_recipe(env: &TestEnv, repo: &Path) {
     let text = recipe(env, repo, "lefthook");
     let yaml_at = text.find("\npre-push:").expect("the recipe has YAML") + 1;
     let (shell, yaml) = text.split_at(yaml_at);
-    for line in shell
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let run = Run::from(env.command("sh", repo).args(["-c", line]).output().unwrap());
-        assert_eq!(run.code, 0, "{line}: {}", run.stderr);
-    }
+    let run = Run::from(
+        env.command("sh", repo)
+            .args(["-c", shell])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
     let config = repo.join("lefthook.yml");
     let mut content = std::fs::read_to_string(&config).unwrap_or_default();
     content.push_str(yaml);
@@ -478,4 +481,48 @@ fn a_copy_of_the_chained_hook_is_rechained_and_only_our_own_old_copy_is_removed(
     let before = hooks_snapshot(&dir);
     env.hand(&repo, &["install"]).code(3);
     assert_eq!(hooks_snapshot(&dir), before);
+}
+
+/// The lefthook recipe, committed, in a teammate's clone where git-hand is not installed: their
+/// pushes go through (the script does nothing there); in a worktree git-hand leased, the same
+/// script refuses when git-hand cannot be found.
+#[test]
+fn the_lefthook_recipe_does_nothing_where_git_hand_is_not_installed_but_fails_closed_in_a_slot() {
+    let env = TestEnv::new().with_hook_tools();
+    let (repo, origin) = lefthook_repo(&env, true);
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+    let slot = path_of(&spawn(&env, &repo, "leased", &[]));
+    env.hand(&repo, &["uninstall"]).ok();
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+
+    let without_git_hand: Vec<PathBuf> = crate::support::hook_tools()
+        .iter()
+        .cloned()
+        .chain(["/usr/bin", "/bin"].map(PathBuf::from))
+        .collect();
+    let path = std::env::join_paths(without_git_hand).unwrap();
+    let push_without = |dir: &Path, refspec: &str| {
+        let mut cmd = env.contained("git", dir);
+        cmd.args(["push", "origin", refspec])
+            .env("PATH", &path)
+            .env("NO_COLOR", "1");
+        Run::from(cmd.output().unwrap())
+    };
+    env.commit(&repo, "teammate.txt", "no git-hand here\n");
+    let run = push_without(&repo, "main");
+    assert_eq!(
+        run.code, 0,
+        "a teammate without git-hand cannot push:\n{}",
+        run.stderr
+    );
+
+    env.commit(&slot, "slot.txt", "leased\n");
+    let run = push_without(&slot, "HEAD:refs/heads/hand/leased");
+    assert_ne!(
+        run.code, 0,
+        "a leased slot pushed unchecked:\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("push refused"), "{}", run.stderr);
+    assert_eq!(remote_oid(&env, &origin, "hand/leased"), None);
 }
