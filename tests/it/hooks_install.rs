@@ -380,7 +380,7 @@ fn core_hooks_path_install_writes_nothing_anywhere_exits_3_and_prints_the_manage
         "git-hand hook post-checkout \"$@\"",
         "> .lefthook/pre-push/git-hand",
         "use_stdin: true",
-        "run: git-hand hook post-checkout {1} {2} {3}",
+        "git-hand hook post-checkout {1} {2} {3}",
         "- repo: local",
         "stages: [pre-push]",
         "stages: [post-checkout]",
