@@ -233,3 +233,40 @@ fn git_lfs_update_force_then_git_hand_install_works_every_time() {
     tool(&fresh, &other, "git", &["lfs", "update", "--force"]).ok();
     assert_eq!(hooks_snapshot(&dir), hooks_snapshot(&hooks_dir(&other)));
 }
+
+/// Lines appended to git-hand's shim (the first shipped version) while another hook is already
+/// chained stay below the current shim, as they were, and the next install leaves them alone (no
+/// upgrade on every install).
+#[test]
+fn appended_lines_beside_a_chained_hook_stay_below_the_shim_and_settle() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let dir = hooks_dir(&repo);
+    let pre_push = dir.join("pre-push");
+    std::fs::write(&pre_push, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        &pre_push,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.hand(&repo, &["install"]).ok();
+    let current = std::fs::read_to_string(&pre_push).unwrap();
+    let v1 = include_str!("../../src/hooks/shipped/pre-push.v1");
+    let lines = "git lfs pre-push \"$@\"\n";
+    std::fs::write(&pre_push, format!("{v1}{lines}")).unwrap();
+
+    let run = env.hand(&repo, &["install", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let change = run.json()["hooks"][0]["change"].clone();
+    assert!(
+        change == "upgraded" || (change == "unchanged" && v1 == current),
+        "{change}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&pre_push).unwrap(),
+        format!("{current}{lines}")
+    );
+    let run = env.hand(&repo, &["install", "--json"]);
+    assert_eq!(run.json()["hooks"][0]["change"], "unchanged");
+    assert!(dir.join("pre-push.git-hand-chained").exists());
+}
