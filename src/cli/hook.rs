@@ -109,7 +109,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             hook::pre_push(ctx, url.as_deref(), &refs)
         });
     match decision {
-        Ok(p) if p.refusal.is_none() => exit(0),
+        Ok(p) if p.refusal.is_none() => upload_lfs_objects(args, &stdin),
         Ok(p) => {
             say(&hook::refusal_lines(&p, hook::Said::Push));
             exit(1)
@@ -122,6 +122,31 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             )];
             lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
             say(&lines);
+            exit(1)
+        }
+    }
+}
+
+/// An allowed push whose LFS objects nothing in the chain uploads: git-hand runs git-lfs's
+/// pre-push itself (see [`chain::run_lfs_pre_push`]); its failure fails the push, as it would
+/// have in git-lfs's own hook.
+fn upload_lfs_objects(args: &[OsString], stdin: &[u8]) -> Done {
+    match chain::run_lfs_pre_push(None, args, stdin) {
+        Ok(None) => exit(0),
+        Ok(Some(chain::LfsRun::Ran(status))) if status.success() => exit(0),
+        Ok(Some(chain::LfsRun::Ran(status))) => {
+            say(&["push stopped: git lfs pre-push failed (above); the LFS objects were not all uploaded".into()]);
+            exit(crate::ops::exec::exit_code(status).max(1))
+        }
+        Ok(Some(chain::LfsRun::Missing)) => {
+            say(&[
+                "push stopped: this repository has LFS objects but git-lfs is not on PATH, so they cannot be uploaded".into(),
+                "fix: install git-lfs (e.g. apt-get install git-lfs), then push again".into(),
+            ]);
+            exit(1)
+        }
+        Err(e) => {
+            say(&[format!("push stopped: git lfs pre-push could not run: {e}")]);
             exit(1)
         }
     }

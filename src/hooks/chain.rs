@@ -5,6 +5,15 @@
 //! This must not scrub `GIT_DIR` and friends (unlike [`crate::git::Git`]): the chained hook is the
 //! user's, and it expects exactly what git gives a hook. It never decides a verdict either; the
 //! caller combines the status it returns with its own.
+//!
+//! Everything started from here gets `GIT_HAND_IN_HOOK=<hook>`: a chained hook or a hook manager
+//! that calls `git-hand hook <hook>` again (lefthook with git-hand's lines in `lefthook.yml`, a
+//! hand-written hook that starts with `git-hand hook pre-push "$@"`) then reaches a git-hand that
+//! exits at once instead of running the chained hook again, forever.
+//!
+//! It also uploads LFS objects when nothing in the chain does ([`run_lfs_pre_push`]): git-lfs
+//! refuses to install its hook over git-hand's, and a push that leaves its LFS objects behind
+//! publishes pointers nobody can resolve.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -65,6 +74,13 @@ pub fn run_chained(
         )?,
         other => other?,
     };
+    feed(&mut child, stdin)?;
+    child.wait().map(Some)
+}
+
+/// Writes `stdin` to the child in full and closes the pipe, so a child reading to end of input
+/// finishes; a child that exits without reading it is fine.
+fn feed(child: &mut std::process::Child, stdin: &[u8]) -> io::Result<()> {
     if let Some(mut pipe) = child.stdin.take() {
         match pipe.write_all(stdin) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
@@ -72,7 +88,83 @@ pub fn run_chained(
         }
         // Dropping the pipe closes it, so a hook reading to end of input finishes.
     }
-    child.wait().map(Some)
+    Ok(())
+}
+
+/// Runs `git lfs pre-push <args>` with git's ref lines, as git-lfs's own hook would, when this
+/// push would otherwise leave LFS objects behind: git-hand runs as the hook git called (its shim
+/// exported `hook_dir`; a manager that calls git-hand runs git-lfs itself, as lefthook does), the
+/// repository has LFS objects (`<common dir>/lfs/objects`: one stat on every push), and the
+/// chained hook does not run `git lfs pre-push` already. `Ok(None)`: nothing to do.
+///
+/// The caller runs this only once its verdict allowed the push, so a stale holder's push is
+/// refused before anything of it is uploaded.
+pub fn run_lfs_pre_push(
+    hook_dir: Option<&Path>,
+    args: &[OsString],
+    stdin: &[u8],
+) -> io::Result<Option<LfsRun>> {
+    let from_env = std::env::var_os(HOOK_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let Some(dir) = hook_dir.map(Path::to_path_buf).or(from_env) else {
+        return Ok(None);
+    };
+    let Some(common_dir) = common_dir_of(&dir) else {
+        return Ok(None);
+    };
+    if !common_dir.join("lfs").join("objects").is_dir() {
+        return Ok(None);
+    }
+    let chained = chained_path(&dir, HookName::PrePush);
+    if is_executable_file(&chained)
+        && std::fs::read(&chained).is_ok_and(|b| super::foreign::runs_lfs_pre_push(&b))
+    {
+        return Ok(None);
+    }
+    if which::which("git-lfs").is_err() {
+        return Ok(Some(LfsRun::Missing));
+    }
+    let mut cmd = Command::new("git");
+    cmd.args(["lfs", "pre-push"])
+        .args(args)
+        .env(IN_HOOK_ENV, HookName::PrePush.as_str());
+    let mut child = spawn(&mut cmd)?;
+    feed(&mut child, stdin)?;
+    child.wait().map(|s| Some(LfsRun::Ran(s)))
+}
+
+/// What [`run_lfs_pre_push`] did.
+#[derive(Debug)]
+pub enum LfsRun {
+    /// `git lfs pre-push` ran, with this status.
+    Ran(ExitStatus),
+    /// The repository has LFS objects but `git-lfs` is not on PATH: the push would publish
+    /// pointers to objects the remote never gets (git-lfs's own hook refuses it too).
+    Missing,
+}
+
+/// The repository's common dir for a hooks directory, from files alone (a hook must stay fast):
+/// the hooks directory's parent when it is `<common dir>/hooks` (no `core.hooksPath`), else the
+/// `.git` of the work tree the hook runs at the top of (git runs hooks there): a directory, or a
+/// linked worktree's `gitdir:` file whose admin dir names the common dir in `commondir`.
+fn common_dir_of(hook_dir: &Path) -> Option<PathBuf> {
+    let is_git_dir = |d: &Path| d.join("HEAD").is_file() && d.join("objects").is_dir();
+    let parent = hook_dir.parent()?;
+    if hook_dir.file_name().is_some_and(|n| n == "hooks") && is_git_dir(parent) {
+        return Some(parent.to_path_buf());
+    }
+    let top = std::env::current_dir().ok()?;
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let admin = top.join(text.strip_prefix("gitdir:")?.trim());
+    match std::fs::read_to_string(admin.join("commondir")) {
+        Ok(common) => Some(admin.join(common.trim())),
+        Err(_) => Some(admin),
+    }
 }
 
 /// `ENOEXEC` on Linux and the BSDs: the kernel does not know how to run this file.

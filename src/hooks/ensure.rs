@@ -49,6 +49,9 @@ pub enum NotInForce {
     /// The shims are there but exec `git-hand`, which the current PATH lacks: pushes are refused
     /// (fail closed), not checked.
     NotOnPath,
+    /// lefthook's launcher holds the hook's place (lefthook installed or re-synced over git-hand's
+    /// shim and git-hand cannot chain it), and lefthook's configuration does not call git-hand.
+    Lefthook { hook: HookName, path: PathBuf },
 }
 
 impl NotInForce {
@@ -76,6 +79,9 @@ impl NotInForce {
             NotInForce::NotOnPath => vec![
                 "install git-hand (./install.sh in its checkout) or add its directory to PATH"
                     .into(),
+            ],
+            NotInForce::Lefthook { .. } => vec![
+                "git hand install --manual   # lefthook's lines: lefthook then calls git-hand itself, through every re-sync".into(),
             ],
         }
     }
@@ -108,6 +114,12 @@ impl fmt::Display for NotInForce {
                 chained.display()
             ),
             NotInForce::NotOnPath => f.write_str(&Warning::NotOnPath.message()),
+            NotInForce::Lefthook { hook, path } => write!(
+                f,
+                "lefthook's {hook} hook {} took the place of git-hand's, and lefthook's \
+                 configuration does not call git-hand: {unguarded}",
+                path.display()
+            ),
         }
     }
 }
@@ -164,14 +176,7 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
             hook,
             path,
             chained,
-        }) => (
-            vec![],
-            Some(NotInForce::ChainOccupied {
-                hook,
-                path,
-                chained,
-            }),
-        ),
+        }) => (vec![], chain_occupied(git, hook, path, chained)),
         Err(HookError::Io { source, .. }) if is_not_writable(&source) => (
             vec![],
             Some(NotInForce::NotWritable {
@@ -186,6 +191,29 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
         changes: changes.into_iter().filter(|c| c.change.wrote()).collect(),
         problem,
     })
+}
+
+/// What a foreign hook beside an older chained one means for enforcement. lefthook's launcher
+/// there enforces the lease on its own when lefthook's configuration calls git-hand (its recipe),
+/// and otherwise the fix is that recipe, not choosing between two hooks.
+fn chain_occupied(
+    git: &Git,
+    hook: HookName,
+    path: PathBuf,
+    chained: PathBuf,
+) -> Option<NotInForce> {
+    let lefthooks = std::fs::read(&path).is_ok_and(|b| {
+        super::foreign::generator(hook, &b) == Some(super::foreign::Generator::Lefthook)
+    });
+    match lefthooks {
+        true if super::foreign::lefthook_runs_git_hand(git.dir()) => not_on_path(),
+        true => Some(NotInForce::Lefthook { hook, path }),
+        false => Some(NotInForce::ChainOccupied {
+            hook,
+            path,
+            chained,
+        }),
+    }
 }
 
 /// What one hook file in the active hooks directory is.

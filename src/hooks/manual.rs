@@ -24,17 +24,21 @@ pub enum Manager {
     /// pre-commit: its script in `.git/hooks` runs `<hook>.legacy` first.
     PreCommit,
     Lefthook,
+    /// git-lfs: its hooks in `.git/hooks` (`git lfs install`), its objects under `<common>/lfs`.
+    GitLfs,
     /// Plain executable hook files: in a `core.hooksPath` directory, or `.git/hooks`.
     HandWritten,
 }
 
 impl Manager {
-    /// The stable word for JSON and docs: `husky`, `pre-commit`, `lefthook`, `hand-written`.
+    /// The stable word for JSON and docs: `husky`, `pre-commit`, `lefthook`, `git-lfs`,
+    /// `hand-written`.
     pub fn as_str(self) -> &'static str {
         match self {
             Manager::Husky => "husky",
             Manager::PreCommit => "pre-commit",
             Manager::Lefthook => "lefthook",
+            Manager::GitLfs => "git-lfs",
             Manager::HandWritten => "hand-written",
         }
     }
@@ -105,6 +109,21 @@ const TABLE: &[Row] = &[
         recipe: |_| LEFTHOOK.into(),
     },
     Row {
+        manager: Manager::GitLfs,
+        // Objects in the common dir, `filter=lfs` in the work tree's .gitattributes, or git-lfs's
+        // filter configured (`git lfs install` sets it even when it refuses to write its hook).
+        detect: |s| {
+            let common = s.location.default.parent();
+            common.is_some_and(|c| c.join("lfs").is_dir())
+                || s.work_tree.is_some_and(|w| {
+                    std::fs::read_to_string(w.join(".gitattributes"))
+                        .is_ok_and(|a| a.contains("filter=lfs"))
+                })
+                || lfs_filter_configured(common)
+        },
+        recipe: |_| GIT_LFS.into(),
+    },
+    Row {
         manager: Manager::HandWritten,
         detect: |_| true,
         recipe: |s| hand_written_recipe(&s.location.active),
@@ -121,6 +140,19 @@ pub fn recipe(scene: &Scene<'_>) -> Recipe {
         manager: row.manager,
         text: (row.recipe)(scene),
     }
+}
+
+/// Whether git-lfs's filter is configured in the repository's or the user's git config, read as
+/// text (detection runs no git): `[filter "lfs"]` in `<common>/config`, `$GIT_CONFIG_GLOBAL` or
+/// `~/.gitconfig`.
+fn lfs_filter_configured(common: Option<&Path>) -> bool {
+    let global = std::env::var_os("GIT_CONFIG_GLOBAL")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".gitconfig")));
+    [common.map(|c| c.join("config")), global]
+        .into_iter()
+        .flatten()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("[filter \"lfs\"]")))
 }
 
 /// Whether `dir` is husky's generated hooks directory (`.husky/_`, or any directory holding
@@ -179,17 +211,36 @@ git hand install
 ";
 
 const LEFTHOOK: &str = "\
-# lefthook: merge into lefthook.yml ({1} {2} {3} are git's arguments; use_stdin hands git's
-# stdin to this command, and lefthook gives it to only one command per hook):
+# lefthook: add this script and commit it with lefthook.yml. In a clone without git-hand it does
+# nothing, except in a worktree git-hand leased, where the push is refused:
+mkdir -p .lefthook/pre-push && cat > .lefthook/pre-push/git-hand <<'EOF'
+if command -v git-hand >/dev/null 2>&1; then
+\texec git-hand hook pre-push \"$@\"
+elif [ -n \"${GIT_HAND_LEASE:-}\" ] || [ -e \"$(git rev-parse --git-dir)/git-hand-stamp\" ]; then
+\techo \"git-hand: this worktree is leased by git-hand, which is not on PATH: push refused (add git-hand's directory to PATH)\" >&2
+\texit 1
+fi
+EOF
+# then merge into lefthook.yml. A script, not a command: lefthook skips a pre-push command when
+# the push changes no file it can see, and the lease must be checked on every push. use_stdin
+# hands git's ref lines to it (lefthook gives them to only one job per hook):
 pre-push:
-  commands:
+  scripts:
     git-hand:
-      run: git-hand hook pre-push {1} {2}
+      runner: sh
       use_stdin: true
 post-checkout:
   commands:
     git-hand:
-      run: git-hand hook post-checkout {1} {2} {3}
+      run: command -v git-hand >/dev/null 2>&1 && git-hand hook post-checkout {1} {2} {3} || true
+";
+
+const GIT_LFS: &str = "\
+# git-lfs: nothing to add. When git-lfs's hook is not in front of git-hand's (git lfs install
+# refuses to replace it), git-hand's pre-push runs `git lfs pre-push` itself, after the lease
+# check allows the push. To let git-lfs's own hooks run (post-checkout, post-commit, post-merge)
+# beside git-hand's:
+git lfs update --force && git hand install
 ";
 
 /// Lines for executable hook files in the active hooks directory.

@@ -10,6 +10,7 @@
 
 pub mod chain;
 pub mod ensure;
+pub mod foreign;
 pub mod install;
 pub mod locate;
 pub mod manual;

@@ -14,6 +14,8 @@ mod ledger;
 mod ledger_integrity;
 mod managers;
 mod managers_husky;
+mod managers_lefthook;
+mod managers_lfs;
 mod managers_precommit;
 mod newcomer;
 mod ownership;
