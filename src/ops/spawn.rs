@@ -497,7 +497,13 @@ fn hooks_problem(repo: &Repo, git: &Git, install: bool) -> Option<(String, Vec<S
         };
     }
     match crate::hooks::ensure_installed(git) {
-        Ok(report) => report.problem.map(|p| (p.to_string(), p.hints())),
+        Ok(report) => report.problem.and_then(|p| {
+            // Not git-hand's own shims, but a manager whose hooks call git-hand (husky's or
+            // lefthook's recipe committed): in force all the same.
+            let by_manager = crate::hooks::in_force(git, repo.loc.workdir.as_deref())
+                .is_ok_and(|state| state.unchecked().is_none());
+            (!by_manager).then(|| (p.to_string(), p.hints()))
+        }),
         Err(e) => Some((e.to_string(), e.hints())),
     }
 }

@@ -225,6 +225,8 @@ fn husky_row(order: Order) {
     // A first task pushes from its slot: husky's script and the fence both run there.
     let a = spawn(env, repo, "a", &[]);
     let slot = path_of(&a);
+    // husky's committed recipe calls git-hand: spawn says nothing is unenforced.
+    assert_eq!(a["hooks"]["in_force"], true, "{a:#}");
     assert!(
         slot.join(".husky/_/h").is_file(),
         "the slot has no .husky/_"
