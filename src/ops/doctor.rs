@@ -432,6 +432,32 @@ impl Checkup<'_> {
         }
         let mut seen_dirs = vec![];
         for worktree in worktrees {
+            // A slot leased before slots got the repository's generated hooks directory (husky's
+            // `.husky/_`) runs no hook at all: `--repair` gives it that directory.
+            if self.repair && Some(&worktree) != self.repo.loc.workdir.as_ref() {
+                match super::slot_hooks::inherit(self.repo, &worktree) {
+                    Ok(Some(dir)) => out.push(Problem {
+                        kind: "hooks-not-in-force",
+                        subject: worktree.display().to_string(),
+                        detail: format!(
+                            "the slot had no {}, so git ran no hook in it",
+                            dir.display()
+                        ),
+                        action: format!("copied {} from the main worktree", dir.display()),
+                        repaired: true,
+                        command: None,
+                    }),
+                    Ok(None) => {}
+                    Err(e) => out.push(Problem {
+                        kind: "hooks-not-in-force",
+                        subject: worktree.display().to_string(),
+                        detail: format!("cannot give the slot the repository's hooks: {e}"),
+                        action: "none".into(),
+                        repaired: false,
+                        command: None,
+                    }),
+                }
+            }
             let git = Git::new(&worktree);
             let state = match crate::hooks::in_force(&git, Some(&worktree)) {
                 Ok(state) => state,

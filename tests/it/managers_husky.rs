@@ -519,3 +519,26 @@ fn the_hand_written_recipe_as_printed_fences_a_slot_and_spares_a_teammate() {
         run.stderr
     );
 }
+
+#[test]
+fn doctor_repair_gives_a_slot_without_the_generated_hooks_directory_its_copy() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    fs::create_dir_all(repo.join("local-hooks")).unwrap();
+    fs::write(repo.join("local-hooks/pre-push"), "#!/bin/sh\nexit 0\n").unwrap();
+    fs::write(repo.join(".gitignore"), "/local-hooks/\n").unwrap();
+    env.git(&repo, &["add", ".gitignore"]);
+    env.git(&repo, &["commit", "-q", "-m", "ignore"]);
+    env.git(&repo, &["config", "core.hooksPath", "local-hooks"]);
+    let slot = path_of(&spawn(&env, &repo, "a", &[]));
+    // As a slot leased before slots got the repository's hooks directory.
+    fs::remove_dir_all(slot.join("local-hooks")).unwrap();
+    let doctor = env.hand(&repo, &["doctor", "--repair", "--json"]).json();
+    let copied = doctor["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["kind"] == "hooks-not-in-force" && p["repaired"] == true);
+    assert!(copied, "{doctor:#}");
+    assert!(slot.join("local-hooks/pre-push").is_file());
+}
