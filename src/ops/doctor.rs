@@ -570,9 +570,9 @@ impl Checkup<'_> {
         let lease = task.lease_id.as_deref().unwrap_or_default();
         let path = Path::new(&slot);
         if let Some(step @ (Step::Preparing | Step::Creating)) = task.step {
-            let guard = SlotGuard::lock(ledger, common, path, lease);
+            let guard = SlotGuard::lock(common, path, lease)?;
             // A lease that no longer holds the slot leaves it to its new holder.
-            if let Ok(guard) = guard {
+            if guard.check(ledger).is_ok() {
                 guard.undo(ledger, step == Step::Creating)?;
             }
         }

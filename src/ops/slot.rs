@@ -171,22 +171,16 @@ pub struct SlotGuard {
 }
 
 impl SlotGuard {
-    /// Locks the slot for the holder of `lease_id` and checks the lease holds it.
-    pub fn lock(
-        ledger: &mut Ledger,
-        common_dir: &Path,
-        path: &Path,
-        lease_id: &str,
-    ) -> Result<Self> {
-        let lock = SlotLock::acquire(common_dir, path)?;
-        let guard = Self {
+    /// Locks the slot for the holder of `lease_id`. The lease is checked before each change
+    /// made through the guard ([`SlotGuard::git`], [`SlotGuard::check`]), not here: a check now
+    /// would only be repeated a moment later (a ledger read each, on spawn's hot path).
+    pub fn lock(common_dir: &Path, path: &Path, lease_id: &str) -> Result<Self> {
+        Ok(Self {
             common_dir: common_dir.to_path_buf(),
             path: path.to_path_buf(),
             lease_id: lease_id.to_string(),
-            _lock: lock,
-        };
-        guard.check(ledger)?;
-        Ok(guard)
+            _lock: SlotLock::acquire(common_dir, path)?,
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -744,7 +744,7 @@ fn prepare_slot(
     target: &Target<'_>,
     lease_id: &str,
 ) -> (Option<SlotGuard>, Result<()>) {
-    let guard = match SlotGuard::lock(ledger, &repo.loc.common_dir, path, lease_id) {
+    let guard = match SlotGuard::lock(&repo.loc.common_dir, path, lease_id) {
         Ok(guard) => guard,
         Err(e) => return (None, Err(e)),
     };

@@ -125,7 +125,7 @@ pub fn teardown(
             return Ok(TornDown::LeaseEnded { task, successor });
         }
     };
-    let guard = SlotGuard::lock(ledger, &repo.loc.common_dir, path, &lease_id)?;
+    let guard = SlotGuard::lock(&repo.loc.common_dir, path, &lease_id)?;
     failpoint::hit("teardown-after-intent");
     let discarded = if opts.force && !dirty.is_empty() {
         // Ignored files (the build cache) survive: `clean` runs without -x.
