@@ -119,6 +119,17 @@ impl Repo {
         Ok(Self { repo, loc })
     }
 
+    /// The git CLI bound to this worktree's top, or to the common dir of a bare repository:
+    /// where a command about the whole repository runs.
+    pub fn git(&self) -> super::Git {
+        super::Git::new(
+            self.loc
+                .workdir
+                .clone()
+                .unwrap_or_else(|| self.loc.common_dir.clone()),
+        )
+    }
+
     pub fn config_string(&self, key: &str) -> Option<String> {
         let value = self.repo.config_snapshot().string(key)?;
         Some(value.to_str_lossy().into_owned())

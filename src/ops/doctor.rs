@@ -45,12 +45,7 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
     let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
         return Ok(problems);
     };
-    let git = Git::new(
-        repo.loc
-            .workdir
-            .clone()
-            .unwrap_or_else(|| repo.loc.common_dir.clone()),
-    );
+    let git = repo.git();
     let checkup = Checkup {
         ctx,
         repo,

@@ -48,12 +48,7 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneRepor
         return Ok(report);
     };
     let (infos, now) = ledger.read(|v| Ok((pool::slots(v, &repo_id)?, v.now())))?;
-    let git = Git::new(
-        repo.loc
-            .workdir
-            .clone()
-            .unwrap_or_else(|| repo.loc.common_dir.clone()),
-    );
+    let git = repo.git();
     for info in infos {
         let why = keep_reasons(repo, &info, now);
         if !why.is_empty() {

@@ -92,12 +92,7 @@ pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) ->
     if issue.is_some() {
         super::lease::configured_namespace(ctx)?;
     }
-    let git = Git::new(
-        repo.loc
-            .workdir
-            .clone()
-            .unwrap_or_else(|| repo.loc.common_dir.clone()),
-    );
+    let git = repo.git();
     if opts.fetch {
         progress("fetching origin");
         git.run(&["fetch", "--quiet", "origin"])?;
@@ -143,12 +138,7 @@ pub fn spawn(
     progress: &dyn Fn(&str),
 ) -> Result<Spawned> {
     let repo = ctx.repo()?;
-    let git = Git::new(
-        repo.loc
-            .workdir
-            .clone()
-            .unwrap_or_else(|| repo.loc.common_dir.clone()),
-    );
+    let git = repo.git();
     let hooks = hooks_problem(repo, &git, checked.install_hooks);
     failpoint::hit("spawn-after-hooks");
     let spawned = lease_and_prepare(ctx, ledger, opts, checked, progress)?;
@@ -169,12 +159,7 @@ fn lease_and_prepare(
     let branch = checked.branch;
     let issue = checked.issue.as_deref();
     let repo = ctx.repo()?;
-    let git = Git::new(
-        repo.loc
-            .workdir
-            .clone()
-            .unwrap_or_else(|| repo.loc.common_dir.clone()),
-    );
+    let git = repo.git();
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
     // A write (and its fsync) only the first time git-hand sees this repository.
     let repo_id = match ledger.read(|v| v.repo_by_dir(&common))? {
