@@ -137,18 +137,19 @@ pub fn current_in(hooks_dir: &std::path::Path) -> bool {
 }
 
 /// Whether a `git switch` run by git-hand itself in a repository whose hooks live in
-/// `hooks_dir` would run nothing but git-hand's own post-checkout shim (which does nothing for
-/// git-hand's calls): no chained post-checkout hook, no reference-transaction hook, and the
-/// post-checkout hook, if any, is ours. Then git-hand may skip hooks for that call.
+/// `hooks_dir` would run nothing but git-hand's own post-checkout and reference-transaction shims
+/// (which do nothing for git-hand's calls: they exit on `GIT_HAND_INTERNAL`): neither hook has a
+/// chained hook, and each, if there, is ours. Then git-hand may skip hooks for that call.
 pub fn only_our_switch_hooks(hooks_dir: &std::path::Path) -> bool {
-    let post_checkout = hooks_dir.join(HookName::PostCheckout.as_str());
-    let ours_or_none = match std::fs::read(&post_checkout) {
-        Ok(bytes) => super::shim::is_ours(&bytes),
-        Err(e) => e.kind() == io::ErrorKind::NotFound,
-    };
-    ours_or_none
-        && !chained_path(hooks_dir, HookName::PostCheckout).exists()
-        && !hooks_dir.join("reference-transaction").exists()
+    [HookName::PostCheckout, HookName::ReferenceTransaction]
+        .into_iter()
+        .all(|hook| {
+            let ours_or_none = match std::fs::read(hooks_dir.join(hook.as_str())) {
+                Ok(bytes) => super::shim::is_ours(&bytes),
+                Err(e) => e.kind() == io::ErrorKind::NotFound,
+            };
+            ours_or_none && !chained_path(hooks_dir, hook).exists()
+        })
 }
 
 /// Installs git-hand's hooks when they are missing or stale (same rules as `git hand install`,
@@ -356,6 +357,9 @@ pub enum LapseKind {
     PostCheckout,
     /// The shim cannot find `git-hand` on this PATH: every push from here is refused.
     NotOnPath,
+    /// git-hand's reference-transaction shim is missing or not executable: a superseded holder's
+    /// commit in a slot is not refused (its push still is).
+    ReferenceTransaction,
 }
 
 impl LapseKind {
@@ -369,6 +373,7 @@ impl LapseKind {
             LapseKind::ChainedBroken => "chained-broken",
             LapseKind::PostCheckout => "post-checkout",
             LapseKind::NotOnPath => "not-on-path",
+            LapseKind::ReferenceTransaction => "reference-transaction",
         }
     }
 
@@ -376,7 +381,10 @@ impl LapseKind {
     pub fn unchecks_pushes(self) -> bool {
         !matches!(
             self,
-            LapseKind::ChainedBroken | LapseKind::PostCheckout | LapseKind::NotOnPath
+            LapseKind::ChainedBroken
+                | LapseKind::PostCheckout
+                | LapseKind::NotOnPath
+                | LapseKind::ReferenceTransaction
         )
     }
 }
@@ -507,6 +515,21 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
                     "git-hand's post-checkout hook {} is missing or not executable: a checkout \
                      in a slot whose lease ended is not warned about",
                     post.path.display()
+                ),
+                hints,
+                repairable,
+            });
+        }
+        let refs = look(&dir, HookName::ReferenceTransaction)?;
+        if !matches!(refs.found, Found::Ours { .. } | Found::Foreign) || !is_executable(&refs.path)
+        {
+            let (hints, repairable) = repair(vec!["git hand doctor --repair".into()]);
+            lapses.push(Lapse {
+                kind: LapseKind::ReferenceTransaction,
+                message: format!(
+                    "git-hand's reference-transaction hook {} is missing or not executable: a \
+                     superseded lease holder's commit in a slot is not refused (its push still is)",
+                    refs.path.display()
                 ),
                 hints,
                 repairable,

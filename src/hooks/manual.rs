@@ -187,8 +187,17 @@ fi
 if command -v git-hand >/dev/null 2>&1; then git-hand hook post-checkout \"$@\" || :; fi
 "
         .into(),
+        // Starts git-hand only for a prepared transaction by a process presenting a credential
+        // (or in a slot that requires one), as git-hand's own shim does: a fetch stays cheap.
+        HookName::ReferenceTransaction => REF_LINES.into(),
     }
 }
+
+const REF_LINES: &str = "\
+if [ \"${1:-}\" = prepared ] && { [ -n \"${GIT_HAND_LEASE:-}${GIT_HAND_TOKEN:-}\" ] || [ -e \"${GIT_DIR:-.git}/git-hand-require-credential\" ]; } && command -v git-hand >/dev/null 2>&1; then
+\tgit-hand hook reference-transaction \"$@\" || exit $?
+fi
+";
 
 fn husky_recipe() -> String {
     format!(
@@ -197,9 +206,12 @@ fn husky_recipe() -> String {
 # git's arguments and stdin; put them before any line that reads stdin). In a clone without
 # git-hand they do nothing, except in a worktree git-hand leased, where the push is refused:
 {}# and this line to .husky/post-checkout:
+{}# and these to .husky/reference-transaction (git >= 2.28; a ref update in a slot by a process
+# whose lease ended is refused):
 {}",
         hook_lines(HookName::PrePush),
-        hook_lines(HookName::PostCheckout)
+        hook_lines(HookName::PostCheckout),
+        hook_lines(HookName::ReferenceTransaction)
     )
 }
 
@@ -233,6 +245,18 @@ post-checkout:
   commands:
     git-hand:
       run: command -v git-hand >/dev/null 2>&1 && git-hand hook post-checkout {1} {2} {3} || true
+# and, for git >= 2.28 (a ref update in a slot by a process whose lease ended is refused), this
+# script beside the first one, with use_stdin as for pre-push:
+mkdir -p .lefthook/reference-transaction && cat > .lefthook/reference-transaction/git-hand <<'EOF'
+if [ \"${1:-}\" = prepared ] && { [ -n \"${GIT_HAND_LEASE:-}${GIT_HAND_TOKEN:-}\" ] || [ -e \"${GIT_DIR:-.git}/git-hand-require-credential\" ]; } && command -v git-hand >/dev/null 2>&1; then
+\texec git-hand hook reference-transaction \"$@\"
+fi
+EOF
+reference-transaction:
+  scripts:
+    git-hand:
+      runner: sh
+      use_stdin: true
 ";
 
 const GIT_LFS: &str = "\

@@ -21,6 +21,7 @@ const MARKER_WITHIN_LINES: usize = 5;
 
 const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
+const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 
 /// Where the shim templates take the recorded path, as one sh word.
 const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
@@ -28,17 +29,15 @@ const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
 /// The current shim for `hook`, recording this executable (see [`recorded`]). Rendered once per
 /// process: every install of one run writes the same bytes.
 pub fn content(hook: HookName) -> &'static str {
-    static RENDERED: OnceLock<[String; 2]> = OnceLock::new();
-    let [pre_push, post_checkout] = RENDERED.get_or_init(|| {
+    static RENDERED: OnceLock<[String; 3]> = OnceLock::new();
+    let [pre_push, post_checkout, reference_transaction] = RENDERED.get_or_init(|| {
         let exe = recorded();
-        [
-            render(PRE_PUSH, exe.as_deref()),
-            render(POST_CHECKOUT, exe.as_deref()),
-        ]
+        HookName::ALL.map(|hook| render(template(hook), exe.as_deref()))
     });
     match hook {
         HookName::PrePush => pre_push,
         HookName::PostCheckout => post_checkout,
+        HookName::ReferenceTransaction => reference_transaction,
     }
 }
 
@@ -54,11 +53,15 @@ pub fn recorded() -> Option<PathBuf> {
 /// The shim for `hook` as the git-hand at `exe` writes it (for tests and for comparing with a
 /// shim another git-hand wrote).
 pub fn content_for(hook: HookName, exe: Option<&Path>) -> String {
-    let template = match hook {
+    render(template(hook), exe)
+}
+
+fn template(hook: HookName) -> &'static str {
+    match hook {
         HookName::PrePush => PRE_PUSH,
         HookName::PostCheckout => POST_CHECKOUT,
-    };
-    render(template, exe)
+        HookName::ReferenceTransaction => REFERENCE_TRANSACTION,
+    }
 }
 
 /// The git-hand a shim written by this process would run: `git-hand` on the current `PATH`,
