@@ -465,3 +465,33 @@ fn lefthook_configured_for_reference_transaction_still_runs_and_uninstall_restor
     env.hand(&repo, &["uninstall"]).ok();
     assert_eq!(hooks_snapshot(&hooks_dir(&repo)), lefthook_only);
 }
+
+#[test]
+fn a_missing_reference_transaction_shim_is_a_lapse_that_doctor_repair_reinstalls() {
+    let env = TestEnv::new();
+    let (repo, slot, a, _b) = zombie_setup(&env);
+    let hook = hooks_dir(&repo).join("reference-transaction");
+    std::fs::remove_file(&hook).unwrap();
+    let mut cmd = env.command(TestEnv::bin_dir().join("git-hand"), &slot);
+    cmd.args(["status", "--json"])
+        .env("GIT_HAND_LEASE", a["lease_id"].as_str().unwrap())
+        .env("GIT_HAND_TOKEN", a["token"].to_string());
+    let v = Run::from(cmd.output().unwrap()).json();
+    let kinds: Vec<&str> = v["hooks"]["lapses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["reference-transaction"], "{v:#}");
+    // What it warns about is real: the zombie's commit goes through.
+    let run = commit_as(&env, &slot, Some(&a), "unfenced.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let v = env.hand(&repo, &["doctor", "--json"]).code(3).json();
+    assert!(v.to_string().contains("(reference-transaction)"), "{v:#}");
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    assert!(hook.exists(), "doctor --repair reinstalled it");
+    let run = commit_as(&env, &slot, Some(&a), "fenced.txt");
+    assert_refused(&run, "stale", "the zombie's commit after the repair");
+}
