@@ -661,3 +661,36 @@ pub fn clear_opt_out(git: &Git) -> Result<bool, crate::git::GitError> {
     }
     Ok(set)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_hands_own_reference_transaction_shim_keeps_the_quiet_switch_and_anything_else_does_not()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path();
+        assert!(only_our_switch_hooks(hooks), "no hooks at all");
+        for hook in [HookName::PostCheckout, HookName::ReferenceTransaction] {
+            std::fs::write(hooks.join(hook.as_str()), super::super::shim::content(hook)).unwrap();
+        }
+        assert!(only_our_switch_hooks(hooks), "only git-hand's shims");
+        let chained = chained_path(hooks, HookName::ReferenceTransaction);
+        std::fs::write(&chained, "#!/bin/sh\nexit 0\n").unwrap();
+        assert!(
+            !only_our_switch_hooks(hooks),
+            "a chained reference-transaction hook"
+        );
+        std::fs::remove_file(&chained).unwrap();
+        std::fs::write(
+            hooks.join("reference-transaction"),
+            "#!/bin/sh\nexec lefthook run reference-transaction \"$@\"\n",
+        )
+        .unwrap();
+        assert!(
+            !only_our_switch_hooks(hooks),
+            "a foreign reference-transaction hook"
+        );
+    }
+}
