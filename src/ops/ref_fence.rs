@@ -45,8 +45,13 @@ pub fn parse_ref_lines(stdin: &str) -> std::result::Result<Vec<RefUpdate>, Strin
 /// Whether an update moves something the fence guards: `HEAD` or a ref under `refs/` changing
 /// value. Pseudo-refs git keeps for itself during an operation (`ORIG_HEAD`, `AUTO_MERGE`,
 /// `CHERRY_PICK_HEAD`, ...) move no branch, and a no-op update (old = new) moves nothing.
+/// Remote-tracking refs (`refs/remotes/`) only mirror what a remote already has: the pushes that
+/// change the remote are fenced by pre-push, and refusing the mirror's update would only make a
+/// push that already happened (`--no-verify`, a lapsed pre-push) report failure.
 pub fn guards(update: &RefUpdate) -> bool {
-    (update.name == "HEAD" || update.name.starts_with("refs/")) && update.old != update.new
+    (update.name == "HEAD" || update.name.starts_with("refs/"))
+        && !update.name.starts_with("refs/remotes/")
+        && update.old != update.new
 }
 
 /// The outcome: pre-push's decision, with `head_oid` set to the commit the refused transaction
