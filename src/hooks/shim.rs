@@ -100,13 +100,18 @@ mod tests {
             let text = content(hook);
             assert!(text.starts_with("#!/bin/sh\n"), "{hook}");
             assert!(is_ours(text.as_bytes()), "{hook}");
+            // reference-transaction hands on the lines it read itself (a here-document).
+            let (end, sep) = match hook {
+                HookName::ReferenceTransaction => (" <<EOF\n", "then\n\t"),
+                _ => ("; fi\n", "then "),
+            };
             assert!(
-                text.contains(&format!("then exec git-hand hook {hook} \"$@\"; fi\n")),
+                text.contains(&format!("{sep}exec git-hand hook {hook} \"$@\"{end}")),
                 "{hook}"
             );
             assert!(
                 text.contains(&format!(
-                    "then exec \"$git_hand_installed\" hook {hook} \"$@\"; fi\n"
+                    "{sep}exec \"$git_hand_installed\" hook {hook} \"$@\"{end}"
                 )),
                 "{hook}"
             );

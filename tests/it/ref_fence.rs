@@ -338,6 +338,18 @@ fn a_fetch_of_many_refs_in_the_main_worktree_never_starts_git_hand() {
         !calls.exists(),
         "git-hand started in the slot without a credential"
     );
+    // Nor in the slot with a credential: a fetch moves only remote-tracking refs, which the sh
+    // shim lets through itself.
+    env.git(&origin, &["update-ref", "refs/heads/late", &head]);
+    let run = git_as(
+        &env,
+        &path_of(&a),
+        Some(&a),
+        &[("PATH", &path)],
+        &["fetch", "-q", "origin"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!calls.exists(), "git-hand started for remote-tracking refs");
     // The same fake is reached by a commit in the slot with a credential: the test can fail.
     std::fs::write(path_of(&a).join("f.txt"), "f\n").unwrap();
     env.git(&path_of(&a), &["add", "f.txt"]);
