@@ -65,6 +65,11 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     })?;
     let warnings = report.warnings();
     warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
+    if hooks::runs_reference_transaction(&git) == Some(false) {
+        warn([
+            "warning: this git is older than 2.28 and runs no reference-transaction hook: a superseded holder's commits are refused only at its push".to_string(),
+        ]);
+    }
     // Installing is opting back in to what `uninstall` opted out of.
     let opted_in =
         hooks::clear_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;

@@ -152,6 +152,23 @@ pub fn only_our_switch_hooks(hooks_dir: &std::path::Path) -> bool {
         })
 }
 
+/// Whether the git at hand runs a `reference-transaction` hook (git >= 2.28); `None` when its
+/// version cannot be told. Older git ignores the file, so it is installed anyway (a `spawn` would
+/// otherwise find the hooks incomplete every time) and `install` says that it does not run.
+pub fn runs_reference_transaction(git: &Git) -> Option<bool> {
+    git.run(&["version"])
+        .ok()
+        .and_then(|v| version_at_least(&v, 2, 28))
+}
+
+/// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`) at least `major.minor`.
+fn version_at_least(text: &str, major: u32, minor: u32) -> Option<bool> {
+    let version = text.trim().strip_prefix("git version ")?;
+    let mut parts = version.split(['.', ' ']).map(str::parse::<u32>);
+    let (have_major, have_minor) = (parts.next()?.ok()?, parts.next()?.ok()?);
+    Some((have_major, have_minor) >= (major, minor))
+}
+
 /// Installs git-hand's hooks when they are missing or stale (same rules as `git hand install`,
 /// never into a `core.hooksPath` directory) and says whether they are in force. Only failures
 /// nobody can act on from the message alone (git cannot be run, an unexpected I/O error) are
@@ -665,6 +682,19 @@ pub fn clear_opt_out(git: &Git) -> Result<bool, crate::git::GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_versions_are_compared_by_major_and_minor() {
+        assert_eq!(version_at_least("git version 2.47.3\n", 2, 28), Some(true));
+        assert_eq!(version_at_least("git version 2.28.0", 2, 28), Some(true));
+        assert_eq!(version_at_least("git version 2.27.9", 2, 28), Some(false));
+        assert_eq!(
+            version_at_least("git version 2.39.5 (Apple Git-154)", 2, 28),
+            Some(true)
+        );
+        assert_eq!(version_at_least("git version 3.0.0", 2, 28), Some(true));
+        assert_eq!(version_at_least("something else", 2, 28), None);
+    }
 
     #[test]
     fn git_hands_own_reference_transaction_shim_keeps_the_quiet_switch_and_anything_else_does_not()

@@ -26,7 +26,7 @@ pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_cha
 pub use ensure::{
     Enforcer, EnsureReport, FileState, HookState, InForce, InstalledState, Lapse, LapseKind,
     NotInForce, clear_opt_out, current_in, ensure_installed, in_force, installed_state,
-    only_our_switch_hooks, record_opt_out,
+    only_our_switch_hooks, record_opt_out, runs_reference_transaction,
 };
 pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,
