@@ -11,7 +11,8 @@ use crate::managers_lefthook::{hooks_dir, hooks_snapshot, tool};
 use crate::pool::{path_of, spawn};
 use crate::support::{Run, TestEnv};
 
-/// `git ARGS` in `dir`, contained, as the holder of `cred` when given, with `extra` variables.
+/// `git ARGS` in `dir`, contained, as the holder of `cred` (a spawn's JSON) when given, with
+/// `extra` variables.
 fn git_as(
     env: &TestEnv,
     dir: &Path,
@@ -21,9 +22,13 @@ fn git_as(
 ) -> Run {
     let mut cmd = env.contained("git", dir);
     cmd.args(args);
+    // The holder's environment exactly as `spawn --exec` sets it: the spawn JSON's `env`.
     if let Some(c) = cred {
-        cmd.env("GIT_HAND_LEASE", c["lease_id"].as_str().unwrap())
-            .env("GIT_HAND_TOKEN", c["token"].to_string());
+        let vars = c["env"].as_object().expect("spawn --json has env");
+        assert!(vars.contains_key("GIT_HAND_LEASE"), "{vars:?}");
+        for (k, v) in vars {
+            cmd.env(k, v.as_str().unwrap());
+        }
     }
     for (k, v) in extra {
         cmd.env(k, v);
