@@ -44,14 +44,15 @@ pub fn parse_ref_lines(stdin: &str) -> std::result::Result<Vec<RefUpdate>, Strin
 
 /// Whether an update moves something the fence guards: `HEAD` or a ref under `refs/` changing
 /// value. Pseudo-refs git keeps for itself during an operation (`ORIG_HEAD`, `AUTO_MERGE`,
-/// `CHERRY_PICK_HEAD`, ...) move no branch, and a no-op update (old = new) moves nothing.
+/// `CHERRY_PICK_HEAD`, ...) move no branch, and a no-op update (old = new) moves nothing; but
+/// null -> null is a deletion made without its old value (`git update-ref -d <ref>`), not a no-op.
 /// Remote-tracking refs (`refs/remotes/`) only mirror what a remote already has: the pushes that
 /// change the remote are fenced by pre-push, and refusing the mirror's update would only make a
 /// push that already happened (`--no-verify`, a lapsed pre-push) report failure.
 pub fn guards(update: &RefUpdate) -> bool {
     (update.name == "HEAD" || update.name.starts_with("refs/"))
         && !update.name.starts_with("refs/remotes/")
-        && update.old != update.new
+        && (update.old != update.new || hook::is_null_oid(&update.new))
 }
 
 /// The outcome: pre-push's decision, with `head_oid` set to the commit the refused transaction
@@ -125,7 +126,8 @@ mod tests {
         let z = "0".repeat(40);
         let a = "a".repeat(40);
         let input = format!(
-            "{z} {a} HEAD\n{a} {a} refs/heads/x\n{z} {z} AUTO_MERGE\n{a} {z} refs/tags/t\n"
+            "{z} {a} HEAD\n{a} {a} refs/heads/x\n{z} {z} AUTO_MERGE\n{a} {z} refs/tags/t\n\
+             {z} {a} refs/remotes/origin/x\n{z} {z} refs/heads/gone\n"
         );
         let updates = parse_ref_lines(&input).unwrap();
         let guarded: Vec<_> = updates
@@ -133,7 +135,7 @@ mod tests {
             .filter(|u| guards(u))
             .map(|u| u.name.as_str())
             .collect();
-        assert_eq!(guarded, ["HEAD", "refs/tags/t"]);
+        assert_eq!(guarded, ["HEAD", "refs/tags/t", "refs/heads/gone"]);
         assert!(parse_ref_lines("only two\n").is_err());
         assert!(parse_ref_lines("").unwrap().is_empty());
     }

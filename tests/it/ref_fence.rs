@@ -188,6 +188,9 @@ fn every_ref_moving_command_of_a_stale_holder_is_refused() {
         &["branch", "-f", "side", "HEAD"],
         &["update-ref", "refs/heads/hand/b", "HEAD~1"],
         &["branch", "zombie-branch"],
+        // A deletion without the old value reaches the hook as null -> null: still a change.
+        &["update-ref", "-d", "refs/heads/side"],
+        &["branch", "-D", "side"],
     ];
     for args in commands {
         let run = git_as(&env, &slot, Some(&a), &[], args);
