@@ -111,10 +111,13 @@ fn refused_commit(moving: &[&RefUpdate], refusal: &hook::Refusal) -> Option<Stri
     }
     .or_else(|| moving.iter().find(|u| !hook::is_null_oid(&u.new)))
     .or(moving.first())?;
-    [&pick.new, &pick.old]
-        .into_iter()
-        .find(|o| !hook::is_null_oid(o))
-        .cloned()
+    // A symbolic-ref update's values are `ref:<name>`, not commits: never a --base.
+    let commit = |o: &&String| {
+        matches!(o.len(), 40 | 64)
+            && o.bytes().all(|b| b.is_ascii_hexdigit())
+            && !hook::is_null_oid(o)
+    };
+    [&pick.new, &pick.old].into_iter().find(commit).cloned()
 }
 
 #[cfg(test)]

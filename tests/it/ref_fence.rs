@@ -190,6 +190,9 @@ fn every_ref_moving_command_of_a_stale_holder_is_refused() {
         &["branch", "zombie-branch"],
         // A deletion without the old value reaches the hook as null -> null: still a change.
         &["update-ref", "-d", "refs/heads/side"],
+        // HEAD itself is the slot's: a symbolic-ref update (`ref:refs/heads/side`) counts.
+        &["switch", "-q", "side"],
+        &["checkout", "-q", "--detach", "HEAD~1"],
         &["branch", "-D", "side"],
     ];
     for args in commands {
