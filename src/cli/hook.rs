@@ -1,4 +1,5 @@
-//! `git-hand hook pre-push|post-checkout`: what the shims in `hooks/` exec.
+//! `git-hand hook pre-push|post-checkout|reference-transaction`: what the shims in `hooks/` exec
+//! (reference-transaction's own command is in [`super::hook_ref`]).
 //!
 //! pre-push fails closed: a credential that is not current, or a ledger that cannot be read,
 //! refuses the push. post-checkout never fails the checkout: it only warns.
@@ -27,6 +28,11 @@ pub enum HookCommand {
         #[arg(allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// Called by git in each state of a ref transaction: `<state>`, `<old> <new> <ref>` on stdin.
+    ReferenceTransaction {
+        #[arg(allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
 }
 
 /// `git-hand hook <name> <args>...` exactly as the shims run it, read without clap: the hooks run
@@ -42,10 +48,11 @@ pub fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookComm
     match name.to_str()?.parse::<HookName>().ok()? {
         HookName::PrePush => Some(HookCommand::PrePush { args }),
         HookName::PostCheckout => Some(HookCommand::PostCheckout { args }),
+        HookName::ReferenceTransaction => Some(HookCommand::ReferenceTransaction { args }),
     }
 }
 
-fn say(lines: &[String]) {
+pub(super) fn say(lines: &[String]) {
     let mut err = std::io::stderr().lock();
     for line in lines {
         let _ = writeln!(err, "git-hand: {line}");
@@ -65,6 +72,7 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
     let hook = match &cmd {
         HookCommand::PrePush { .. } => HookName::PrePush,
         HookCommand::PostCheckout { .. } => HookName::PostCheckout,
+        HookCommand::ReferenceTransaction { .. } => HookName::ReferenceTransaction,
     };
     if reentered(hook) {
         return Ok(exit(0));
@@ -72,10 +80,13 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
     match cmd {
         HookCommand::PrePush { args } => Ok(pre_push(ctx, &args)),
         HookCommand::PostCheckout { args } => Ok(post_checkout(ctx, &args)),
+        HookCommand::ReferenceTransaction { args } => {
+            Ok(super::hook_ref::reference_transaction(ctx, &args))
+        }
     }
 }
 
-fn exit(code: u8) -> Done {
+pub(super) fn exit(code: u8) -> Done {
     Done {
         stdout: String::new(),
         code: ExitCode::from(code),

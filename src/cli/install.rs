@@ -53,8 +53,23 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
         Ok(report) => report,
         Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, args.json),
     };
+    let repo = ctx.repo()?;
+    let required = repo
+        .config_bool("hand.requireCredential", false)
+        .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
+    crate::ops::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
+        Failure::new(
+            Kind::Failed,
+            format!("cannot mark the slots for hand.requireCredential: {e}"),
+        )
+    })?;
     let warnings = report.warnings();
     warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
+    if hooks::runs_reference_transaction(&git) == Some(false) {
+        warn([
+            "warning: this git is older than 2.28 and runs no reference-transaction hook: a superseded holder's commits are refused only at its push".to_string(),
+        ]);
+    }
     // Installing is opting back in to what `uninstall` opted out of.
     let opted_in =
         hooks::clear_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;

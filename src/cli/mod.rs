@@ -6,6 +6,7 @@ mod env;
 mod error;
 mod generate;
 mod hook;
+mod hook_ref;
 mod install;
 mod lease;
 mod list;

@@ -137,18 +137,36 @@ pub fn current_in(hooks_dir: &std::path::Path) -> bool {
 }
 
 /// Whether a `git switch` run by git-hand itself in a repository whose hooks live in
-/// `hooks_dir` would run nothing but git-hand's own post-checkout shim (which does nothing for
-/// git-hand's calls): no chained post-checkout hook, no reference-transaction hook, and the
-/// post-checkout hook, if any, is ours. Then git-hand may skip hooks for that call.
+/// `hooks_dir` would run nothing but git-hand's own post-checkout and reference-transaction shims
+/// (which do nothing for git-hand's calls: they exit on `GIT_HAND_INTERNAL`): neither hook has a
+/// chained hook, and each, if there, is ours. Then git-hand may skip hooks for that call.
 pub fn only_our_switch_hooks(hooks_dir: &std::path::Path) -> bool {
-    let post_checkout = hooks_dir.join(HookName::PostCheckout.as_str());
-    let ours_or_none = match std::fs::read(&post_checkout) {
-        Ok(bytes) => super::shim::is_ours(&bytes),
-        Err(e) => e.kind() == io::ErrorKind::NotFound,
-    };
-    ours_or_none
-        && !chained_path(hooks_dir, HookName::PostCheckout).exists()
-        && !hooks_dir.join("reference-transaction").exists()
+    [HookName::PostCheckout, HookName::ReferenceTransaction]
+        .into_iter()
+        .all(|hook| {
+            let ours_or_none = match std::fs::read(hooks_dir.join(hook.as_str())) {
+                Ok(bytes) => super::shim::is_ours(&bytes),
+                Err(e) => e.kind() == io::ErrorKind::NotFound,
+            };
+            ours_or_none && !chained_path(hooks_dir, hook).exists()
+        })
+}
+
+/// Whether the git at hand runs a `reference-transaction` hook (git >= 2.28); `None` when its
+/// version cannot be told. Older git ignores the file, so it is installed anyway (a `spawn` would
+/// otherwise find the hooks incomplete every time) and `install` says that it does not run.
+pub fn runs_reference_transaction(git: &Git) -> Option<bool> {
+    git.run(&["version"])
+        .ok()
+        .and_then(|v| version_at_least(&v, 2, 28))
+}
+
+/// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`) at least `major.minor`.
+fn version_at_least(text: &str, major: u32, minor: u32) -> Option<bool> {
+    let version = text.trim().strip_prefix("git version ")?;
+    let mut parts = version.split(['.', ' ']).map(str::parse::<u32>);
+    let (have_major, have_minor) = (parts.next()?.ok()?, parts.next()?.ok()?);
+    Some((have_major, have_minor) >= (major, minor))
 }
 
 /// Installs git-hand's hooks when they are missing or stale (same rules as `git hand install`,
@@ -356,6 +374,9 @@ pub enum LapseKind {
     PostCheckout,
     /// The shim cannot find `git-hand` on this PATH: every push from here is refused.
     NotOnPath,
+    /// git-hand's reference-transaction shim is missing or not executable: a superseded holder's
+    /// commit in a slot is not refused (its push still is).
+    ReferenceTransaction,
 }
 
 impl LapseKind {
@@ -369,6 +390,7 @@ impl LapseKind {
             LapseKind::ChainedBroken => "chained-broken",
             LapseKind::PostCheckout => "post-checkout",
             LapseKind::NotOnPath => "not-on-path",
+            LapseKind::ReferenceTransaction => "reference-transaction",
         }
     }
 
@@ -376,7 +398,10 @@ impl LapseKind {
     pub fn unchecks_pushes(self) -> bool {
         !matches!(
             self,
-            LapseKind::ChainedBroken | LapseKind::PostCheckout | LapseKind::NotOnPath
+            LapseKind::ChainedBroken
+                | LapseKind::PostCheckout
+                | LapseKind::NotOnPath
+                | LapseKind::ReferenceTransaction
         )
     }
 }
@@ -512,6 +537,21 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
                 repairable,
             });
         }
+        let refs = look(&dir, HookName::ReferenceTransaction)?;
+        if !matches!(refs.found, Found::Ours { .. } | Found::Foreign) || !is_executable(&refs.path)
+        {
+            let (hints, repairable) = repair(vec!["git hand doctor --repair".into()]);
+            lapses.push(Lapse {
+                kind: LapseKind::ReferenceTransaction,
+                message: format!(
+                    "git-hand's reference-transaction hook {} is missing or not executable: a \
+                     superseded lease holder's commit in a slot is not refused (its push still is)",
+                    refs.path.display()
+                ),
+                hints,
+                repairable,
+            });
+        }
         if let Some(NotInForce::NotOnPath) = not_on_path() {
             lapses.push(Lapse {
                 kind: LapseKind::NotOnPath,
@@ -637,4 +677,50 @@ pub fn clear_opt_out(git: &Git) -> Result<bool, crate::git::GitError> {
         git.run(&["config", "--local", "--unset-all", "hand.installHooks"])?;
     }
     Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_versions_are_compared_by_major_and_minor() {
+        assert_eq!(version_at_least("git version 2.47.3\n", 2, 28), Some(true));
+        assert_eq!(version_at_least("git version 2.28.0", 2, 28), Some(true));
+        assert_eq!(version_at_least("git version 2.27.9", 2, 28), Some(false));
+        assert_eq!(
+            version_at_least("git version 2.39.5 (Apple Git-154)", 2, 28),
+            Some(true)
+        );
+        assert_eq!(version_at_least("git version 3.0.0", 2, 28), Some(true));
+        assert_eq!(version_at_least("something else", 2, 28), None);
+    }
+
+    #[test]
+    fn git_hands_own_reference_transaction_shim_keeps_the_quiet_switch_and_anything_else_does_not()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path();
+        assert!(only_our_switch_hooks(hooks), "no hooks at all");
+        for hook in [HookName::PostCheckout, HookName::ReferenceTransaction] {
+            std::fs::write(hooks.join(hook.as_str()), super::super::shim::content(hook)).unwrap();
+        }
+        assert!(only_our_switch_hooks(hooks), "only git-hand's shims");
+        let chained = chained_path(hooks, HookName::ReferenceTransaction);
+        std::fs::write(&chained, "#!/bin/sh\nexit 0\n").unwrap();
+        assert!(
+            !only_our_switch_hooks(hooks),
+            "a chained reference-transaction hook"
+        );
+        std::fs::remove_file(&chained).unwrap();
+        std::fs::write(
+            hooks.join("reference-transaction"),
+            "#!/bin/sh\nexec lefthook run reference-transaction \"$@\"\n",
+        )
+        .unwrap();
+        assert!(
+            !only_our_switch_hooks(hooks),
+            "a foreign reference-transaction hook"
+        );
+    }
 }

@@ -187,8 +187,17 @@ fi
 if command -v git-hand >/dev/null 2>&1; then git-hand hook post-checkout \"$@\" || :; fi
 "
         .into(),
+        // Starts git-hand only for a prepared transaction by a process presenting a credential
+        // (or in a slot that requires one), as git-hand's own shim does: a fetch stays cheap.
+        HookName::ReferenceTransaction => REF_LINES.into(),
     }
 }
+
+const REF_LINES: &str = "\
+if [ \"${1:-}\" = prepared ] && { [ -n \"${GIT_HAND_LEASE:-}${GIT_HAND_TOKEN:-}\" ] || [ -e \"${GIT_DIR:-.git}/git-hand-require-credential\" ]; } && command -v git-hand >/dev/null 2>&1; then
+\tgit-hand hook reference-transaction \"$@\" || exit $?
+fi
+";
 
 fn husky_recipe() -> String {
     format!(
@@ -197,9 +206,12 @@ fn husky_recipe() -> String {
 # git's arguments and stdin; put them before any line that reads stdin). In a clone without
 # git-hand they do nothing, except in a worktree git-hand leased, where the push is refused:
 {}# and this line to .husky/post-checkout:
+{}# and these to .husky/reference-transaction (git >= 2.28; a ref update in a slot by a process
+# whose lease ended is refused):
 {}",
         hook_lines(HookName::PrePush),
-        hook_lines(HookName::PostCheckout)
+        hook_lines(HookName::PostCheckout),
+        hook_lines(HookName::ReferenceTransaction)
     )
 }
 
@@ -211,8 +223,8 @@ git hand install
 ";
 
 const LEFTHOOK: &str = "\
-# lefthook: add this script and commit it with lefthook.yml. In a clone without git-hand it does
-# nothing, except in a worktree git-hand leased, where the push is refused:
+# lefthook: add these scripts and commit them with lefthook.yml. In a clone without git-hand they
+# do nothing, except in a worktree git-hand leased, where the push is refused:
 mkdir -p .lefthook/pre-push && cat > .lefthook/pre-push/git-hand <<'EOF'
 if command -v git-hand >/dev/null 2>&1; then
 \texec git-hand hook pre-push \"$@\"
@@ -221,9 +233,20 @@ elif [ -n \"${GIT_HAND_LEASE:-}\" ] || [ -e \"$(git rev-parse --git-dir)/git-han
 \texit 1
 fi
 EOF
-# then merge into lefthook.yml. A script, not a command: lefthook skips a pre-push command when
+# git >= 2.28: a ref update in a slot by a process whose lease ended is refused. It starts
+# git-hand only for a prepared transaction by a process presenting a credential (or in a slot
+# that requires one):
+mkdir -p .lefthook/reference-transaction && cat > .lefthook/reference-transaction/git-hand <<'EOF'
+if [ \"${1:-}\" = prepared ] && { [ -n \"${GIT_HAND_LEASE:-}${GIT_HAND_TOKEN:-}\" ] || [ -e \"${GIT_DIR:-.git}/git-hand-require-credential\" ]; } && command -v git-hand >/dev/null 2>&1; then
+\texec git-hand hook reference-transaction \"$@\"
+fi
+EOF
+# Executable in the commit: lefthook makes a script executable before it runs it, and a mode
+# change would leave every slot dirty (and so not reusable) after its first ref update.
+chmod +x .lefthook/pre-push/git-hand .lefthook/reference-transaction/git-hand
+# then merge into lefthook.yml. Scripts, not commands: lefthook skips a pre-push command when
 # the push changes no file it can see, and the lease must be checked on every push. use_stdin
-# hands git's ref lines to it (lefthook gives them to only one job per hook):
+# hands git's ref lines to them (lefthook gives them to only one job per hook):
 pre-push:
   scripts:
     git-hand:
@@ -233,6 +256,11 @@ post-checkout:
   commands:
     git-hand:
       run: command -v git-hand >/dev/null 2>&1 && git-hand hook post-checkout {1} {2} {3} || true
+reference-transaction:
+  scripts:
+    git-hand:
+      runner: sh
+      use_stdin: true
 ";
 
 const GIT_LFS: &str = "\

@@ -26,7 +26,7 @@ pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_cha
 pub use ensure::{
     Enforcer, EnsureReport, FileState, HookState, InForce, InstalledState, Lapse, LapseKind,
     NotInForce, clear_opt_out, current_in, ensure_installed, in_force, installed_state,
-    only_our_switch_hooks, record_opt_out,
+    only_our_switch_hooks, record_opt_out, runs_reference_transaction,
 };
 pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,
@@ -41,16 +41,23 @@ pub use manual::{Manager, Recipe, Scene};
 pub enum HookName {
     PrePush,
     PostCheckout,
+    /// Fences every ref update in a slot, not only the push (issue 16); git >= 2.28.
+    ReferenceTransaction,
 }
 
 impl HookName {
-    pub const ALL: [HookName; 2] = [HookName::PrePush, HookName::PostCheckout];
+    pub const ALL: [HookName; 3] = [
+        HookName::PrePush,
+        HookName::PostCheckout,
+        HookName::ReferenceTransaction,
+    ];
 
-    /// The file name git looks for: `pre-push`, `post-checkout`.
+    /// The file name git looks for: `pre-push`, `post-checkout`, `reference-transaction`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookName::PrePush => "pre-push",
             HookName::PostCheckout => "post-checkout",
+            HookName::ReferenceTransaction => "reference-transaction",
         }
     }
 
@@ -72,7 +79,11 @@ impl FromStr for HookName {
         HookName::ALL
             .into_iter()
             .find(|h| h.as_str() == s)
-            .ok_or_else(|| format!("unknown hook {s:?}: expected pre-push or post-checkout"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown hook {s:?}: expected pre-push, post-checkout or reference-transaction"
+                )
+            })
     }
 }
 

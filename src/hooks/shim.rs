@@ -21,6 +21,7 @@ const MARKER_WITHIN_LINES: usize = 5;
 
 const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
+const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 
 /// Where the shim templates take the recorded path, as one sh word.
 const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
@@ -28,17 +29,15 @@ const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
 /// The current shim for `hook`, recording this executable (see [`recorded`]). Rendered once per
 /// process: every install of one run writes the same bytes.
 pub fn content(hook: HookName) -> &'static str {
-    static RENDERED: OnceLock<[String; 2]> = OnceLock::new();
-    let [pre_push, post_checkout] = RENDERED.get_or_init(|| {
+    static RENDERED: OnceLock<[String; 3]> = OnceLock::new();
+    let [pre_push, post_checkout, reference_transaction] = RENDERED.get_or_init(|| {
         let exe = recorded();
-        [
-            render(PRE_PUSH, exe.as_deref()),
-            render(POST_CHECKOUT, exe.as_deref()),
-        ]
+        HookName::ALL.map(|hook| render(template(hook), exe.as_deref()))
     });
     match hook {
         HookName::PrePush => pre_push,
         HookName::PostCheckout => post_checkout,
+        HookName::ReferenceTransaction => reference_transaction,
     }
 }
 
@@ -54,11 +53,15 @@ pub fn recorded() -> Option<PathBuf> {
 /// The shim for `hook` as the git-hand at `exe` writes it (for tests and for comparing with a
 /// shim another git-hand wrote).
 pub fn content_for(hook: HookName, exe: Option<&Path>) -> String {
-    let template = match hook {
+    render(template(hook), exe)
+}
+
+fn template(hook: HookName) -> &'static str {
+    match hook {
         HookName::PrePush => PRE_PUSH,
         HookName::PostCheckout => POST_CHECKOUT,
-    };
-    render(template, exe)
+        HookName::ReferenceTransaction => REFERENCE_TRANSACTION,
+    }
 }
 
 /// The git-hand a shim written by this process would run: `git-hand` on the current `PATH`,
@@ -97,13 +100,18 @@ mod tests {
             let text = content(hook);
             assert!(text.starts_with("#!/bin/sh\n"), "{hook}");
             assert!(is_ours(text.as_bytes()), "{hook}");
+            // reference-transaction hands on the lines it read itself (a here-document).
+            let (end, sep) = match hook {
+                HookName::ReferenceTransaction => (" <<EOF\n", "then\n\t"),
+                _ => ("; fi\n", "then "),
+            };
             assert!(
-                text.contains(&format!("then exec git-hand hook {hook} \"$@\"; fi\n")),
+                text.contains(&format!("{sep}exec git-hand hook {hook} \"$@\"{end}")),
                 "{hook}"
             );
             assert!(
                 text.contains(&format!(
-                    "then exec \"$git_hand_installed\" hook {hook} \"$@\"; fi\n"
+                    "{sep}exec \"$git_hand_installed\" hook {hook} \"$@\"{end}"
                 )),
                 "{hook}"
             );

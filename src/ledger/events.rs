@@ -24,6 +24,8 @@ pub enum EventKind {
     Refused,
     /// A push the pre-push hook refused.
     PushRefused,
+    /// A ref update the reference-transaction hook aborted (issue 16).
+    RefUpdateRefused,
     Repaired,
     SlotPruned,
     TaskSpawned,
@@ -45,6 +47,7 @@ impl EventKind {
             EventKind::Ended => "ended",
             EventKind::Refused => "refused",
             EventKind::PushRefused => "push-refused",
+            EventKind::RefUpdateRefused => "ref-update-refused",
             EventKind::Repaired => "repaired",
             EventKind::SlotPruned => "slot-pruned",
             EventKind::TaskSpawned => "task-spawned",

@@ -93,15 +93,23 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
         task: name.clone(),
         ledger: ledger.path().to_path_buf(),
     };
-    stamp::write(&repo.loc.admin_dir, &stamped).map_err(|e| {
-        Error::failed(
-            format!("leased this worktree as task {name} but could not write its stamp ({e})"),
-            vec![
-                format!("eval \"$(git hand env {name})\"   # its pushes need the credential"),
-                format!("git hand teardown {name}   # or end the lease"),
-            ],
-        )
-    })?;
+    let required = repo.config_bool("hand.requireCredential", false)?;
+    let marked =
+        stamp::mark_required(&repo.loc.admin_dir, required).map_err(|e| stamp::StampError::Write {
+            dir: repo.loc.admin_dir.clone(),
+            source: e,
+        });
+    marked
+        .and_then(|()| stamp::write(&repo.loc.admin_dir, &stamped))
+        .map_err(|e| {
+            Error::failed(
+                format!("leased this worktree as task {name} but could not write its stamp ({e})"),
+                vec![
+                    format!("eval \"$(git hand env {name})\"   # its pushes need the credential"),
+                    format!("git hand teardown {name}   # or end the lease"),
+                ],
+            )
+        })?;
     Ok(PostCheckout::Registered {
         path: workdir.to_path_buf(),
         adopted_as: Some(name),

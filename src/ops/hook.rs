@@ -99,6 +99,7 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
             finding,
             refusal,
             &verdict::Subject::key_of(ctx)?,
+            Said::Push,
         )?;
     }
     Ok(out)
@@ -275,18 +276,24 @@ pub fn here(ctx: &Context) -> Result<Here> {
     })
 }
 
-/// Appends the refusal to the event log (the only write a refused push makes).
-fn record_refusal(
+/// Appends the refusal to the event log (the only write a refused push or ref update makes):
+/// `push-refused`, or `ref-update-refused` for [`Said::RefUpdate`].
+pub(super) fn record_refusal(
     ledger: &mut Ledger,
     f: &Finding,
     refusal: &Refusal,
     workdir: &str,
+    said: Said,
 ) -> Result<()> {
+    let (kind, what, by) = match said {
+        Said::RefUpdate => (EventKind::RefUpdateRefused, "ref update refused", "made in"),
+        Said::Push | Said::Check => (EventKind::PushRefused, "push refused", "pushed from"),
+    };
     let (res, tenure, detail) = match refusal {
         Refusal::Verdict(_) => (
             Resource::worktree(f.slot.clone().unwrap_or_else(|| workdir.to_string())),
             f.tenure.clone(),
-            format!("push refused: {}", f.verdict.as_str()),
+            format!("{what}: {}", f.verdict.as_str()),
         ),
         Refusal::Branch {
             branch,
@@ -296,21 +303,23 @@ fn record_refusal(
             tenure.resource.clone(),
             Some((**tenure).clone()),
             format!(
-                "push refused: branch {branch} belongs to live task {} (pushed from {workdir})",
+                "{what}: branch {branch} belongs to live task {} ({by} {workdir})",
                 task.name
             ),
         ),
     };
-    ledger.write(|tx| tx.log(EventKind::PushRefused, &res, tenure.as_ref(), Some(&detail)))?;
+    ledger.write(|tx| tx.log(kind, &res, tenure.as_ref(), Some(&detail)))?;
     Ok(())
 }
 
-/// Who is reading a refusal: the pre-push hook refusing a push, or `check`/`status` saying what
-/// the hook would do (nothing was attempted, so nothing "was pushed" or not).
+/// Who is reading a refusal: the pre-push hook refusing a push, `check`/`status` saying what
+/// the hook would do (nothing was attempted, so nothing "was pushed" or not), or the
+/// reference-transaction hook aborting a ref update (`head_oid` is then the refused commit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Said {
     Push,
     Check,
+    RefUpdate,
 }
 
 /// The lines a refusal prints (without the `git-hand: ` prefix). They never suggest
@@ -325,6 +334,7 @@ pub fn refusal_lines(p: &PrePush, said: Said) -> Vec<String> {
     let refused = match said {
         Said::Push => "push refused",
         Said::Check => "a push from here would be refused",
+        Said::RefUpdate => "ref update refused",
     };
     match refusal {
         Refusal::Verdict(f) => {
@@ -342,10 +352,27 @@ pub fn refusal_lines(p: &PrePush, said: Said) -> Vec<String> {
                 // Only the holder should take the credential: say whose it is, not "take it".
                 let name = task_of(f).unwrap_or_else(|| "<task>".into());
                 lines.push(format!(
-                    "if you hold task {name}: eval \"$(git hand env {name})\" and push again"
+                    "if you hold task {name}: eval \"$(git hand env {name})\" and {} again",
+                    if said == Said::RefUpdate {
+                        "run the command"
+                    } else {
+                        "push"
+                    }
                 ));
             }
             lines.extend(keep_work_advice(p, task_of(f), said));
+        }
+        Refusal::Branch {
+            branch,
+            task,
+            tenure,
+        } if said == Said::RefUpdate => {
+            lines.push(format!(
+                "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may move it.",
+                task.name, tenure.holder, tenure.token
+            ));
+            let own = p.finding.as_ref().and_then(task_of);
+            lines.extend(keep_work_advice(p, own, said));
         }
         Refusal::Branch {
             branch,
@@ -460,17 +487,27 @@ fn unknown_lease_reason(
 }
 
 fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String> {
+    let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
+    if said == Said::RefUpdate {
+        // The whole oid: the refused commit is on no ref, so nothing else names it.
+        let oid = p.head_oid.as_deref().unwrap_or("HEAD");
+        return vec![
+            format!("no ref moved; the objects are kept (commit {oid} stays in the object store)."),
+            format!(
+                "to keep the work under a lease of your own: git hand spawn {new_task} --base {oid}"
+            ),
+        ];
+    }
     let at = match (&p.head_branch, &p.head_oid) {
         (Some(b), Some(o)) => format!("local branch {b} ({})", short(o)),
         (None, Some(o)) => format!("commit {}", short(o)),
         _ => "this worktree".into(),
     };
-    let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
     let base = p.head_oid.as_deref().map(short).unwrap_or("HEAD");
     vec![
         match said {
             Said::Push => format!("your commits are safe in {at}; nothing was pushed."),
-            Said::Check => format!("your commits are in {at}."),
+            Said::Check | Said::RefUpdate => format!("your commits are in {at}."),
         },
         format!(
             "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"

@@ -15,6 +15,7 @@ pub mod pool;
 pub mod procs;
 pub mod prune;
 pub mod recover;
+pub mod ref_fence;
 pub mod safety;
 pub mod slot;
 pub mod slot_hooks;

@@ -361,7 +361,13 @@ fn lease_and_prepare(
                 let guard = guard
                     .as_ref()
                     .ok_or_else(|| "the slot was never locked".to_string())?;
-                stamp_slot(ledger, guard, &stamped).map_err(|e| e.to_string())
+                let required = repo
+                    .config_bool("hand.requireCredential", false)
+                    .map_err(|e| e.to_string())?;
+                stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
+                    format!("cannot mark the slots for hand.requireCredential: {e}")
+                })?;
+                stamp_slot(ledger, guard, &stamped, required).map_err(|e| e.to_string())
             });
         if let Err(why) = prepared {
             return Err(undo_failed_spawn(
@@ -814,10 +820,22 @@ fn switch_to(
 }
 
 /// Writes the stamp into the slot's proven admin dir, the lease checked just before like any
-/// other change to the slot.
-fn stamp_slot(ledger: &mut Ledger, guard: &SlotGuard, stamped: &stamp::Stamp) -> Result<()> {
+/// other change to the slot. The `hand.requireCredential` marker goes first, so the stamp never
+/// stands without it.
+fn stamp_slot(
+    ledger: &mut Ledger,
+    guard: &SlotGuard,
+    stamped: &stamp::Stamp,
+    required: bool,
+) -> Result<()> {
     guard.check(ledger)?;
     let admin = guard.prove()?;
+    stamp::mark_required(&admin, required).map_err(|e| {
+        Error::failed(
+            format!("cannot mark the slot for hand.requireCredential: {e}"),
+            vec![],
+        )
+    })?;
     stamp::write(&admin, stamped).map_err(|e| Error::failed(e.to_string(), vec![]))
 }
 

@@ -8,6 +8,13 @@ use std::path::{Path, PathBuf};
 
 const FILE: &str = "git-hand-stamp";
 
+/// Beside the stamp when `hand.requireCredential` is true: the reference-transaction shim must
+/// know, without starting a process, that a ref update without a credential is to be judged
+/// (refused) in this slot. Kept in step with the setting by `spawn` (every slot of the
+/// repository, before its own stamp), `git hand install` and `git hand doctor --repair`; a
+/// setting changed by hand takes effect for ref updates at the next of those.
+const REQUIRE_FILE: &str = "git-hand-require-credential";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
     pub lease_id: String,
@@ -58,6 +65,39 @@ pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
     let mut tmp = tempfile::NamedTempFile::new_in(admin_dir).map_err(err)?;
     tmp.write_all(text.as_bytes()).map_err(err)?;
     tmp.persist(path(admin_dir)).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Puts the [`REQUIRE_FILE`] marker in `admin_dir` when `required`, removes it otherwise.
+pub fn mark_required(admin_dir: &Path, required: bool) -> std::io::Result<()> {
+    let marker = admin_dir.join(REQUIRE_FILE);
+    match required {
+        true if !marker.exists() => std::fs::write(
+            &marker,
+            "# git-hand: hand.requireCredential is true (read by the reference-transaction hook)\n",
+        ),
+        true => Ok(()),
+        false => match std::fs::remove_file(&marker) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// [`mark_required`] for every linked worktree of the repository at `common_dir` that carries a
+/// stamp (the slots and adopted worktrees git-hand leased): a directory listing and a stat each.
+pub fn refresh_required(common_dir: &Path, required: bool) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(common_dir.join("worktrees")) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries.flatten() {
+        let admin = entry.path();
+        if path(&admin).exists() {
+            mark_required(&admin, required)?;
+        }
+    }
     Ok(())
 }
 

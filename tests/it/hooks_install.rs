@@ -113,7 +113,7 @@ fn install_writes_both_executable_shims_with_the_marker_into_the_git_path_hooks_
         let path = hooks_dir.join(hook.as_str());
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("# git-hand-managed-hook v2"), "{text}");
-        assert!(text.contains(&format!("then exec git-hand hook {hook} \"$@\"; fi")));
+        assert!(text.contains(&format!("exec git-hand hook {hook} \"$@\"")));
         assert_eq!(text, hooks::shim::content_for(hook, Some(&bin())));
         assert_eq!(mode(&path), 0o755, "{hook}");
         assert!(!hooks_dir.join(hook.chained_file_name()).exists());
@@ -122,7 +122,8 @@ fn install_writes_both_executable_shims_with_the_marker_into_the_git_path_hooks_
         changes(&run),
         [
             pair("pre-push", "installed"),
-            pair("post-checkout", "installed")
+            pair("post-checkout", "installed"),
+            pair("reference-transaction", "installed"),
         ]
     );
     // No temp file is left behind by the atomic writes.
@@ -166,7 +167,8 @@ fn installing_twice_reports_unchanged_and_force_rewrites() {
         changes(&again),
         [
             pair("pre-push", "unchanged"),
-            pair("post-checkout", "unchanged")
+            pair("post-checkout", "unchanged"),
+            pair("reference-transaction", "unchanged"),
         ]
     );
     let text = env.hand(&repo, &["install"]).ok();
@@ -176,7 +178,8 @@ fn installing_twice_reports_unchanged_and_force_rewrites() {
         changes(&forced),
         [
             pair("pre-push", "rewritten"),
-            pair("post-checkout", "rewritten")
+            pair("post-checkout", "rewritten"),
+            pair("reference-transaction", "rewritten"),
         ]
     );
 }
@@ -193,7 +196,8 @@ fn a_stale_shim_with_the_marker_is_upgraded_in_place_without_chaining_it() {
         changes(&run),
         [
             pair("pre-push", "upgraded"),
-            pair("post-checkout", "installed")
+            pair("post-checkout", "installed"),
+            pair("reference-transaction", "installed"),
         ]
     );
     let now = fs::read_to_string(hooks_dir.join("pre-push")).unwrap();
@@ -228,7 +232,8 @@ fn a_foreign_hook_is_chained_keeping_its_bytes_and_mode() {
         changes(&run),
         [
             pair("pre-push", "chained"),
-            pair("post-checkout", "installed")
+            pair("post-checkout", "installed"),
+            pair("reference-transaction", "installed"),
         ]
     );
     let chained = hooks_dir.join("pre-push.git-hand-chained");
@@ -302,7 +307,8 @@ fn uninstall_restores_the_foreign_hook_byte_for_byte_and_mode_for_mode() {
         changes(&run),
         [
             pair("pre-push", "removed"),
-            pair("post-checkout", "restored")
+            pair("post-checkout", "restored"),
+            pair("reference-transaction", "removed"),
         ]
     );
     assert_eq!(snapshot(&hooks_dir), before);
@@ -421,7 +427,8 @@ fn core_hooks_path_install_with_the_hooks_path_flag_installs_into_that_dir() {
         changes(&run),
         [
             pair("pre-push", "chained"),
-            pair("post-checkout", "installed")
+            pair("post-checkout", "installed"),
+            pair("reference-transaction", "installed"),
         ]
     );
     assert_eq!(
@@ -930,7 +937,8 @@ fn ensure_installed_installs_missing_hooks_when_hooks_path_names_the_repos_own_d
         written,
         [
             (HookName::PrePush, Change::Installed),
-            (HookName::PostCheckout, Change::Installed)
+            (HookName::PostCheckout, Change::Installed),
+            (HookName::ReferenceTransaction, Change::Installed),
         ]
     );
     // The shims reach git-hand on PATH, else at the path they record (this executable's).
@@ -980,7 +988,10 @@ fn installed_state_tells_current_stale_and_foreign_hooks_apart() {
         let state = hooks::installed_state(git).unwrap();
         state.hooks.iter().map(|h| h.file).collect()
     };
-    assert_eq!(files(&git), [FileState::Foreign, FileState::Missing]);
+    assert_eq!(
+        files(&git),
+        [FileState::Foreign, FileState::Missing, FileState::Missing]
+    );
     install_into(&own, false).unwrap();
     let state = hooks::installed_state(&git).unwrap();
     assert_eq!(
@@ -992,9 +1003,19 @@ fn installed_state_tells_current_stale_and_foreign_hooks_apart() {
         "#!/bin/sh\n# git-hand-managed-hook v0\nexec git-hand hook post-checkout \"$@\"\n",
         0o755,
     );
-    assert_eq!(files(&git), [FileState::Current, FileState::Stale]);
+    assert_eq!(
+        files(&git),
+        [FileState::Current, FileState::Stale, FileState::Current]
+    );
     fs::set_permissions(own.join("pre-push"), fs::Permissions::from_mode(0o644)).unwrap();
-    assert_eq!(files(&git), [FileState::NotExecutable, FileState::Stale]);
+    assert_eq!(
+        files(&git),
+        [
+            FileState::NotExecutable,
+            FileState::Stale,
+            FileState::Current
+        ]
+    );
     assert!(!hooks::installed_state(&git).unwrap().in_force());
 }
 

@@ -457,10 +457,11 @@ fn a_broken_ledger_fails_the_push_closed_with_the_repair_command() {
 #[test]
 fn require_credential_refuses_a_stamp_only_push() {
     let (env, repo) = setup();
-    env.git(&repo, &["config", "hand.requireCredential", "true"]);
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     env.commit(&slot, "a.txt", "x\n");
+    // Set after the commit: with it, the commit itself would be refused (ref_fence.rs).
+    env.git(&repo, &["config", "hand.requireCredential", "true"]);
     let run = push_as(&env, &slot, None, &["origin", "hand/t1"]);
     assert!(
         run.stderr.contains("push refused (no-credential)"),

@@ -21,6 +21,7 @@ mod newcomer;
 mod ownership;
 mod pool;
 mod races;
+mod ref_fence;
 mod support;
 mod trials;
 mod validation;

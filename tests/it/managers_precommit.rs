@@ -98,6 +98,10 @@ fn without_our_legacy(
             "{hook}.legacy is not git-hand's"
         );
     }
+    // pre-commit installs no reference-transaction script: git-hand's shim sits there plainly.
+    if let Some((_, bytes)) = files.remove(&PathBuf::from("reference-transaction")) {
+        assert!(git_hand::hooks::shim::is_ours(&bytes));
+    }
     files
 }
 
@@ -122,6 +126,8 @@ fn pre_commit_row(order: Order) {
                 .as_array()
                 .unwrap()
                 .iter()
+                // pre-commit installs no reference-transaction script: git-hand's shim is plain.
+                .filter(|h| h["hook"] != "reference-transaction")
                 .map(|h| h["path"].as_str().unwrap())
                 .collect();
             assert!(paths.iter().all(|p| p.ends_with(".legacy")), "{run}");

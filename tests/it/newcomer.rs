@@ -374,7 +374,8 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
     assert!(exec.stdout.contains("task=agent-1 token="), "{exec:?}");
 
     // The story: agent-1 stalls, an operator ends its task, agent-2 gets the slot; agent-1
-    // wakes up with its old credential and pushes. git refuses.
+    // wakes up with its old credential, commits and pushes. git refuses the commit (the
+    // reference-transaction hook), so agent-2's branch never carries it.
     let creds = n.git(&repo, &["hand", "env", "agent-1"]).ok();
     n.git(&repo, &["hand", "teardown", "agent-1"]).ok();
     let slot2 = n.git(&repo, &["hand", "spawn", "agent-2"]).ok();
@@ -387,8 +388,20 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         ),
         &[],
     );
-    assert_ne!(zombie.code, 0, "the zombie's push went through: {zombie:?}");
-    assert!(zombie.stderr.contains("push refused (stale)"), "{zombie:?}");
+    assert_ne!(
+        zombie.code, 0,
+        "the zombie's commit went through: {zombie:?}"
+    );
+    assert!(
+        zombie.stderr.contains("ref update refused (stale)"),
+        "{zombie:?}"
+    );
+    let pushed = n.sh(
+        &slot,
+        &format!("{creds}git push origin HEAD:refs/heads/hand/agent-1"),
+        &[],
+    );
+    assert!(pushed.stderr.contains("push refused (stale)"), "{pushed:?}");
 
     // Outside a repository, `git hand` points the way.
     let outside = n.git(&home, &["hand"]).code(2);

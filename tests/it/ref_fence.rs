@@ -1,0 +1,520 @@
+//! The reference-transaction hook (issue 16): a zombie cannot write a ref in a slot it no longer
+//! holds, so the new holder's branch and push never carry its commits. Every git command that
+//! could go through hooks runs contained (its own PID namespace under a kill timeout).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::managers_lefthook::{hooks_dir, hooks_snapshot, tool};
+use crate::pool::{path_of, spawn};
+use crate::support::{Run, TestEnv};
+
+/// `git ARGS` in `dir`, contained, as the holder of `cred` (a spawn's JSON) when given, with
+/// `extra` variables.
+fn git_as(
+    env: &TestEnv,
+    dir: &Path,
+    cred: Option<&Value>,
+    extra: &[(&str, &str)],
+    args: &[&str],
+) -> Run {
+    let mut cmd = env.contained("git", dir);
+    cmd.args(args);
+    // The holder's environment exactly as `spawn --exec` sets it: the spawn JSON's `env`.
+    if let Some(c) = cred {
+        let vars = c["env"].as_object().expect("spawn --json has env");
+        assert!(vars.contains_key("GIT_HAND_LEASE"), "{vars:?}");
+        for (k, v) in vars {
+            cmd.env(k, v.as_str().unwrap());
+        }
+    }
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// Writes `file` in `dir` and commits it as the holder of `cred`; the run of `git commit`.
+fn commit_as(env: &TestEnv, dir: &Path, cred: Option<&Value>, file: &str) -> Run {
+    std::fs::write(dir.join(file), format!("{file}\n")).unwrap();
+    env.git(dir, &["add", file]);
+    git_as(
+        env,
+        dir,
+        cred,
+        &[],
+        &["commit", "-q", "-m", &format!("add {file}")],
+    )
+}
+
+fn rev(env: &TestEnv, dir: &Path, what: &str) -> String {
+    env.git(dir, &["rev-parse", what])
+}
+
+/// A repository with git-hand's hooks, task `a` spawned, torn down, and its slot re-leased to
+/// task `b`: (repo, slot, a's spawn output, b's spawn output).
+fn zombie_setup(env: &TestEnv) -> (PathBuf, PathBuf, Value, Value) {
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let a = spawn(env, &repo, "a", &[]);
+    env.hand(&repo, &["teardown", "a", "--force"]).ok();
+    let b = spawn(env, &repo, "b", &[]);
+    assert_eq!(path_of(&a), path_of(&b), "b got a's slot");
+    (repo, path_of(&b), a, b)
+}
+
+#[track_caller]
+fn assert_refused(run: &Run, words: &str, what: &str) {
+    assert_ne!(run.code, 0, "{what} went through:\n{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("git-hand: ref update refused ({words})")),
+        "{what}: {}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("--no-verify"), "{}", run.stderr);
+}
+
+/// No lock file git could have left behind in the slot's admin dir or the shared refs (git-hand's
+/// own lock files, which are flocked and stay, aside).
+#[track_caller]
+fn assert_no_locks(repo: &Path) {
+    let out = std::process::Command::new("find")
+        .arg(repo.join(".git"))
+        .args(["-name", "*.lock", "-not", "-path", "*git-hand*"])
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&out.stdout);
+    assert!(found.trim().is_empty(), "lock files left: {found}");
+}
+
+#[test]
+fn a_zombie_cannot_commit_in_a_slot_it_no_longer_holds_and_bs_push_carries_only_bs_commits() {
+    let env = TestEnv::new();
+    let (repo, slot, a, b) = zombie_setup(&env);
+    let b_start = rev(&env, &slot, "hand/b");
+
+    // A wakes up in the recycled slot and commits with its old credential.
+    let run = commit_as(&env, &slot, Some(&a), "zombie.txt");
+    assert_refused(&run, "stale", "the zombie's commit");
+    assert!(
+        run.stderr.contains("token 2"),
+        "names b's token: {}",
+        run.stderr
+    );
+    let refused = run
+        .stderr
+        .split("git hand spawn a-rescue --base ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no rescue advice: {}", run.stderr));
+    assert_eq!(
+        env.git(&slot, &["cat-file", "-t", &refused]),
+        "commit",
+        "the refused commit is kept"
+    );
+    assert_eq!(
+        rev(&env, &slot, "hand/b"),
+        b_start,
+        "b's branch did not move"
+    );
+    assert_no_locks(&repo);
+    let log = env.hand(&repo, &["log", "--json"]).json().to_string();
+    assert!(log.contains("ref-update-refused"), "recorded: {log}");
+
+    // The rescue advice works: the refused commit becomes a task of A's own.
+    let rescue = spawn(&env, &repo, "a-rescue", &["--base", &refused]);
+    assert_eq!(rev(&env, &path_of(&rescue), "HEAD"), refused);
+
+    // B's own commit, with B's credential, passes; then B pushes: only B's commits.
+    env.git(&slot, &["reset", "-q", "--hard"]);
+    env.git(&slot, &["clean", "-qfd"]);
+    let run = commit_as(&env, &slot, Some(&b), "b.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pushed = git_as(
+        &env,
+        &slot,
+        Some(&b),
+        &[],
+        &["push", "-q", "origin", "hand/b"],
+    );
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let origin = env.path("work/app-origin.git");
+    let files = env.git(&origin, &["log", "--format=%s", "hand/b"]);
+    assert!(files.contains("add b.txt"), "{files}");
+    assert!(
+        !files.contains("zombie"),
+        "the zombie's commit reached b's branch: {files}"
+    );
+
+    // A process without a credential is the stamp's holder (b): it passes...
+    let run = commit_as(&env, &slot, None, "stamp.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // ...unless the repository requires a credential.
+    env.git(&repo, &["config", "hand.requireCredential", "true"]);
+    env.hand(&repo, &["install"]).ok();
+    let run = commit_as(&env, &slot, None, "bare.txt");
+    assert_refused(&run, "no-credential", "a commit without a credential");
+    assert_no_locks(&repo);
+    let run = commit_as(&env, &slot, Some(&b), "again.txt");
+    assert_eq!(run.code, 0, "b's credential still passes: {}", run.stderr);
+}
+
+#[test]
+fn every_ref_moving_command_of_a_stale_holder_is_refused() {
+    let env = TestEnv::new();
+    let (repo, slot, a, b) = zombie_setup(&env);
+    for f in ["one.txt", "two.txt"] {
+        let run = commit_as(&env, &slot, Some(&b), f);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    // A side branch to merge, rebase onto and pick from.
+    env.git(&repo, &["switch", "-q", "-c", "side"]);
+    env.commit(&repo, "side.txt", "side\n");
+    env.git(&repo, &["switch", "-q", "main"]);
+    let side = rev(&env, &repo, "side");
+    let held = rev(&env, &slot, "hand/b");
+
+    let commands: &[&[&str]] = &[
+        &["commit", "--allow-empty", "-q", "-m", "zombie"],
+        &["commit", "--amend", "-q", "-m", "zombie amend"],
+        &["reset", "-q", "--hard", "HEAD~1"],
+        &["merge", "-q", "--no-edit", "side"],
+        &["rebase", "-q", "side"],
+        &["cherry-pick", &side],
+        &["branch", "-f", "side", "HEAD"],
+        &["update-ref", "refs/heads/hand/b", "HEAD~1"],
+        &["branch", "zombie-branch"],
+        // A deletion without the old value reaches the hook as null -> null: still a change.
+        &["update-ref", "-d", "refs/heads/side"],
+        // HEAD itself is the slot's: a symbolic-ref update (`ref:refs/heads/side`) counts.
+        &["switch", "-q", "side"],
+        &["checkout", "-q", "--detach", "HEAD~1"],
+        &["branch", "-D", "side"],
+    ];
+    for args in commands {
+        let run = git_as(&env, &slot, Some(&a), &[], args);
+        assert_refused(&run, "stale", &format!("git {}", args.join(" ")));
+        assert_eq!(
+            rev(&env, &slot, "hand/b"),
+            held,
+            "git {args:?} moved b's branch"
+        );
+        assert_eq!(rev(&env, &repo, "side"), side, "git {args:?} moved side");
+        // Settle whatever the refused command left in progress, as the holder (the stamp).
+        for abort in [
+            &["rebase", "--abort"][..],
+            &["merge", "--abort"],
+            &["cherry-pick", "--abort"],
+        ] {
+            let _ = git_as(&env, &slot, None, &[], abort);
+        }
+        git_as(&env, &slot, None, &[], &["reset", "-q", "--hard", "hand/b"]).ok();
+        assert_eq!(rev(&env, &slot, "HEAD"), held);
+    }
+    assert_no_locks(&repo);
+}
+
+#[test]
+fn a_holder_of_one_task_cannot_move_another_live_tasks_branch() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let x = spawn(&env, &repo, "x", &[]);
+    let y = spawn(&env, &repo, "y", &[]);
+    let x_slot = path_of(&x);
+    let y_tip = rev(&env, &repo, "hand/y");
+
+    let run = commit_as(&env, &x_slot, Some(&x), "x.txt");
+    assert_eq!(run.code, 0, "x's own commit passes: {}", run.stderr);
+    let run = git_as(
+        &env,
+        &x_slot,
+        Some(&x),
+        &[],
+        &["update-ref", "refs/heads/hand/y", "HEAD"],
+    );
+    assert_ne!(run.code, 0, "x moved y's branch");
+    assert!(
+        run.stderr
+            .contains("git-hand: ref update refused: branch hand/y belongs to live task y"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git hand spawn x-rescue --base "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(rev(&env, &repo, "hand/y"), y_tip);
+    // y's own holder moves it.
+    let run = commit_as(&env, &path_of(&y), Some(&y), "y.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    // hand.fenceRefs=false turns the hook off.
+    env.git(&repo, &["config", "hand.fenceRefs", "false"]);
+    let run = git_as(
+        &env,
+        &x_slot,
+        Some(&x),
+        &[],
+        &["update-ref", "refs/heads/hand/y", "HEAD"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// A `git-hand` first on PATH that records every call and does nothing else.
+fn fake_git_hand(env: &TestEnv) -> (String, PathBuf) {
+    let dir = env.path("fake-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let calls = env.path("fake-calls");
+    let fake = dir.join("git-hand");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncat >/dev/null\nexit 0\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        dir.display(),
+        TestEnv::bin_dir().display()
+    );
+    (path, calls)
+}
+
+#[test]
+fn a_fetch_of_many_refs_in_the_main_worktree_never_starts_git_hand() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let a = spawn(&env, &repo, "a", &[]);
+    let origin = env.path("work/app-origin.git");
+    let head = rev(&env, &origin, "main");
+    let lines: String = (0..100)
+        .map(|i| format!("create refs/heads/b{i} {head}\n"))
+        .collect();
+    let mut cmd = env.timed("git", &origin);
+    cmd.args(["update-ref", "--stdin"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), lines.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+
+    let (path, calls) = fake_git_hand(&env);
+    // Even with a credential in the environment: the main worktree is no slot.
+    let run = git_as(
+        &env,
+        &repo,
+        Some(&a),
+        &[("PATH", &path)],
+        &["fetch", "-q", "origin"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        env.git(
+            &repo,
+            &[
+                "for-each-ref",
+                "--count=200",
+                "--format=x",
+                "refs/remotes/origin/"
+            ]
+        )
+        .lines()
+        .count(),
+        101
+    );
+    assert!(
+        !calls.exists(),
+        "git-hand started: {:?}",
+        std::fs::read_to_string(&calls)
+    );
+    // Nor in the slot without a credential.
+    let run = git_as(
+        &env,
+        &path_of(&a),
+        None,
+        &[("PATH", &path)],
+        &["fetch", "-q", "origin"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !calls.exists(),
+        "git-hand started in the slot without a credential"
+    );
+    // Nor in the slot with a credential: a fetch moves only remote-tracking refs, which the sh
+    // shim lets through itself.
+    env.git(&origin, &["update-ref", "refs/heads/late", &head]);
+    let run = git_as(
+        &env,
+        &path_of(&a),
+        Some(&a),
+        &[("PATH", &path)],
+        &["fetch", "-q", "origin"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!calls.exists(), "git-hand started for remote-tracking refs");
+    // The same fake is reached by a commit in the slot with a credential: the test can fail.
+    std::fs::write(path_of(&a).join("f.txt"), "f\n").unwrap();
+    env.git(&path_of(&a), &["add", "f.txt"]);
+    let run = git_as(
+        &env,
+        &path_of(&a),
+        Some(&a),
+        &[("PATH", &path)],
+        &["commit", "-q", "-m", "f"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let recorded = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        recorded.contains("hook reference-transaction prepared"),
+        "{recorded}"
+    );
+}
+
+/// A foreign reference-transaction hook that records its state and stdin.
+fn recording_hook(env: &TestEnv, repo: &Path) -> PathBuf {
+    let record = env.path("foreign-ran");
+    let hook = hooks_dir(repo).join("reference-transaction");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n{{ echo \"state $1\"; cat; }} >> '{}'\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    record
+}
+
+#[test]
+fn a_chained_reference_transaction_hook_still_runs_with_stdin_and_spawns_own_git_is_never_refused()
+{
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let record = recording_hook(&env, &repo);
+    let before = hooks_snapshot(&hooks_dir(&repo));
+    env.hand(&repo, &["install"]).ok();
+    let chained = hooks_dir(&repo).join("reference-transaction.git-hand-chained");
+    assert!(chained.exists());
+
+    // In the main worktree (the shim starts no git-hand) the chained hook sees git's lines.
+    let run = commit_as(&env, &repo, None, "main.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let main_tip = rev(&env, &repo, "main");
+    let seen = std::fs::read_to_string(&record).unwrap();
+    assert!(seen.contains("state prepared"), "{seen}");
+    assert!(
+        seen.contains(&format!("{main_tip} refs/heads/main")),
+        "{seen}"
+    );
+
+    // spawn, teardown and a re-lease with a's credential in the environment: git-hand's own git
+    // commands run the chained hook (hooks are not skipped) and are never refused.
+    let a = spawn(&env, &repo, "a", &[]);
+    let cred = [
+        (
+            "GIT_HAND_LEASE",
+            a["lease_id"].as_str().unwrap().to_string(),
+        ),
+        ("GIT_HAND_TOKEN", a["token"].to_string()),
+    ];
+    let cred: Vec<(&str, &str)> = cred.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.hand_env(&repo, &["teardown", "a", "--force"], &cred)
+        .ok();
+    let run = env.hand_env(&repo, &["spawn", "b", "--json"], &cred);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let slot = path_of(&run.json());
+
+    // In the slot, git-hand judges and still runs the chained hook with the same stdin.
+    let run = commit_as(&env, &slot, Some(&a), "zombie.txt");
+    assert_refused(&run, "stale", "the zombie's commit");
+    let seen = std::fs::read_to_string(&record).unwrap();
+    assert!(seen.matches("state prepared").count() >= 3, "{seen}");
+
+    env.hand(&repo, &["uninstall"]).ok();
+    assert_eq!(
+        hooks_snapshot(&hooks_dir(&repo)),
+        before,
+        "uninstall restores byte-identical"
+    );
+}
+
+#[test]
+fn lefthook_configured_for_reference_transaction_still_runs_and_uninstall_restores_it() {
+    let env = TestEnv::new().with_hook_tools();
+    let repo = env.repo("app");
+    let record = env.path("lefthook-ref-ran");
+    std::fs::write(
+        repo.join("lefthook.yml"),
+        format!(
+            "reference-transaction:\n  commands:\n    team:\n      run: echo \"{{1}}\" >> '{}'\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    env.git(&repo, &["add", "lefthook.yml"]);
+    env.git(&repo, &["commit", "-q", "-m", "lefthook"]);
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+    let lefthook_only = hooks_snapshot(&hooks_dir(&repo));
+    env.hand(&repo, &["install"]).ok();
+
+    let _ = std::fs::remove_file(&record);
+    let run = commit_as(&env, &repo, None, "main.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ran = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(
+        ran.contains("prepared"),
+        "lefthook's command did not run: {ran:?}"
+    );
+
+    let a = spawn(&env, &repo, "a", &[]);
+    env.hand(&repo, &["teardown", "a", "--force"]).ok();
+    let b = spawn(&env, &repo, "b", &[]);
+    let slot = path_of(&b);
+    let run = commit_as(&env, &slot, Some(&a), "zombie.txt");
+    assert_refused(&run, "stale", "the zombie's commit beside lefthook");
+    let run = commit_as(&env, &slot, Some(&b), "b.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    env.hand(&repo, &["uninstall"]).ok();
+    assert_eq!(hooks_snapshot(&hooks_dir(&repo)), lefthook_only);
+}
+
+#[test]
+fn a_missing_reference_transaction_shim_is_a_lapse_that_doctor_repair_reinstalls() {
+    let env = TestEnv::new();
+    let (repo, slot, a, _b) = zombie_setup(&env);
+    let hook = hooks_dir(&repo).join("reference-transaction");
+    std::fs::remove_file(&hook).unwrap();
+    let mut cmd = env.command(TestEnv::bin_dir().join("git-hand"), &slot);
+    cmd.args(["status", "--json"])
+        .env("GIT_HAND_LEASE", a["lease_id"].as_str().unwrap())
+        .env("GIT_HAND_TOKEN", a["token"].to_string());
+    let v = Run::from(cmd.output().unwrap()).json();
+    let kinds: Vec<&str> = v["hooks"]["lapses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["reference-transaction"], "{v:#}");
+    // What it warns about is real: the zombie's commit goes through.
+    let run = commit_as(&env, &slot, Some(&a), "unfenced.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let v = env.hand(&repo, &["doctor", "--json"]).code(3).json();
+    assert!(v.to_string().contains("(reference-transaction)"), "{v:#}");
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    assert!(hook.exists(), "doctor --repair reinstalled it");
+    let run = commit_as(&env, &slot, Some(&a), "fenced.txt");
+    assert_refused(&run, "stale", "the zombie's commit after the repair");
+}
