@@ -5,7 +5,7 @@
 //! refuses the push. post-checkout never fails the checkout: it only warns.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -53,10 +53,7 @@ pub fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookComm
 }
 
 pub(super) fn say(lines: &[String]) {
-    let mut err = std::io::stderr().lock();
-    for line in lines {
-        let _ = writeln!(err, "git-hand: {line}");
-    }
+    super::output::say(lines);
 }
 
 /// Whether this process runs under a `git-hand hook` of the same name (it exported

@@ -1,7 +1,6 @@
 //! `git hand install` and `git hand uninstall`: arguments to [`crate::hooks`] calls, outcomes to
 //! text or `--json` (docs/hooks.md). Warnings go to stderr, each line starting `git-hand:`.
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
@@ -216,10 +215,7 @@ fn change_line(c: &HookChange) -> String {
 
 /// Diagnostics on stderr, one `git-hand:` line each.
 fn warn(lines: impl IntoIterator<Item = String>) {
-    let mut err = std::io::stderr().lock();
-    for line in lines {
-        let _ = writeln!(err, "git-hand: {line}");
-    }
+    super::output::say(lines);
 }
 
 impl From<HookError> for Failure {

@@ -119,3 +119,13 @@ pub fn paint(ctx: &Context) -> Paint {
     let color_ui = ctx.repo_opt().and_then(|r| r.config_string("color.ui"));
     Paint(super::output::use_color(color_ui.as_deref()))
 }
+
+/// Diagnostics on stderr, one `git-hand:` line each. Never panics: a closed stderr (an agent that
+/// stopped reading) must not turn a spawn whose task is already active into a crash.
+pub fn say(lines: impl IntoIterator<Item = impl std::fmt::Display>) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "git-hand: {line}");
+    }
+}

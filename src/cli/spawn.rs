@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::output::{expiry_text, paint, time_json};
+use super::output::{expiry_text, paint, say, time_json};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     let on_terminal = std::io::stderr().is_terminal();
     let progress = |msg: &str| {
         if on_terminal {
-            eprintln!("git-hand: {msg}...");
+            say([format!("{msg}...")]);
         }
     };
     // Every usage error is found before the ledger is opened (and maybe created).
@@ -74,13 +74,11 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     let env = tasks::credential_env(&s.task, &s.tenure);
     if let Some((problem, hints)) = &s.hooks_problem {
         // Loud on purpose: without the hooks a zombie's push goes through.
-        eprintln!("git-hand: WARNING: this lease is NOT enforced: {problem}");
-        for hint in hints {
-            eprintln!("git-hand:   fix: {hint}");
-        }
+        say([format!("WARNING: this lease is NOT enforced: {problem}")]);
+        say(hints.iter().map(|hint| format!("  fix: {hint}")));
     }
     if args.exec {
-        let warn = |msg: &str| eprintln!("git-hand: {msg}");
+        let warn = |msg: &str| say([msg]);
         let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
         return Ok(Done {
             stdout: String::new(),
@@ -97,8 +95,8 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
             SlotSource::Reused => "reused slot",
             SlotSource::Existing => "already active in slot",
         };
-        eprintln!(
-            "git-hand: task {} on {} ({how} {}, token {}, {})",
+        say([format!(
+            "task {} on {} ({how} {}, token {}, {})",
             p.bold(&s.task.name),
             s.task.branch,
             s.slot_n,
@@ -107,18 +105,15 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
                 s.tenure.expires_at,
                 s.tenure.renewed_at.unwrap_or(s.tenure.acquired_at)
             )
-        );
-        for skipped in &s.skipped {
-            eprintln!(
-                "git-hand: skipped {}: {}",
-                skipped.path,
-                skipped.why.join("; ")
-            );
-        }
-        eprintln!(
-            "git-hand: credential: eval \"$(git hand env {})\"",
+        )]);
+        say(s
+            .skipped
+            .iter()
+            .map(|k| format!("skipped {}: {}", k.path, k.why.join("; "))));
+        say([format!(
+            "credential: eval \"$(git hand env {})\"",
             s.task.name
-        );
+        )]);
     }
     Ok(Done {
         stdout: format!("{}\n", s.path.display()),
