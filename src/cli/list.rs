@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::output::{Paint, expiry_text, paint, table, tenure_json, time_json};
 use super::{Done, Failure};
+use crate::ledger::Tasks;
 use crate::ops::Context;
 use crate::ops::tasks::{self, TaskView};
 
@@ -38,7 +39,8 @@ fn task_json(v: &TaskView) -> Value {
 
 pub fn list(ctx: &Context, args: ListArgs) -> Result<Done, Failure> {
     let mut ledger = ctx.ledger_for_reading()?;
-    let listing = tasks::list(ctx, &mut ledger, args.all)?;
+    let which = if args.all { Tasks::All } else { Tasks::Open };
+    let listing = tasks::list(ctx, &mut ledger, which)?;
     if args.json {
         let free: Vec<Value> = listing
             .free_slots

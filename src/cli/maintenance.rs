@@ -32,7 +32,12 @@ pub struct DoctorArgs {
 
 pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
     let mut ledger = ctx.open_ledger()?;
-    let r = prune::prune(ctx, &mut ledger, args.yes)?;
+    let run = if args.yes {
+        prune::Run::Remove
+    } else {
+        prune::Run::DryRun
+    };
+    let r = prune::prune(ctx, &mut ledger, run)?;
     if args.json {
         let kept: Vec<_> = r
             .kept

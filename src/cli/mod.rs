@@ -276,7 +276,11 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
     out.push('\n');
     let ledger = crate::ledger::Ledger::open_existing(&ctx.ledger_location()?.path)?;
     let listing = match ledger {
-        Some(mut ledger) => Some(crate::ops::tasks::list(ctx, &mut ledger, false)?),
+        Some(mut ledger) => Some(crate::ops::tasks::list(
+            ctx,
+            &mut ledger,
+            crate::ledger::Tasks::Open,
+        )?),
         None => None,
     };
     match &listing {

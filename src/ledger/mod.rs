@@ -29,7 +29,7 @@ pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
 pub use location::{LedgerLocation, default_location};
 pub use repos::Repo;
 pub use schema::LATEST_VERSION;
-pub use tasks::{NewTask, Slot, Task};
+pub use tasks::{NewTask, Slot, Task, Tasks};
 
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

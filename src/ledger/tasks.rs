@@ -101,6 +101,15 @@ impl TryFrom<TaskRow> for Task {
     }
 }
 
+/// Which tasks [`View::tasks`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tasks {
+    /// Not done: spawning, active or tearing down.
+    Open,
+    /// Done ones too (history).
+    All,
+}
+
 /// A pool slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
@@ -200,9 +209,9 @@ impl View<'_> {
         )
     }
 
-    /// The tasks of a repository, oldest first; done ones only with `include_done`.
-    pub fn tasks(&self, repo_id: &str, include_done: bool) -> Result<Vec<Task>> {
-        if include_done {
+    /// The tasks of a repository, oldest first: the open ones, or all of them.
+    pub fn tasks(&self, repo_id: &str, which: Tasks) -> Result<Vec<Task>> {
+        if which == Tasks::All {
             self.tasks_where("repo_id = ?1 ORDER BY id", [repo_id])
         } else {
             self.tasks_where("repo_id = ?1 AND state <> 'done' ORDER BY id", [repo_id])

@@ -113,7 +113,7 @@ impl Checkup<'_> {
     fn stuck_tasks(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
         let (ctx, repo_id, repair) = (self.ctx, self.repo_id.as_str(), self.repair);
 
-        let open = ledger.read(|v| v.tasks(repo_id, false))?;
+        let open = ledger.read(|v| v.tasks(repo_id, crate::ledger::Tasks::Open))?;
         for task in open
             .into_iter()
             .filter(|t| matches!(t.state, TaskState::Spawning | TaskState::TearingDown))
@@ -423,7 +423,7 @@ impl Checkup<'_> {
     /// user opted out (`hand.installHooks=false`, set by `git hand uninstall`).
     fn hooks_not_in_force(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
         let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
-        let open = ledger.read(|v| v.tasks(&self.repo_id, false))?;
+        let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
         worktrees.extend(
             open.iter()
                 .filter_map(|t| t.slot_path.as_deref())

@@ -164,7 +164,7 @@ pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotIn
         .into_iter()
         .map(|t| (t.resource.key.clone(), t))
         .collect();
-    let open = view.tasks(repo_id, false)?;
+    let open = view.tasks(repo_id, crate::ledger::Tasks::Open)?;
     let tokens: std::collections::HashMap<String, i64> =
         view.slot_last_tokens(repo_id)?.into_iter().collect();
     Ok(view

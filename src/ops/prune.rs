@@ -37,7 +37,15 @@ impl Kept {
     }
 }
 
-pub fn prune(ctx: &Context, ledger: &mut Ledger, yes: bool) -> Result<PruneReport> {
+/// Whether `prune` removes what it would, or only says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    DryRun,
+    Remove,
+}
+
+pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport> {
+    let yes = run == Run::Remove;
     let repo = ctx.repo()?;
     let mut report = PruneReport {
         removed: vec![],

@@ -4,7 +4,7 @@
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
-use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tenure};
+use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tasks, Tenure};
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
 pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<String>> {
@@ -35,7 +35,7 @@ pub struct FreeSlot {
     pub problem: Option<String>,
 }
 
-pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
+pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing> {
     let Some(repo_id) = repo_id(ctx, ledger)? else {
         return Ok(Listing {
             tasks: vec![],
@@ -48,7 +48,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
         let now = v.now();
         let slots = pool::slots(v, &repo_id)?;
         let mut tasks = vec![];
-        for task in v.tasks(&repo_id, all)? {
+        for task in v.tasks(&repo_id, which)? {
             let tenure = match &task.lease_id {
                 Some(id) => v.tenure(id)?,
                 None => None,

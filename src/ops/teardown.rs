@@ -59,7 +59,7 @@ pub fn teardown(
         };
         let open = v.open_task(&repo.id, name)?;
         let last = v
-            .tasks(&repo.id, true)?
+            .tasks(&repo.id, crate::ledger::Tasks::All)?
             .into_iter()
             .rev()
             .find(|t| t.name == name);
