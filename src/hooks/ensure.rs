@@ -188,7 +188,7 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
             problem,
         });
     }
-    let (changes, problem) = match install_into(&hooks_dir, false) {
+    let (changes, problem) = match install_into(&hooks_dir, super::install::Rewrite::IfStale) {
         Ok(changes) => (changes, not_on_path()),
         Err(HookError::ChainOccupied {
             hook,

@@ -256,7 +256,12 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
         });
     }
     let dir = location.active.clone();
-    let hooks = install_into(&dir, opts.force)?;
+    let rewrite = if opts.force {
+        Rewrite::Always
+    } else {
+        Rewrite::IfStale
+    };
+    let hooks = install_into(&dir, rewrite)?;
     Ok(InstallReport {
         location,
         dir,
@@ -290,9 +295,19 @@ pub fn uninstall(git: &Git) -> Result<UninstallReport, HookError> {
     })
 }
 
+/// Whether install rewrites git-hand's own shims that are already current (`--force`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    /// Only shims that are missing, stale or not executable.
+    IfStale,
+    /// Current shims too.
+    Always,
+}
+
 /// Installs both shims into `dir` (created if missing) under the chaining rules; the building block
 /// of [`install`] for a directory already chosen.
-pub fn install_into(dir: &Path, force: bool) -> Result<Vec<HookChange>, HookError> {
+pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
+    let force = rewrite == Rewrite::Always;
     for hook in HookName::ALL {
         look(dir, hook)?.install_plan(force)?;
     }

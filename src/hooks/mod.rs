@@ -29,8 +29,8 @@ pub use ensure::{
     only_our_switch_hooks, record_opt_out, runs_reference_transaction,
 };
 pub use install::{
-    Change, HookChange, InstallOptions, InstallReport, Target, UninstallReport, Warning, install,
-    install_into, uninstall, uninstall_from,
+    Change, HookChange, InstallOptions, InstallReport, Rewrite, Target, UninstallReport, Warning,
+    install, install_into, uninstall, uninstall_from,
 };
 pub use locate::{HooksLocation, locate};
 pub use manual::{Manager, Recipe, Scene};

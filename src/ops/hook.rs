@@ -553,7 +553,15 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
         });
     };
     let key = workdir.to_string_lossy().into_owned();
-    let finding = ledger.read(|v| verdict::judge(v, &key, Some(&stamp), None, false))?;
+    let finding = ledger.read(|v| {
+        verdict::judge(
+            v,
+            &key,
+            Some(&stamp),
+            None,
+            verdict::CredentialRule::StampSuffices,
+        )
+    })?;
     if !finding.verdict.allows() {
         return Ok(PostCheckout::LeaseEnded {
             verdict: finding.verdict,

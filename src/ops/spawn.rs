@@ -176,13 +176,12 @@ fn lease_and_prepare(
         None => base::resolve(repo, &git, opts.base)?,
     };
     let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
-    check_branch_free(
-        repo,
-        task_name,
-        &branch,
-        branch_exists,
-        opts.branch.is_some(),
-    )?;
+    let existing = match (branch_exists, opts.branch.is_some()) {
+        (false, _) => Existing::No,
+        (true, true) => Existing::Named,
+        (true, false) => Existing::Unnamed,
+    };
+    check_branch_free(repo, task_name, &branch, existing)?;
     let issue_resource = match issue {
         Some(id) => Some(Resource::issue(
             &super::lease::issue_namespace(ctx, ledger)?,
@@ -499,19 +498,21 @@ fn hooks_problem(repo: &Repo, git: &Git, install: bool) -> Option<(String, Vec<S
     }
 }
 
+/// Whether the task's branch exists already, and whether the user named it (`--branch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    No,
+    Named,
+    Unnamed,
+}
+
 /// An existing branch is used only when named with `--branch`, and never one checked out in
 /// another worktree (git would refuse, and two tasks would share a branch).
-fn check_branch_free(
-    repo: &Repo,
-    task: &str,
-    branch: &str,
-    exists: bool,
-    named: bool,
-) -> Result<()> {
-    if !exists {
+fn check_branch_free(repo: &Repo, task: &str, branch: &str, existing: Existing) -> Result<()> {
+    if existing == Existing::No {
         return Ok(());
     }
-    if !named {
+    if existing == Existing::Unnamed {
         return Err(Error::precondition(
             format!("branch {branch} already exists (an earlier task of this name kept it)"),
             vec![

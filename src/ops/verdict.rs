@@ -187,13 +187,23 @@ impl Finding {
     }
 }
 
+/// Whether the stamp may stand in for a credential the environment does not carry
+/// (`hand.requireCredential`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialRule {
+    /// No credential in the environment: the stamp's is judged.
+    StampSuffices,
+    /// `hand.requireCredential=true`: without one in the environment, `no-credential`.
+    EnvRequired,
+}
+
 /// Judges the worktree at `workdir` (a realpath).
 pub fn judge(
     view: &View<'_>,
     workdir: &str,
     stamp: Option<&Stamp>,
     env: Option<Result<Credential, String>>,
-    require_env: bool,
+    rule: CredentialRule,
 ) -> crate::ledger::Result<Finding> {
     let now = view.now();
     let mut f = Finding::unmanaged(now);
@@ -243,7 +253,7 @@ pub fn judge(
         TenureState::Live => Verdict::Current,
     };
     if f.verdict == Verdict::Current {
-        if require_env && !from_env {
+        if rule == CredentialRule::EnvRequired && !from_env {
             f.verdict = Verdict::NoCredential;
         } else if let Some(issue_id) = f.task.as_ref().and_then(|t| t.issue_lease_id.clone()) {
             f.issue = view.tenure(&issue_id)?;
@@ -269,7 +279,7 @@ pub struct Subject {
     /// another HOME or XDG_STATE_HOME still checks the right one instead of failing open), else
     /// the default location.
     pub ledger_path: PathBuf,
-    pub require_env: bool,
+    pub rule: CredentialRule,
 }
 
 impl Subject {
@@ -297,12 +307,16 @@ impl Subject {
             .as_deref()
             .map(|w| w.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let require_env = repo.config_bool("hand.requireCredential", false)?;
+        let rule = if repo.config_bool("hand.requireCredential", false)? {
+            CredentialRule::EnvRequired
+        } else {
+            CredentialRule::StampSuffices
+        };
         Ok(Self {
             stamp,
             key,
             ledger_path,
-            require_env,
+            rule,
         })
     }
 
@@ -326,7 +340,7 @@ impl Subject {
             &self.key,
             self.stamp.as_ref(),
             env_credential(),
-            self.require_env,
+            self.rule,
         )
     }
 }

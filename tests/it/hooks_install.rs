@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git_hand::git::Git;
 use git_hand::hooks::{
-    self, Change, FileState, HookError, HookName, NotInForce, install_into, run_chained,
+    self, Change, FileState, HookError, HookName, NotInForce, Rewrite, install_into, run_chained,
     uninstall_from,
 };
 
@@ -860,7 +860,7 @@ fn parallel_installs_never_lose_a_foreign_hook() {
         write_hook(&dir.join("pre-push"), &foreign, 0o700);
         let results: Vec<_> = std::thread::scope(|s| {
             let workers: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| install_into(&dir, false)))
+                .map(|_| s.spawn(|| install_into(&dir, Rewrite::IfStale)))
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap()).collect()
         });
@@ -900,7 +900,7 @@ fn an_interrupted_chain_is_finished_by_install_and_undone_by_uninstall() {
     assert!(!dir.join("pre-push.git-hand-chained").exists());
     fs::hard_link(dir.join("pre-push"), dir.join("pre-push.git-hand-chained")).unwrap();
     assert_eq!(snapshot(&dir).len(), before.len());
-    let installed = install_into(&dir, false).unwrap();
+    let installed = install_into(&dir, Rewrite::IfStale).unwrap();
     assert_eq!(installed[0].change, Change::Chained);
     assert_eq!(
         fs::read_to_string(dir.join("pre-push.git-hand-chained")).unwrap(),
@@ -913,7 +913,7 @@ fn a_hook_path_that_is_a_directory_is_an_error_not_a_write() {
     let env = TestEnv::new();
     let dir = env.path("hooks");
     fs::create_dir_all(dir.join("pre-push")).unwrap();
-    let err = install_into(&dir, false).unwrap_err();
+    let err = install_into(&dir, Rewrite::IfStale).unwrap_err();
     assert!(matches!(err, HookError::NotAFile { .. }), "{err}");
     assert!(!dir.join("post-checkout").exists());
 }
@@ -992,7 +992,7 @@ fn installed_state_tells_current_stale_and_foreign_hooks_apart() {
         files(&git),
         [FileState::Foreign, FileState::Missing, FileState::Missing]
     );
-    install_into(&own, false).unwrap();
+    install_into(&own, Rewrite::IfStale).unwrap();
     let state = hooks::installed_state(&git).unwrap();
     assert_eq!(
         state.hooks[0].chained,
