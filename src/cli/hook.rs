@@ -173,10 +173,10 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
                 "this worktree's lease has ended ({}): pushes from here will be refused; see git hand status",
                 verdict.as_str()
             )]),
-            Ok(PostCheckout::Registered {
+            Ok(PostCheckout::Registered(crate::ops::adopt::Registered {
                 adopted_as: Some(name),
                 ..
-            }) => say(&[format!(
+            })) => say(&[format!(
                 "leased this worktree as task {name} (hand.adoptWorktrees); its pushes are fenced"
             )]),
             Ok(_) => {}

@@ -3,14 +3,22 @@
 //! directory, so its pushes are fenced like a slot's. An adopted worktree is the user's, not the
 //! pool's: it is never reused or pruned.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::hook::PostCheckout;
 use super::{Context, Error, Result, stamp};
 use crate::git::Repo;
 use crate::ledger::{Acquire, EventKind, NewTask, Resource, Step, TaskState};
 
-pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostCheckout> {
+/// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
+/// `hand.adoptWorktrees`, leased as task `adopted_as`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    pub path: PathBuf,
+    pub adopted_as: Option<String>,
+}
+
+/// Registers (and maybe leases) the worktree; `None` when its path is leased already.
+pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Registered>> {
     let adopt = repo.config_bool("hand.adoptWorktrees", false)?;
     ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
@@ -27,10 +35,10 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
                 Some("registered (hand.adoptWorktrees is off)"),
             )
         })?;
-        return Ok(PostCheckout::Registered {
+        return Ok(Some(Registered {
             path: workdir.to_path_buf(),
             adopted_as: None,
-        });
+        }));
     }
     let holder = ctx.holder(None)?;
     let base = task_name_for(workdir);
@@ -85,7 +93,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
         Ok(Some((name, tenure)))
     })?;
     let Some((name, tenure)) = adopted else {
-        return Ok(PostCheckout::Nothing);
+        return Ok(None);
     };
     let stamped = stamp::Stamp {
         lease_id: tenure.lease_id,
@@ -110,10 +118,10 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<PostChecko
                 ],
             )
         })?;
-    Ok(PostCheckout::Registered {
+    Ok(Some(Registered {
         path: workdir.to_path_buf(),
         adopted_as: Some(name),
-    })
+    }))
 }
 
 /// A valid task name from a directory name: other characters become `-`, at most 64.

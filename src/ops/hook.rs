@@ -528,10 +528,7 @@ pub enum PostCheckout {
         verdict: Verdict,
     },
     /// A plain `git worktree add` made this worktree and it was registered (adopted: leased).
-    Registered {
-        path: PathBuf,
-        adopted_as: Option<String>,
-    },
+    Registered(super::adopt::Registered),
 }
 
 /// Runs the post-checkout logic. `prev`/`flag` are git's arguments.
@@ -542,7 +539,8 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
     };
     let stamp = stamp::read(&repo.loc.admin_dir).ok().flatten();
     if is_null_oid(prev) && flag == "1" && repo.loc.is_linked() && stamp.is_none() {
-        return super::adopt::register(ctx, repo, &workdir);
+        return Ok(super::adopt::register(ctx, repo, &workdir)?
+            .map_or(PostCheckout::Nothing, PostCheckout::Registered));
     }
     let Some(stamp) = stamp else {
         return Ok(PostCheckout::Nothing);
