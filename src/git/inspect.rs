@@ -256,6 +256,29 @@ impl Repo {
             .map(|id| id.to_string())
     }
 
+    /// The commit the HEAD of `worktree` (a linked worktree of this repository) points at,
+    /// read from its admin dir without a git process.
+    pub fn worktree_head_oid(&self, worktree: &Path) -> Option<String> {
+        let head = super::link::head_of(worktree)?;
+        match head.strip_prefix("ref: ") {
+            Some(name) => self.ref_oid(name),
+            None => Some(head),
+        }
+    }
+
+    /// Whether everything the HEAD of `worktree` reaches is on some branch, remote-tracking
+    /// branch or tag, proven without a git process: HEAD names an existing branch, or is the
+    /// tip of a ref. `false` proves nothing; the caller then walks the history with git.
+    pub fn worktree_head_is_on_a_ref(&self, worktree: &Path) -> bool {
+        match super::link::head_of(worktree) {
+            Some(head) => match head.strip_prefix("ref: ") {
+                Some(name) => name.starts_with("refs/heads/") && self.ref_oid(name).is_some(),
+                None => self.is_tip_under(&head, &["refs/heads/", "refs/remotes/", "refs/tags/"]),
+            },
+            None => false,
+        }
+    }
+
     /// Whether `oid` is the commit that some reference under one of `prefixes` (`refs/heads/`,
     /// `refs/remotes/`, `refs/tags/`) points at, tags peeled. A cheap proof that the commit, and
     /// everything behind it, is on a ref; `false` proves nothing (the caller then asks git).

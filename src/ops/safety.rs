@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::git::{Git, GitError, Repo, link};
+use crate::git::{Git, GitError, Repo};
 
 /// Files `git status` reports (modified, staged, untracked; ignored files are build cache and
 /// are kept), as `XY path` lines.
@@ -48,28 +48,6 @@ pub fn commits_only_in(
     args.push("--");
     let out = git.run(&args)?;
     Ok(out.lines().map(str::to_string).collect())
-}
-
-/// The commit a worktree's HEAD points at, read without a git process.
-pub fn head_oid(repo: &Repo, worktree: &Path) -> Option<String> {
-    let head = link::head_of(worktree)?;
-    match head.strip_prefix("ref: ") {
-        Some(name) => repo.ref_oid(name),
-        None => Some(head),
-    }
-}
-
-/// Whether everything HEAD reaches is on some branch, remote-tracking branch or tag, proven
-/// without a git process: HEAD names an existing branch, or is the tip of a ref. `false` proves
-/// nothing; the caller then walks the history with git.
-pub fn head_is_on_a_ref(repo: &Repo, worktree: &Path) -> bool {
-    match link::head_of(worktree) {
-        Some(head) => match head.strip_prefix("ref: ") {
-            Some(name) => name.starts_with("refs/heads/") && repo.ref_oid(name).is_some(),
-            None => repo.is_tip_under(&head, &["refs/heads/", "refs/remotes/", "refs/tags/"]),
-        },
-        None => false,
-    }
 }
 
 /// Why a slot may not be reused, or nothing when its reuse is proven safe. `repo` is the
@@ -137,7 +115,7 @@ impl Probe {
             Err(e) => why.push(format!("cannot prove it is clean: {e}")),
         }
         let walk = || {
-            if head_is_on_a_ref(repo, path) {
+            if repo.worktree_head_is_on_a_ref(path) {
                 return Ok(vec![]);
             }
             let git = Git::new(path);

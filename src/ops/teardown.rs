@@ -239,13 +239,13 @@ fn check(
         })
     };
     let branch_tip = branch_exists.then(|| repo.ref_oid(&format!("refs/heads/{}", task.branch)));
-    let unlanded = if landed(safety::head_oid(repo, path)) && branch_tip.is_none_or(landed) {
+    let unlanded = if landed(repo.worktree_head_oid(path)) && branch_tip.is_none_or(landed) {
         vec![]
     } else {
         safety::commits_only_in(&git, tips, &["--remotes"], &base)
             .map_err(|e| refuse("unlanded commits", &e))?
     };
-    let branchless = if safety::head_is_on_a_ref(repo, path) {
+    let branchless = if repo.worktree_head_is_on_a_ref(path) {
         vec![]
     } else {
         safety::commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
