@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use crate::hooks::HookError;
 use crate::ledger::LedgerError;
 use crate::ops;
 
@@ -102,6 +103,21 @@ impl From<LedgerError> for Failure {
             }
             other => Failure::new(Kind::Failed, other.to_string())
                 .hint("git hand doctor   # checks the ledger and the pool"),
+        }
+    }
+}
+
+impl From<HookError> for Failure {
+    fn from(e: HookError) -> Self {
+        let kind = if e.is_precondition() {
+            Kind::Precondition
+        } else {
+            Kind::Failed
+        };
+        Failure {
+            kind,
+            hints: e.hints(),
+            message: e.to_string(),
         }
     }
 }

@@ -217,18 +217,3 @@ fn change_line(c: &HookChange) -> String {
 fn warn(lines: impl IntoIterator<Item = String>) {
     super::output::say(lines);
 }
-
-impl From<HookError> for Failure {
-    fn from(e: HookError) -> Self {
-        let kind = if e.is_precondition() {
-            Kind::Precondition
-        } else {
-            Kind::Failed
-        };
-        Failure {
-            kind,
-            hints: e.hints(),
-            message: e.to_string(),
-        }
-    }
-}
