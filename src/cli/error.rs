@@ -77,6 +77,11 @@ impl From<ops::Error> for Failure {
             ops::Error::Ledger(e) => e.into(),
             ops::Error::Git(e) => Failure::new(Kind::Failed, e.to_string()),
             ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),
+            ops::Error::Hinted { error, hints } => {
+                let mut failure = Failure::from(*error);
+                failure.hints.extend(hints);
+                failure
+            }
         }
     }
 }
@@ -125,6 +130,15 @@ impl From<HookError> for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hint_added_to_a_wrapped_error_is_kept_and_so_is_its_kind() {
+        let e = ops::Error::from(LedgerError::Busy).with_hint("git hand list");
+        let f = Failure::from(e);
+        assert_eq!(f.kind, Kind::Precondition);
+        assert_eq!(f.message, "ledger busy, retry");
+        assert_eq!(f.hints.last().map(String::as_str), Some("git hand list"));
+    }
 
     #[test]
     fn a_busy_ledger_is_a_precondition_that_says_retry() {

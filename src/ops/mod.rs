@@ -49,6 +49,13 @@ pub enum Error {
     Git(#[from] GitError),
     #[error(transparent)]
     Inspect(#[from] InspectError),
+    /// A ledger, git or inspection error with the commands that get the user out of it: the
+    /// wrapped error keeps its kind (a busy ledger stays a precondition).
+    #[error("{error}")]
+    Hinted {
+        error: Box<Error>,
+        hints: Vec<String>,
+    },
 }
 
 impl Error {
@@ -71,13 +78,19 @@ impl Error {
         }
     }
 
-    /// Adds the command that gets the user out of this error.
+    /// Adds the command that gets the user out of this error, whatever its variant.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         match &mut self {
             Error::Usage { hints, .. }
             | Error::Precondition { hints, .. }
-            | Error::Failed { hints, .. } => hints.push(hint.into()),
-            _ => {}
+            | Error::Failed { hints, .. }
+            | Error::Hinted { hints, .. } => hints.push(hint.into()),
+            _ => {
+                return Error::Hinted {
+                    error: Box::new(self),
+                    hints: vec![hint.into()],
+                };
+            }
         }
         self
     }
