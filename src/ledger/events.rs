@@ -6,7 +6,7 @@
 use rusqlite::{Row, params};
 use serde::Serialize;
 
-use super::leases::{Resource, Tenure};
+use super::tenure::{Resource, Tenure};
 use super::{Result, Tx, View};
 use crate::clock::Millis;
 

@@ -5,103 +5,11 @@
 //! write: no read path can end a tenure or touch a token.
 
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
 
 use super::events::EventKind;
+use super::tenure::{Resource, ResourceKind, Tenure, TenureState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
-
-/// What kind of thing a lease is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ResourceKind {
-    /// A pool slot; key: the realpath of its work tree.
-    Worktree,
-    /// An issue; key: `<namespace>#<issue id>`.
-    Issue,
-}
-
-impl ResourceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResourceKind::Worktree => "worktree",
-            ResourceKind::Issue => "issue",
-        }
-    }
-    fn parse(s: &str) -> Result<Self> {
-        match s {
-            "worktree" => Ok(ResourceKind::Worktree),
-            "issue" => Ok(ResourceKind::Issue),
-            other => Err(LedgerError::Corrupt(format!(
-                "unknown resource kind {other:?}"
-            ))),
-        }
-    }
-}
-
-/// Something leasable.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Resource {
-    pub kind: ResourceKind,
-    pub key: String,
-}
-
-impl Resource {
-    pub fn worktree(path: impl Into<String>) -> Self {
-        Self {
-            kind: ResourceKind::Worktree,
-            key: path.into(),
-        }
-    }
-    pub fn issue(namespace: &str, id: &str) -> Self {
-        Self {
-            kind: ResourceKind::Issue,
-            key: format!("{namespace}#{id}"),
-        }
-    }
-}
-
-/// One acquisition of one resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tenure {
-    pub lease_id: String,
-    pub resource: Resource,
-    pub token: i64,
-    pub holder: String,
-    /// The TTL the tenure was granted with; a renewal without a TTL reuses it.
-    pub ttl_ms: Option<Millis>,
-    pub acquired_at: Millis,
-    pub renewed_at: Option<Millis>,
-    /// `None`: open-ended.
-    pub expires_at: Option<Millis>,
-    pub ended_at: Option<Millis>,
-    pub end_reason: Option<String>,
-}
-
-/// Where a tenure stands at an instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TenureState {
-    Live,
-    /// Not ended, but past its expiry: anyone may take the resource over.
-    Expired,
-    Ended,
-}
-
-impl Tenure {
-    pub fn state(&self, now: Millis) -> TenureState {
-        if self.ended_at.is_some() {
-            TenureState::Ended
-        } else if self.expires_at.is_some_and(|e| e <= now) {
-            TenureState::Expired
-        } else {
-            TenureState::Live
-        }
-    }
-    pub fn is_live(&self, now: Millis) -> bool {
-        self.state(now) == TenureState::Live
-    }
-}
 
 /// Who is asking: a holder name, or the credential of one tenure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,9 @@
 use serde::Serialize;
 
 use super::events::EventKind;
-use super::leases::{By, Resource};
+use super::leases::By;
 use super::tasks::Task;
+use super::tenure::Resource;
 use super::{LedgerError, Result, Tx};
 
 /// Where a task is in its life.

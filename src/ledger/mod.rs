@@ -15,6 +15,7 @@ mod repos;
 #[doc(hidden)]
 pub mod schema;
 mod tasks;
+mod tenure;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,12 +25,13 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::clock::{Clock, Millis, SystemClock};
 
 pub use events::{Event, EventKind};
-pub use leases::{Acquire, By, Release, Renew, Resource, ResourceKind, Tenure, TenureState};
+pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
 pub use location::{LedgerLocation, default_location};
 pub use repos::Repo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};
+pub use tenure::{Resource, ResourceKind, Tenure, TenureState};
 
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -13,7 +13,7 @@ use rusqlite::{Connection, params};
 
 use super::events::EventKind;
 use super::file::{self, sibling};
-use super::leases::Resource;
+use super::tenure::Resource;
 use super::{LATEST_VERSION, LedgerError, Result, Tx, schema};
 use crate::clock::Millis;
 

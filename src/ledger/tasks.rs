@@ -6,8 +6,8 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::leases::Resource;
 use super::lifecycle::{EndReason, Step, TaskState};
+use super::tenure::Resource;
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
 
