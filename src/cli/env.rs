@@ -38,7 +38,7 @@ pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
             task.name, task.branch
         )));
     }
-    let vars = tasks::credential_env(&task, &tenure);
+    let vars = crate::ops::credential::env_vars(&task, &tenure);
     if args.json {
         let map: serde_json::Map<String, Value> = vars
             .into_iter()

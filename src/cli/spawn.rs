@@ -11,7 +11,7 @@ use super::output::{expiry_text, paint, say, time_json};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
-use crate::ops::{Context, exec, tasks};
+use crate::ops::{Context, exec};
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
     let checked = spawn::check(ctx, &opts, &progress)?;
     let mut ledger = ctx.open_ledger()?;
     let s = spawn::spawn(ctx, &mut ledger, &opts, checked, &progress)?;
-    let env = tasks::credential_env(&s.task, &s.tenure);
+    let env = crate::ops::credential::env_vars(&s.task, &s.tenure);
     if let Some((problem, hints)) = &s.hooks_problem {
         // Loud on purpose: without the hooks a zombie's push goes through.
         say([format!("WARNING: this lease is NOT enforced: {problem}")]);

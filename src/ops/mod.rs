@@ -4,6 +4,7 @@
 pub mod adopt;
 pub mod base;
 pub mod context;
+pub mod credential;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;

@@ -205,15 +205,6 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
     }
 }
 
-/// The credential of a task, as environment variables.
-pub fn credential_env(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String)> {
-    vec![
-        ("GIT_HAND_LEASE", tenure.lease_id.clone()),
-        ("GIT_HAND_TOKEN", tenure.token.to_string()),
-        ("GIT_HAND_TASK", task.name.clone()),
-    ]
-}
-
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
 pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
     let id = task.lease_id.clone().unwrap_or_default();
