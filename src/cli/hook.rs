@@ -119,7 +119,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(p) if p.refusal.is_none() => upload_lfs_objects(args, &stdin),
         Ok(p) => {
-            say(&hook::refusal_lines(&p, hook::Said::Push));
+            say(&super::refusal::lines(&p, hook::Said::Push));
             exit(1)
         }
         Err(e) => {

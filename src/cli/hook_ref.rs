@@ -15,7 +15,7 @@ use super::hook::{exit, say};
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
-use crate::ops::hook::{self, Said};
+use crate::ops::hook::Said;
 use crate::ops::ref_fence;
 
 pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
@@ -50,7 +50,7 @@ pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(None) => exit(0),
         Ok(Some(refused)) => {
-            say(&hook::refusal_lines(&refused, Said::RefUpdate));
+            say(&super::refusal::lines(&refused, Said::RefUpdate));
             exit(1)
         }
         Err(e) => {

@@ -13,6 +13,7 @@ mod list;
 mod log;
 mod maintenance;
 pub mod output;
+mod refusal;
 mod renew;
 mod spawn;
 mod status;

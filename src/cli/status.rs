@@ -213,7 +213,7 @@ pub fn check(ctx: &Context, args: CheckArgs) -> Result<Done, Failure> {
             here.finding().verdict.as_str()
         )
     } else {
-        hook::refusal_lines(&here.decision, Said::Check)
+        super::refusal::lines(&here.decision, Said::Check)
             .iter()
             .map(|l| format!("{l}\n"))
             .collect()

@@ -1,0 +1,205 @@
+//! The words of a refusal: what the pre-push hook, the reference-transaction hook, `check` and
+//! `status` print when a push or a ref update is (or would be) refused. `ops::hook` decides and
+//! returns the facts; the sentences are built here.
+
+use crate::clock::relative;
+use crate::ledger::Tenure;
+use crate::ops::hook::{PrePush, Refusal, Said};
+use crate::ops::verdict::{Finding, Verdict};
+
+/// The lines a refusal prints (without the `git-hand: ` prefix). They never suggest
+/// `--no-verify`: coding agents retry with whatever a refusal suggests (issue 11).
+pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
+    let Some(refusal) = &p.refusal else {
+        return vec![];
+    };
+    let now = p.now;
+    let mut lines = vec![];
+    let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
+    let refused = match said {
+        Said::Push => "push refused",
+        Said::Check => "a push from here would be refused",
+        Said::RefUpdate => "ref update refused",
+    };
+    match refusal {
+        Refusal::Verdict(f) => {
+            lines.push(format!(
+                "{refused} ({}): {}",
+                f.verdict.as_str(),
+                verdict_reason(f, now)
+            ));
+            if f.credential_error.is_some() {
+                lines.push(
+                    "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: eval \"$(git hand env <task>)\"".into(),
+                );
+            }
+            if f.verdict == Verdict::NoCredential {
+                // Only the holder should take the credential: say whose it is, not "take it".
+                let name = task_of(f).unwrap_or_else(|| "<task>".into());
+                lines.push(format!(
+                    "if you hold task {name}: eval \"$(git hand env {name})\" and {} again",
+                    if said == Said::RefUpdate {
+                        "run the command"
+                    } else {
+                        "push"
+                    }
+                ));
+            }
+            lines.extend(keep_work_advice(p, task_of(f), said));
+        }
+        Refusal::Branch {
+            branch,
+            task,
+            tenure,
+        } if said == Said::RefUpdate => {
+            lines.push(format!(
+                "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may move it.",
+                task.name, tenure.holder, tenure.token
+            ));
+            let own = p.finding.as_ref().and_then(task_of);
+            lines.extend(keep_work_advice(p, own, said));
+        }
+        Refusal::Branch {
+            branch,
+            task,
+            tenure,
+        } => {
+            lines.push(format!(
+                "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
+                task.name, tenure.holder, tenure.token
+            ));
+            lines.push(format!(
+                "push it from the task's slot with its credential: eval \"$(git hand env {})\"",
+                task.name
+            ));
+            lines.push(
+                "or push under another name: git push origin HEAD:refs/heads/<new-branch>".into(),
+            );
+        }
+    }
+    lines
+}
+
+/// The credential as presented: `token 5 (lease 0123456789)`, from what the holder presented
+/// (never the ledger's idea of it: a wrong token is the point of the message).
+fn presented(f: &Finding) -> Option<String> {
+    let c = f.credential.as_ref()?;
+    Some(match c.token {
+        Some(t) => format!("token {t} (lease {})", short(&c.lease_id)),
+        None => format!("lease {}", short(&c.lease_id)),
+    })
+}
+
+/// Why a verdict refuses, in one sentence.
+fn verdict_reason(f: &Finding, now: i64) -> String {
+    let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
+    let yours = presented(f);
+    let holder_now = |n: &Tenure| {
+        format!(
+            "{} with token {} since {}",
+            n.holder,
+            n.token,
+            relative(n.acquired_at, now)
+        )
+    };
+    match f.verdict {
+        Verdict::Stale => {
+            let now_held = f.newest.as_ref().map_or_else(|| "?".into(), holder_now);
+            format!(
+                "this worktree was leased again. You present {}; it is now held by {now_held}.",
+                yours.unwrap_or_else(|| "an older lease".into())
+            )
+        }
+        Verdict::Expired => format!(
+            "your lease, {}, expired {}; an expired lease is never renewed.",
+            yours.unwrap_or_else(|| "the stamped one".into()),
+            f.tenure
+                .as_ref()
+                .and_then(|t| t.expires_at)
+                .map_or_else(String::new, |e| relative(e, now))
+        ),
+        Verdict::Released => match yours {
+            Some(yours) => format!("your lease, {yours}, was released (its task was torn down)."),
+            None => "this worktree's last lease was released (its task was torn down), and this push presents no credential.".into(),
+        },
+        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now),
+        Verdict::IssueLost => format!(
+            "task {}'s issue lease is no longer its own{}.",
+            task_of(f).unwrap_or_default(),
+            f.issue_now.as_ref().map_or_else(String::new, |t| format!(
+                " ({} holds it now, token {})",
+                t.holder, t.token
+            ))
+        ),
+        Verdict::NoCredential => format!(
+            "hand.requireCredential is set and this shell carries no GIT_HAND_LEASE; the worktree is leased to task {}{}.",
+            task_of(f).unwrap_or_else(|| "?".into()),
+            yours.map_or_else(String::new, |y| format!(" ({y}, from its stamp)"))
+        ),
+        Verdict::Unmanaged | Verdict::Current => String::new(),
+    }
+}
+
+/// Why `unknown-lease`: the credential does not parse, there is none, the ledger never granted
+/// it, it is another worktree's, or its token is not the one granted. Says what was presented.
+fn unknown_lease_reason(
+    f: &Finding,
+    yours: Option<String>,
+    holder_now: impl Fn(&Tenure) -> String,
+) -> String {
+    let yours = yours.unwrap_or_default();
+    match (&f.credential_error, &f.credential, &f.tenure) {
+        (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
+        (None, None, _) => format!(
+            "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
+            f.newest
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
+        ),
+        (None, Some(_), None) => {
+            format!("the ledger never granted the lease you present, {yours}.")
+        }
+        (None, Some(_), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
+            "the lease you present, {yours}, was granted for {}, not for this worktree.",
+            t.resource.key
+        ),
+        (None, Some(c), Some(t)) => format!(
+            "you present {yours}, but lease {} was granted with token {}.",
+            short(&c.lease_id),
+            t.token
+        ),
+    }
+}
+
+fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String> {
+    let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
+    if said == Said::RefUpdate {
+        // The whole oid: the refused commit is on no ref, so nothing else names it.
+        let oid = p.head_oid.as_deref().unwrap_or("HEAD");
+        return vec![
+            format!("no ref moved; the objects are kept (commit {oid} stays in the object store)."),
+            format!(
+                "to keep the work under a lease of your own: git hand spawn {new_task} --base {oid}"
+            ),
+        ];
+    }
+    let at = match (&p.head_branch, &p.head_oid) {
+        (Some(b), Some(o)) => format!("local branch {b} ({})", short(o)),
+        (None, Some(o)) => format!("commit {}", short(o)),
+        _ => "this worktree".into(),
+    };
+    let base = p.head_oid.as_deref().map(short).unwrap_or("HEAD");
+    vec![
+        match said {
+            Said::Push => format!("your commits are safe in {at}; nothing was pushed."),
+            Said::Check | Said::RefUpdate => format!("your commits are in {at}."),
+        },
+        format!(
+            "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
+        ),
+    ]
+}
+
+fn short(s: &str) -> &str {
+    &s[..s.len().min(10)]
+}
