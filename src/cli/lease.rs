@@ -296,7 +296,12 @@ fn list(
     all: bool,
     json: bool,
 ) -> Result<Done, Failure> {
-    let listing = lease::list(ctx, ledger, all)?;
+    let which = if all {
+        lease::Namespaces::All
+    } else {
+        lease::Namespaces::This
+    };
+    let listing = lease::list(ctx, ledger, which)?;
     if json {
         let leases: Vec<Value> = listing
             .leases

@@ -199,15 +199,23 @@ pub fn current(ctx: &Context, ledger: &mut Ledger, issue: &str) -> Result<Report
     })?)
 }
 
-/// Live issue leases: those of this repository's namespace, or every namespace with `all`.
-pub struct Listing {
+/// Which namespaces' issue leases [`list`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespaces {
+    /// This repository's (`hand.issueNamespace`, else the normalized origin URL).
+    This,
+    All,
+}
+
+/// Live issue leases: those of this repository's namespace, or of every namespace.
+pub struct IssueLeases {
     pub namespace: Option<String>,
     pub leases: Vec<Tenure>,
     pub now: Millis,
 }
 
-pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
-    let source = if all {
+pub fn list(ctx: &Context, ledger: &mut Ledger, which: Namespaces) -> Result<IssueLeases> {
+    let source = if which == Namespaces::All {
         None
     } else {
         Some(NamespaceSource::of(ctx)?)
@@ -217,12 +225,12 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, all: bool) -> Result<Listing> {
             Some(source) => source.for_read(view)?,
             None => None,
         };
-        let leases = match (&namespace, all) {
-            (_, true) => view.list(ResourceKind::Issue, "")?,
-            (Some(ns), false) => view.list(ResourceKind::Issue, &format!("{ns}#"))?,
-            (None, false) => vec![],
+        let leases = match (&namespace, which) {
+            (_, Namespaces::All) => view.list(ResourceKind::Issue, "")?,
+            (Some(ns), Namespaces::This) => view.list(ResourceKind::Issue, &format!("{ns}#"))?,
+            (None, Namespaces::This) => vec![],
         };
-        Ok(Listing {
+        Ok(IssueLeases {
             namespace,
             leases,
             now: view.now(),

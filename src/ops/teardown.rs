@@ -104,7 +104,7 @@ pub fn teardown(
         .ref_oid(&format!("refs/heads/{}", task.branch))
         .is_some();
     let dirty = if on_disk {
-        check(repo, &task, path, branch_exists, opts)?
+        prove_nothing_lost(repo, &task, path, branch_exists, opts)?
     } else {
         vec![]
     };
@@ -207,7 +207,7 @@ fn me() -> (i64, Option<i64>) {
 /// Refuses unlanded work (uncommitted files without `force`; commits on no remote-tracking ref
 /// and not in the base without `force`; commits on no branch at all, ever) and returns the
 /// uncommitted files. Only reads. Fails closed: a git error refuses.
-fn check(
+fn prove_nothing_lost(
     repo: &crate::git::Repo,
     task: &Task,
     path: &Path,
