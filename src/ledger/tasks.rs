@@ -290,16 +290,23 @@ impl Tx<'_> {
         })
     }
 
-    /// Marks a slot pruned; its resource (and so its token history) stays.
-    pub fn remove_slot(&self, path: &str) -> Result<()> {
+    /// Takes a slot out of the pool, unless it is unknown, already out, or held by a tenure
+    /// (live or expired): a decision taken from an older read must never remove a slot that was
+    /// leased since. Its resource (and so its token history) stays. Returns whether it did.
+    pub fn remove_free_slot(&self, path: &str) -> Result<bool> {
+        let view = self.view();
+        let held = view.held(&Resource::worktree(path))?.is_some();
+        if view.slot_by_path(path)?.is_none() || held {
+            return Ok(false);
+        }
         self.conn.execute(
             "UPDATE slots SET removed_at = ?1 WHERE path = ?2",
             params![self.now, path],
         )?;
-        Ok(())
+        Ok(true)
     }
 
-    /// Undoes [`Tx::remove_slot`] when git refused to remove the worktree.
+    /// Undoes [`Tx::remove_free_slot`] when git refused to remove the worktree.
     pub fn restore_slot(&self, path: &str) -> Result<()> {
         self.conn
             .execute("UPDATE slots SET removed_at = NULL WHERE path = ?1", [path])?;

@@ -658,15 +658,7 @@ fn set_aside(
 ) -> Result<Option<String>> {
     let common = repo.loc.common_dir.as_path();
     let _lock = slot::SlotLock::acquire(common, Path::new(path))?;
-    let res = Resource::worktree(path);
-    let claimed = ledger.write(|tx| {
-        let view = tx.view();
-        if view.slot_by_path(path)?.is_none() || view.held(&res)?.is_some() {
-            return Ok(false);
-        }
-        tx.remove_slot(path)?;
-        Ok(true)
-    })?;
+    let claimed = ledger.write(|tx| tx.remove_free_slot(path))?;
     if !claimed {
         return Ok(None);
     }

@@ -150,13 +150,11 @@ pub fn remove_slot(
     }
     let res = crate::ledger::Resource::worktree(path);
     let claimed = ledger.write(|tx| {
-        let view = tx.view();
-        if view.slot_by_path(path)?.is_none() || view.held(&res)?.is_some() {
-            return Ok(false);
+        let removed = tx.remove_free_slot(path)?;
+        if removed {
+            tx.log(EventKind::SlotPruned, &res, None, None)?;
         }
-        tx.remove_slot(path)?;
-        tx.log(EventKind::SlotPruned, &res, None, None)?;
-        Ok(true)
+        Ok(removed)
     })?;
     if !claimed {
         return Ok(false);
