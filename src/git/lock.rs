@@ -20,12 +20,21 @@ pub struct WorktreeListLock {
 
 impl WorktreeListLock {
     pub fn acquire(common_dir: &Path) -> std::io::Result<Self> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(common_dir.join(LOCK_FILE))?;
-        file.lock()?;
-        Ok(Self { _file: file })
+        Ok(Self {
+            _file: hold(&common_dir.join(LOCK_FILE))?,
+        })
     }
+}
+
+/// Waits for an exclusive advisory lock on the file at `path` (created if missing, never
+/// truncated) and returns it open: the lock lasts until the file is dropped or the process
+/// dies, so a crash never leaves it taken.
+pub fn hold(path: &Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    file.lock()?;
+    Ok(file)
 }

@@ -126,15 +126,7 @@ impl SlotLock {
     pub fn acquire(common_dir: &Path, slot: &Path) -> Result<Self> {
         let dir = common_dir.join(LOCK_DIR);
         let path = dir.join(format!("slot-{:016x}.lock", fnv1a(slot.as_os_str())));
-        let locked = std::fs::create_dir_all(&dir)
-            .and_then(|()| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(&path)
-            })
-            .and_then(|file| file.lock().map(|()| file));
+        let locked = std::fs::create_dir_all(&dir).and_then(|()| crate::git::lock::hold(&path));
         match locked {
             Ok(file) => Ok(Self { _file: file }),
             Err(e) => Err(Error::failed(
