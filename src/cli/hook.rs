@@ -117,7 +117,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             hook::pre_push(ctx, url.as_deref(), &refs)
         });
     match decision {
-        Ok(p) if p.refusal.is_none() => upload_lfs_objects(args, &stdin),
+        Ok(p) if p.refusal.is_none() => upload_lfs_objects(ctx, args, &stdin),
         Ok(p) => {
             say(&super::refusal::lines(&p, hook::Said::Push));
             exit(1)
@@ -138,8 +138,12 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
 /// An allowed push whose LFS objects nothing in the chain uploads: git-hand runs git-lfs's
 /// pre-push itself (see [`chain::run_lfs_pre_push`]); its failure fails the push, as it would
 /// have in git-lfs's own hook.
-fn upload_lfs_objects(args: &[OsString], stdin: &[u8]) -> Done {
-    match chain::run_lfs_pre_push(None, args, stdin) {
+fn upload_lfs_objects(ctx: &Context, args: &[OsString], stdin: &[u8]) -> Done {
+    // The repository was found to judge the push: its common dir holds the LFS objects.
+    let Some(repo) = ctx.repo_opt() else {
+        return exit(0);
+    };
+    match chain::run_lfs_pre_push(None, &repo.loc.common_dir, args, stdin) {
         Ok(None) => exit(0),
         Ok(Some(chain::LfsRun::Ran(status))) if status.success() => exit(0),
         Ok(Some(chain::LfsRun::Ran(status))) => {

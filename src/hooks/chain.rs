@@ -101,6 +101,7 @@ fn feed(child: &mut std::process::Child, stdin: &[u8]) -> io::Result<()> {
 /// refused before anything of it is uploaded.
 pub fn run_lfs_pre_push(
     hook_dir: Option<&Path>,
+    common_dir: &Path,
     args: &[OsString],
     stdin: &[u8],
 ) -> io::Result<Option<LfsRun>> {
@@ -108,9 +109,6 @@ pub fn run_lfs_pre_push(
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
     let Some(dir) = hook_dir.map(Path::to_path_buf).or(from_env) else {
-        return Ok(None);
-    };
-    let Some(common_dir) = common_dir_of(&dir) else {
         return Ok(None);
     };
     if !common_dir.join("lfs").join("objects").is_dir() {
@@ -142,29 +140,6 @@ pub enum LfsRun {
     /// The repository has LFS objects but `git-lfs` is not on PATH: the push would publish
     /// pointers to objects the remote never gets (git-lfs's own hook refuses it too).
     Missing,
-}
-
-/// The repository's common dir for a hooks directory, from files alone (a hook must stay fast):
-/// the hooks directory's parent when it is `<common dir>/hooks` (no `core.hooksPath`), else the
-/// `.git` of the work tree the hook runs at the top of (git runs hooks there): a directory, or a
-/// linked worktree's `gitdir:` file whose admin dir names the common dir in `commondir`.
-fn common_dir_of(hook_dir: &Path) -> Option<PathBuf> {
-    let is_git_dir = |d: &Path| d.join("HEAD").is_file() && d.join("objects").is_dir();
-    let parent = hook_dir.parent()?;
-    if hook_dir.file_name().is_some_and(|n| n == "hooks") && is_git_dir(parent) {
-        return Some(parent.to_path_buf());
-    }
-    let top = std::env::current_dir().ok()?;
-    let dot_git = top.join(".git");
-    if dot_git.is_dir() {
-        return Some(dot_git);
-    }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
-    let admin = top.join(text.strip_prefix("gitdir:")?.trim());
-    match std::fs::read_to_string(admin.join("commondir")) {
-        Ok(common) => Some(admin.join(common.trim())),
-        Err(_) => Some(admin),
-    }
 }
 
 /// `ENOEXEC` on Linux and the BSDs: the kernel does not know how to run this file.
