@@ -208,12 +208,7 @@ impl Subject {
             Some(s) => s.ledger.clone(),
             None => ctx.ledger_location()?.path,
         };
-        let key = repo
-            .loc
-            .workdir
-            .as_deref()
-            .map(|w| w.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let key = Self::key_of(ctx)?;
         let rule = if repo.config_bool("hand.requireCredential", false)? {
             CredentialRule::EnvRequired
         } else {
