@@ -122,17 +122,20 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             say(&super::refusal::lines(&p, hook::Said::Push));
             exit(1)
         }
-        Err(e) => {
-            let f = Failure::from(e);
-            let mut lines = vec![format!(
-                "push refused: cannot check this worktree's lease: {}",
-                f.message
-            )];
-            lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
-            say(&lines);
-            exit(1)
-        }
+        Err(e) => cannot_check("push refused", e),
     }
+}
+
+/// A hook that cannot judge refuses (it fails closed), saying why and what to run.
+pub(super) fn cannot_check(refused: &str, e: crate::ops::Error) -> Done {
+    let f = Failure::from(e);
+    let mut lines = vec![format!(
+        "{refused}: cannot check this worktree's lease: {}",
+        f.message
+    )];
+    lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
+    say(&lines);
+    exit(1)
 }
 
 /// An allowed push whose LFS objects nothing in the chain uploads: git-hand runs git-lfs's

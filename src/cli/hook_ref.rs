@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::Read;
 
 use super::Done;
-use super::hook::{exit, say};
+use super::hook::{cannot_check, exit, say};
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
@@ -53,15 +53,6 @@ pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
             say(&super::refusal::lines(&refused, Said::RefUpdate));
             exit(1)
         }
-        Err(e) => {
-            let f = super::Failure::from(e);
-            let mut lines = vec![format!(
-                "ref update refused: cannot check this worktree's lease: {}",
-                f.message
-            )];
-            lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
-            say(&lines);
-            exit(1)
-        }
+        Err(e) => cannot_check("ref update refused", e),
     }
 }
