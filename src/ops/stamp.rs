@@ -37,7 +37,7 @@ pub enum StampError {
     },
     #[error("the stamp in {} is damaged ({why})", dir.display())]
     Damaged { dir: PathBuf, why: String },
-    /// The [`REQUIRE_FILE`] marker could not be put in step with `hand.requireCredential`.
+    /// The `REQUIRE_FILE` marker could not be put in step with `hand.requireCredential`.
     #[error("cannot mark the slot for hand.requireCredential: {source}")]
     Mark {
         dir: PathBuf,
@@ -74,7 +74,7 @@ pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
     Ok(())
 }
 
-/// Writes the stamp after putting the [`REQUIRE_FILE`] marker in step with `required`, so the
+/// Writes the stamp after putting the `REQUIRE_FILE` marker in step with `required`, so the
 /// stamp never stands without the marker its worktree needs.
 pub fn write_marked(admin_dir: &Path, stamp: &Stamp, required: bool) -> Result<(), StampError> {
     mark_required(admin_dir, required).map_err(|source| StampError::Mark {
