@@ -37,6 +37,12 @@ pub enum StampError {
     },
     #[error("the stamp in {} is damaged ({why})", dir.display())]
     Damaged { dir: PathBuf, why: String },
+    /// The `REQUIRE_FILE` marker could not be put in step with `hand.requireCredential`.
+    #[error("cannot mark the slot for hand.requireCredential: {source}")]
+    Mark {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub fn path(admin_dir: &Path) -> PathBuf {
@@ -66,6 +72,16 @@ pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
     tmp.write_all(text.as_bytes()).map_err(err)?;
     tmp.persist(path(admin_dir)).map_err(|e| err(e.error))?;
     Ok(())
+}
+
+/// Writes the stamp after putting the `REQUIRE_FILE` marker in step with `required`, so the
+/// stamp never stands without the marker its worktree needs.
+pub fn write_marked(admin_dir: &Path, stamp: &Stamp, required: bool) -> Result<(), StampError> {
+    mark_required(admin_dir, required).map_err(|source| StampError::Mark {
+        dir: admin_dir.to_path_buf(),
+        source,
+    })?;
+    write(admin_dir, stamp)
 }
 
 /// Puts the [`REQUIRE_FILE`] marker in `admin_dir` when `required`, removes it otherwise.

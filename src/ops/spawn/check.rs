@@ -1,0 +1,77 @@
+//! Before the ledger: everything a usage error could come from (a bad name, a `--base` that names
+//! nothing, a bad `hand.*` value, a path git-hand cannot record) is found here, so such an error
+//! leaves no ledger, no repository row and no pool directory behind (issue 10). Nothing here
+//! writes.
+
+use super::SpawnOptions;
+use crate::git::Repo;
+use crate::ledger::Ledger;
+use crate::ops::{Context, Result, base, names, pool};
+
+/// What spawn checked before anything was written. [`check`] makes one; the CLI opens the
+/// ledger only after it succeeded.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub(super) task: String,
+    pub(super) branch: String,
+    pub(super) issue: Option<String>,
+    pub(super) max_slots: i64,
+    /// `None` only when the base could not be resolved but an open task of this name exists:
+    /// resuming it needs no base.
+    pub(super) base: Option<base::Base>,
+    /// `hand.installHooks` (default true): whether spawn may install or chain the hooks.
+    pub(super) install_hooks: bool,
+}
+
+/// Validates a spawn without writing anything: names, the repository's paths, the `hand.*`
+/// values spawn reads, the ledger and pool locations, and the base (after `git fetch origin`
+/// with `--fetch`).
+pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) -> Result<Checked> {
+    let task = names::task_name(opts.task)?;
+    let branch = match opts.branch {
+        Some(b) => names::branch(b)?.to_string(),
+        None => format!("hand/{task}"),
+    };
+    let issue = opts.issue.map(names::issue_id).transpose()?;
+    names::holder(opts.holder)?;
+    let repo = ctx.repo_to_record()?;
+    let max_slots = pool::max_slots(repo)?;
+    let install_hooks = repo.config_bool("hand.installHooks", true)?;
+    pool::root(repo)?;
+    ctx.ledger_location()?;
+    if issue.is_some() {
+        crate::ops::lease::configured_namespace(ctx)?;
+    }
+    let git = repo.git();
+    if opts.fetch {
+        progress("fetching origin");
+        git.run(&["fetch", "--quiet", "origin"])?;
+    }
+    let base = match base::resolve(repo, &git, opts.base) {
+        Ok(base) => Some(base),
+        Err(_) if open_task_exists(ctx, repo, task)? => None,
+        Err(e) => return Err(e),
+    };
+    Ok(Checked {
+        task: task.to_string(),
+        branch,
+        issue: issue.map(str::to_string),
+        max_slots,
+        base,
+        install_hooks,
+    })
+}
+
+/// Whether an open task of this name exists, read without creating or writing the ledger.
+fn open_task_exists(ctx: &Context, repo: &Repo, task: &str) -> Result<bool> {
+    let Some(mut ledger) = Ledger::open_existing(&ctx.ledger_location()?.path)? else {
+        return Ok(false);
+    };
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    Ok(ledger.read(|v| {
+        Ok(match v.repo_by_dir(&common)? {
+            Some(r) => v.open_task(&r.id, task)?.is_some(),
+            None => false,
+        })
+    })?)
+}

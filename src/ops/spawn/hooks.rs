@@ -1,0 +1,55 @@
+//! Before anything is leased: the hooks that enforce the lease are installed, or found not in
+//! force and said so, so a spawn that dies halfway never leaves a leased slot whose pushes
+//! nothing checks without having said so (issue 11).
+
+use crate::git::{Git, Repo};
+
+/// Makes sure the hooks that enforce the lease are installed (never writing into a directory
+/// another hook manager owns, nor anywhere when `install` is false), and says why not when they
+/// are not in force: the problem and the commands that fix it.
+pub(super) fn ensure_in_force(
+    repo: &Repo,
+    git: &Git,
+    install: bool,
+) -> Option<(String, Vec<String>)> {
+    // The common case, proven without a git process: no core.hooksPath (gix reads includes
+    // too) and our current shims in the repository's own hooks directory.
+    if repo.config_string("core.hooksPath").is_none()
+        && crate::hooks::current_in(&repo.loc.common_dir.join("hooks"))
+    {
+        return None;
+    }
+    if !install {
+        return lapse_without_installing(repo, git);
+    }
+    match crate::hooks::ensure_installed(git) {
+        Ok(report) => report.problem.and_then(|p| {
+            // Not git-hand's own shims, but a manager whose hooks call git-hand (husky's or
+            // lefthook's recipe committed): in force all the same.
+            let by_manager = crate::hooks::in_force(git, repo.loc.workdir.as_deref())
+                .is_ok_and(|state| state.unchecked().is_none());
+            (!by_manager).then(|| (p.to_string(), p.hints()))
+        }),
+        Err(e) => Some((e.to_string(), e.hints())),
+    }
+}
+
+/// With `hand.installHooks=false`: nothing is installed or chained, and a lapse is still
+/// reported.
+fn lapse_without_installing(repo: &Repo, git: &Git) -> Option<(String, Vec<String>)> {
+    match crate::hooks::in_force(git, repo.loc.workdir.as_deref()) {
+        Ok(state) => state.unchecked().map(|lapse| {
+            let mut hints =
+                vec!["git hand install   # installs git-hand's hooks and opts back in".to_string()];
+            hints.extend(lapse.hints.iter().cloned());
+            (
+                format!(
+                    "hand.installHooks is false, so git-hand installed no hooks, and {}",
+                    lapse.message
+                ),
+                hints,
+            )
+        }),
+        Err(e) => Some((e.to_string(), e.hints())),
+    }
+}

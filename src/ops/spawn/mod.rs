@@ -1,0 +1,216 @@
+//! `git hand spawn`: lease a slot to a task and put the task's branch in it.
+//!
+//! Intent first: one transaction records the task (`spawning`) and its slot tenure (and issue
+//! tenure) before anything touches the disk; then git creates or switches the slot; then one
+//! transaction marks the task `active`. A crash anywhere leaves a row that `doctor` can read and
+//! settle, and no lease is ever held that no row names. No transaction is open across a git call.
+//!
+//! [`spawn`] reads as its phases, one file each:
+//! - `check`: everything a usage error could come from, before the ledger is opened;
+//! - `hooks`: the hooks that enforce the lease, installed before anything is leased;
+//! - `plan`: what every attempt shares, then one attempt's choice of slot;
+//! - `intent`: the transaction that claims the slot and records the task as `spawning`;
+//! - `settle`: the claim kept (a claimed free slot proven safe) or given back;
+//! - `prepare`: git creates or switches the slot, under its lock;
+//! - `stamping`: the stamp written into the slot's admin dir;
+//! - `activate`: the transaction that makes the task `active`;
+//! - `undo`: what a failure after the claim takes back; `resume`: a task already open.
+
+mod activate;
+mod check;
+mod hooks;
+mod intent;
+mod plan;
+mod prepare;
+mod resume;
+mod settle;
+mod stamping;
+mod undo;
+
+use std::path::PathBuf;
+
+pub use check::{Checked, check};
+pub use undo::abandon;
+
+use super::pool::Skipped;
+use super::slot::SlotGuard;
+use super::{Context, Error, Result, base};
+use crate::clock::Millis;
+use crate::failpoint;
+use crate::ledger::{Ledger, Task, Tenure};
+use intent::{Claimed, Recorded};
+use plan::{Groundwork, UnsafeSlots};
+use settle::Settled;
+
+#[derive(Debug, Clone)]
+pub struct SpawnOptions<'a> {
+    pub task: &'a str,
+    pub base: Option<&'a str>,
+    pub branch: Option<&'a str>,
+    pub issue: Option<&'a str>,
+    pub holder: &'a str,
+    pub ttl: Option<Millis>,
+    pub fetch: bool,
+}
+
+/// How the slot was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotSource {
+    Created,
+    Reused,
+    /// The task was already active for this holder: same slot, same lease.
+    Existing,
+}
+
+#[derive(Debug, Clone)]
+pub struct Spawned {
+    pub task: Task,
+    pub path: PathBuf,
+    pub slot_n: i64,
+    pub tenure: Tenure,
+    pub issue_tenure: Option<Tenure>,
+    pub base: base::Base,
+    pub source: SlotSource,
+    pub skipped: Vec<Skipped>,
+    /// Why the hooks will not enforce this lease, with the commands that fix it; `None` when
+    /// they are in force.
+    pub hooks_problem: Option<(String, Vec<String>)>,
+}
+
+/// How many times spawn re-plans after losing a slot to a concurrent spawn.
+const MAX_ATTEMPTS: usize = 32;
+
+/// Spawns a task [`check`] checked. The hooks are installed (or found not in force) before
+/// anything is leased, so a spawn that dies halfway never leaves a leased slot whose pushes
+/// nothing checks without having said so (issue 11); with `hand.installHooks=false` nothing is
+/// installed or chained, and a lapse is still reported. A task already open is resumed.
+pub fn spawn(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    opts: &SpawnOptions<'_>,
+    checked: Checked,
+    progress: &dyn Fn(&str),
+) -> Result<Spawned> {
+    let repo = ctx.repo()?;
+    let hooks_problem = hooks::ensure_in_force(repo, &repo.git(), checked.install_hooks);
+    failpoint::hit("spawn-after-hooks");
+    let repo_id = plan::register_repo(ledger, repo)?;
+    let spawned = match ledger.read(|v| v.open_task(&repo_id, &checked.task))? {
+        Some(open) => resume::resume(ledger, open, opts)?,
+        None => {
+            let ground = Groundwork::lay(ctx, ledger, opts, checked, repo_id)?;
+            attempts(ledger, &ground, opts, progress)?
+        }
+    };
+    Ok(Spawned {
+        hooks_problem,
+        ..spawned
+    })
+}
+
+/// What one attempt came to.
+// Built once per attempt and matched at once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Attempt {
+    Spawned(Spawned),
+    /// The slot was lost to a concurrent spawn (or prune) before the intent claimed it.
+    Retry,
+    /// The claimed free slot proved unsafe and was given back.
+    RetryWithout {
+        path: PathBuf,
+        why: Vec<String>,
+    },
+}
+
+/// Attempts until one spawns. A slot lost to a concurrent spawn means planning again, at most
+/// [`MAX_ATTEMPTS`] times; a claimed slot found unsafe means planning again without it.
+fn attempts(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    opts: &SpawnOptions<'_>,
+    progress: &dyn Fn(&str),
+) -> Result<Spawned> {
+    let mut unsafe_slots = UnsafeSlots::default();
+    let mut races = 0;
+    while races < MAX_ATTEMPTS {
+        match attempt(ledger, ground, opts, &unsafe_slots, progress)? {
+            Attempt::Spawned(spawned) => return Ok(spawned),
+            Attempt::Retry => races += 1,
+            Attempt::RetryWithout { path, why } => unsafe_slots.push(path, why),
+        }
+    }
+    Err(Error::precondition(
+        "every free slot was taken by concurrent spawns; nothing was created",
+        vec!["run the same git hand spawn again".into()],
+    ))
+}
+
+/// One attempt, phase by phase: plan a slot, record the intent that claims it, settle the
+/// claim, prepare and stamp the slot (undone on failure), activate the task.
+fn attempt(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    opts: &SpawnOptions<'_>,
+    unsafe_slots: &UnsafeSlots,
+    progress: &dyn Fn(&str),
+) -> Result<Attempt> {
+    let planned = plan::next(ledger, ground, unsafe_slots)?;
+    let claimed = match intent::record(ledger, ground, planned)? {
+        Recorded::Claimed(claimed) => claimed,
+        Recorded::LostSlot => return Ok(Attempt::Retry),
+        Recorded::TaskOpen(task) => {
+            return resume::resume(ledger, task, opts).map(Attempt::Spawned);
+        }
+    };
+    failpoint::hit("spawn-after-intent");
+    let mut claimed = match settle::settle(ledger, ground, claimed)? {
+        Settled::Ours(claimed) => claimed,
+        Settled::Unsafe { path, why } => return Ok(Attempt::RetryWithout { path, why }),
+    };
+    let guard = prepare_and_stamp(ledger, ground, &mut claimed, progress)?;
+    failpoint::hit("spawn-after-stamp");
+    let spawned = activate::activate(ledger, ground, claimed, opts.ttl)?;
+    drop(guard);
+    Ok(Attempt::Spawned(spawned))
+}
+
+/// Prepares the slot and stamps it, under the slot's lock, which is returned to be held until
+/// the task is active. A failure is undone (`undo::failed_spawn`) before it is returned.
+fn prepare_and_stamp(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    claimed: &mut Claimed,
+    progress: &dyn Fn(&str),
+) -> Result<SlotGuard> {
+    if !matches!(claimed.plan, super::pool::Plan::Reuse(_)) {
+        progress(&format!("creating slot {}", claimed.path.display()));
+    }
+    let guard = match prepare::lock(ground, claimed) {
+        Ok(guard) => guard,
+        Err(why) => {
+            return Err(undo::failed_spawn(
+                ledger,
+                ground,
+                None,
+                claimed,
+                &why.into(),
+            ));
+        }
+    };
+    let ready = prepare::prepare_slot(ledger, ground, claimed, &guard)
+        .map_err(undo::AfterClaim::from)
+        .and_then(|()| {
+            failpoint::hit("spawn-after-checkout");
+            stamping::stamp_slot(ledger, ground, &guard, claimed).map_err(undo::AfterClaim::from)
+        });
+    match ready {
+        Ok(()) => Ok(guard),
+        Err(why) => Err(undo::failed_spawn(
+            ledger,
+            ground,
+            Some(&guard),
+            claimed,
+            &why,
+        )),
+    }
+}

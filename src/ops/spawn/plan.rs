@@ -1,0 +1,230 @@
+//! Planning: the groundwork every attempt of one spawn shares (the repository's row, the base,
+//! the branch proven free, the issue's resource, the pool directory), then, per attempt, the
+//! slot to try ([`pool::choose`]). Nothing is leased here: the plan is only a guess that the
+//! intent transaction confirms or throws away.
+
+use std::path::{Path, PathBuf};
+
+use super::{Checked, SpawnOptions};
+use crate::git::{Git, Repo};
+use crate::ledger::{Ledger, Resource};
+use crate::ops::pool::{self, Plan, Skipped};
+use crate::ops::{Context, Error, Result, base, procs};
+
+/// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
+/// sees this repository.
+pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<String> {
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    Ok(match ledger.read(|v| v.repo_by_dir(&common))? {
+        Some(known) => known.id,
+        None => ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?,
+    })
+}
+
+/// What every attempt of one spawn shares, settled once before the first: it does not change
+/// when an attempt loses its slot and plans again.
+pub(super) struct Groundwork<'a> {
+    pub repo: &'a Repo,
+    pub git: Git,
+    pub repo_id: String,
+    pub task: String,
+    pub branch: String,
+    /// The branch existed before this spawn (named with `--branch`, and checked out nowhere);
+    /// otherwise spawn creates it at the base.
+    pub branch_exists: bool,
+    pub base: base::Base,
+    /// The issue's resource and id, with `--issue`.
+    pub issue: Option<(Resource, String)>,
+    pub holder: &'a str,
+    pub pool_dir: PathBuf,
+    /// `hand.maxSlots`.
+    pub max: i64,
+    pub me: procs::ProcessId,
+    /// The remote the branch is pushed to, which branch fencing is keyed on.
+    pub remote: Option<String>,
+}
+
+impl<'a> Groundwork<'a> {
+    /// Resolves the base (unless `check` did), refuses a branch spawn may not use, and makes the
+    /// pool directory.
+    pub fn lay(
+        ctx: &'a Context,
+        ledger: &mut Ledger,
+        opts: &SpawnOptions<'a>,
+        checked: Checked,
+        repo_id: String,
+    ) -> Result<Self> {
+        let repo = ctx.repo()?;
+        let git = repo.git();
+        // Resolved by `check` unless the task it saw open has ended since.
+        let base = match checked.base {
+            Some(base) => base,
+            None => base::resolve(repo, &git, opts.base)?,
+        };
+        let branch = checked.branch;
+        let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
+        let existing = match (branch_exists, opts.branch.is_some()) {
+            (false, _) => Existing::No,
+            (true, true) => Existing::Named,
+            (true, false) => Existing::Unnamed,
+        };
+        check_branch_free(repo, &checked.task, &branch, existing)?;
+        let issue = match checked.issue {
+            Some(id) => Some((
+                Resource::issue(&crate::ops::lease::issue_namespace(ctx, ledger)?, &id),
+                id,
+            )),
+            None => None,
+        };
+        Ok(Groundwork {
+            pool_dir: pool::ensure_pool_dir(repo, &repo_id)?,
+            max: checked.max_slots,
+            me: procs::me(),
+            remote: crate::ops::fence::task_remote(repo),
+            repo,
+            git,
+            repo_id,
+            task: checked.task,
+            branch,
+            branch_exists,
+            base,
+            issue,
+            holder: opts.holder,
+        })
+    }
+}
+
+/// Whether the task's branch exists already, and whether the user named it (`--branch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    No,
+    Named,
+    Unnamed,
+}
+
+/// An existing branch is used only when named with `--branch`, and never one checked out in
+/// another worktree (git would refuse, and two tasks would share a branch).
+fn check_branch_free(repo: &Repo, task: &str, branch: &str, existing: Existing) -> Result<()> {
+    if existing == Existing::No {
+        return Ok(());
+    }
+    if existing == Existing::Unnamed {
+        return Err(Error::precondition(
+            format!("branch {branch} already exists (an earlier task of this name kept it)"),
+            vec![
+                format!("git hand spawn {task} --branch {branch}   # continue that branch"),
+                format!("git hand spawn {task} --branch hand/{task}-2   # or start a new one"),
+            ],
+        ));
+    }
+    if let Some((dir, _)) = repo
+        .checked_out_branches()
+        .into_iter()
+        .find(|(_, b)| b == branch)
+    {
+        return Err(Error::precondition(
+            format!(
+                "branch {branch} is checked out in another worktree ({})",
+                dir.display()
+            ),
+            vec![
+                "git hand list   # which task has it".into(),
+                format!(
+                    "git -C {} switch --detach   # free the branch there",
+                    dir.display()
+                ),
+            ],
+        ));
+    }
+    Ok(())
+}
+
+/// Slots found unsafe once claimed, and why: later plans leave them out, and a spawn that
+/// finds no slot says why each was skipped. A slot merely lost to a concurrent spawn is not
+/// here: the next plan reads it as it is now (held: skipped; free again because its claim was
+/// taken back: planned again), so no spawn creates a slot next to a free one.
+#[derive(Default)]
+pub(super) struct UnsafeSlots {
+    paths: Vec<PathBuf>,
+    skipped: Vec<Skipped>,
+}
+
+impl UnsafeSlots {
+    pub fn push(&mut self, path: PathBuf, why: Vec<String>) {
+        self.skipped.push(Skipped {
+            path: path.to_string_lossy().into_owned(),
+            why,
+        });
+        self.paths.push(path);
+    }
+}
+
+/// One attempt's choice of slot, and what the intent must find unchanged to claim it.
+pub(super) struct Planned {
+    pub plan: Plan,
+    pub path: PathBuf,
+    /// For a slot the ledger knows: the lease id of the tenure holding it when planned (`None`
+    /// when free).
+    pub held: Option<String>,
+    /// For a slot the ledger knows: the last token issued for it when planned.
+    pub last_token: i64,
+    /// Every slot skipped so far, and why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads the pool as it is now and picks a slot, leaving out the slots found unsafe; exit 3
+/// listing why each slot was skipped when none can be used and the pool is full.
+pub(super) fn next(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    unsafe_slots: &UnsafeSlots,
+) -> Result<Planned> {
+    let repo_id = ground.repo_id.as_str();
+    let (infos, numbers, now) =
+        ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.slot_numbers(repo_id)?, v.now())))?;
+    let (pool_dir, max) = (&ground.pool_dir, ground.max);
+    let unsafe_skipped = unsafe_slots.skipped.as_slice();
+    let (plan, skipped) = pool::choose(
+        &infos,
+        &numbers,
+        pool_dir,
+        ground.repo,
+        max,
+        now,
+        &unsafe_slots.paths,
+    )
+    .map_err(|skipped| no_slot(max, &[unsafe_skipped, &skipped].concat()))?;
+    let (path, seen) = match &plan {
+        Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => (
+            p.clone(),
+            infos.iter().find(|i| Path::new(&i.slot.path) == p),
+        ),
+        Plan::Create { path, .. } => (path.clone(), None),
+    };
+    Ok(Planned {
+        held: seen
+            .and_then(|i| i.held.as_ref())
+            .map(|t| t.lease_id.clone()),
+        last_token: seen.map_or(0, |i| i.last_token),
+        skipped: [unsafe_skipped, &skipped].concat(),
+        plan,
+        path,
+    })
+}
+
+fn no_slot(max: i64, skipped: &[Skipped]) -> Error {
+    let mut message = format!(
+        "no slot can be used and the pool is full ({max} slots, hand.maxSlots); nothing was created"
+    );
+    for s in skipped {
+        message.push_str(&format!("\n  {}: {}", s.path, s.why.join("; ")));
+    }
+    Error::precondition(
+        message,
+        vec![
+            "git hand list        # which tasks hold slots".into(),
+            "git hand teardown <task>   # free one".into(),
+            "git config hand.maxSlots 32".into(),
+        ],
+    )
+}

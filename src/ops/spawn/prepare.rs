@@ -1,0 +1,162 @@
+//! Preparing the slot: git creates or switches it to the task's branch, under the slot's lock,
+//! each git command checked against the ledger first (see [`SlotGuard`]), with no transaction
+//! open. A failure here is undone by `undo::failed_spawn`, under the same lock.
+
+use std::path::PathBuf;
+
+use super::intent::Claimed;
+use super::plan::Groundwork;
+use crate::git::{Git, Repo};
+use crate::ledger::{Ledger, LedgerError};
+use crate::ops::pool::{self, Plan};
+use crate::ops::slot::{self, SlotGuard};
+use crate::ops::{Error, Result};
+
+/// What failed while preparing the slot.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PrepareError {
+    /// The slot could not be locked, created or switched to the task's branch.
+    #[error("could not prepare slot {n} ({}): {source}", path.display())]
+    Slot {
+        n: i64,
+        path: PathBuf,
+        source: Error,
+    },
+    /// The repository's generated hooks directory could not be given to the slot.
+    #[error(transparent)]
+    Hooks(Error),
+    /// The intent did not reach the disk: the slot must not be handed out on a claim a power
+    /// cut could forget.
+    #[error(transparent)]
+    IntentNotDurable(LedgerError),
+}
+
+/// The branch a spawn puts in its slot.
+pub(super) struct Target<'a> {
+    pub branch: &'a str,
+    /// The branch existed before this spawn (named with `--branch`); otherwise spawn creates it
+    /// at `base`, and undoing the spawn deletes it again if it still points there.
+    pub exists: bool,
+    pub base: &'a str,
+}
+
+impl Groundwork<'_> {
+    pub(super) fn target(&self) -> Target<'_> {
+        Target {
+            branch: &self.branch,
+            exists: self.branch_exists,
+            base: &self.base.oid,
+        }
+    }
+}
+
+/// Takes the slot's lock, under which it is prepared, stamped, and undone on a failure.
+pub(super) fn lock(ground: &Groundwork<'_>, claimed: &Claimed) -> Result<SlotGuard, PrepareError> {
+    SlotGuard::lock(
+        &ground.repo.loc.common_dir,
+        &claimed.path,
+        &claimed.tenure.lease_id,
+    )
+    .map_err(|source| slot_failed(claimed, source))
+}
+
+/// Creates or switches the slot as the settled plan says, gives it the repository's generated
+/// hooks directory (`ops/slot_hooks.rs`), and waits until the intent is on disk.
+pub(super) fn prepare_slot(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    claimed: &mut Claimed,
+    guard: &SlotGuard,
+) -> Result<(), PrepareError> {
+    let target = ground.target();
+    let switched = match claimed.plan {
+        Plan::Create { .. } | Plan::Recreate(_) => {
+            create_slot(ledger, ground.repo, &ground.git, guard, &target)
+        }
+        Plan::Claim(_) | Plan::Reuse(_) => switch_to(ledger, ground.repo, guard, &target, &[]),
+    };
+    switched.map_err(|source| slot_failed(claimed, source))?;
+    crate::ops::slot_hooks::inherit(ground.repo, &claimed.path).map_err(PrepareError::Hooks)?;
+    claimed.durable().map_err(PrepareError::IntentNotDurable)
+}
+
+fn slot_failed(claimed: &Claimed, source: Error) -> PrepareError {
+    PrepareError::Slot {
+        n: claimed.n,
+        path: claimed.path.clone(),
+        source,
+    }
+}
+
+/// Registers the worktree (locked, detached, files not yet checked out) under the worktree-list
+/// lock, then lets one `git switch` create the branch and check the files out, in parallel with
+/// other spawns. Two processes: `worktree add -b` and a `reset --hard` took three (`-b` runs `git
+/// branch`).
+fn create_slot(
+    ledger: &mut Ledger,
+    repo: &Repo,
+    git: &Git,
+    guard: &SlotGuard,
+    target: &Target<'_>,
+) -> Result<()> {
+    let path = guard.path();
+    slot::prove_absent(path).map_err(|e| slot::not_the_slot(&e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
+        })?;
+    }
+    let p = path.to_string_lossy();
+    let mut args = vec![
+        "worktree",
+        "add",
+        "--quiet",
+        "--no-checkout",
+        "--lock",
+        "--reason",
+        "git-hand slot",
+        "--detach",
+    ];
+    // Nothing is at the path (proven above), but git may still list a worktree there that the
+    // disk lost (a slot recreated, or set aside by doctor), locked as every slot is: the double
+    // force lets git take the path back, and cannot overwrite a file.
+    args.extend(["-f", "-f"]);
+    args.extend([
+        &*p,
+        if target.exists {
+            target.branch
+        } else {
+            target.base
+        },
+    ]);
+    {
+        let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+        guard.check(ledger)?;
+        git.run(&args)?;
+    }
+    // The index is empty: --discard-changes fills it and the files from the target.
+    switch_to(ledger, repo, guard, target, &["--discard-changes"])
+}
+
+/// `git switch` in the slot to the task's branch, creating it at the base unless it exists.
+/// Skips git-hand's own post-checkout shim when it is the only hook (see
+/// [`pool::switch_hook_args`]).
+fn switch_to(
+    ledger: &mut Ledger,
+    repo: &Repo,
+    guard: &SlotGuard,
+    target: &Target<'_>,
+    extra: &[&str],
+) -> Result<()> {
+    let hooks = pool::switch_hook_args(repo);
+    let switch: &[&str] = if target.exists {
+        &[target.branch]
+    } else {
+        &["--no-track", "-c", target.branch, target.base]
+    };
+    guard.git(
+        ledger,
+        &[hooks, &["switch", "--quiet"], extra, switch].concat(),
+    )?;
+    Ok(())
+}

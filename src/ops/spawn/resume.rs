@@ -1,0 +1,101 @@
+//! Spawning a task that is already open: the same holder gets the same slot and lease back (its
+//! expiry refreshed from this call's TTL); anyone else is told who has it. Nothing on disk
+//! changes.
+
+use std::path::PathBuf;
+
+use super::{SlotSource, SpawnOptions, Spawned};
+use crate::ledger::{self, Ledger, Resource, Task, TaskState, Tenure};
+use crate::ops::{Error, Result, base};
+
+/// Gives the open task back to its holder, or refuses.
+pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
+    refuse_unless_active_for(&task, opts.holder)?;
+    let slot_path = task.slot_path.clone().unwrap_or_default();
+    let tenure = renew_slot_lease(ledger, &task, &slot_path, opts)?;
+    let (issue_tenure, slot_n) = ledger.read(|v| {
+        let issue = match &task.issue_lease_id {
+            Some(id) => v.tenure(id)?,
+            None => None,
+        };
+        let n = v.slot_by_path(&slot_path)?.map_or(0, |s| s.n);
+        Ok((issue, n))
+    })?;
+    let base = base::Base {
+        oid: task.base_oid.clone().unwrap_or_default(),
+        label: task.base_oid.clone().unwrap_or_default(),
+    };
+    Ok(Spawned {
+        path: PathBuf::from(&slot_path),
+        slot_n,
+        tenure,
+        issue_tenure,
+        base,
+        source: SlotSource::Existing,
+        skipped: vec![],
+        hooks_problem: None,
+        task,
+    })
+}
+
+/// Only an active task, and only to its holder: one still spawning or being torn down belongs
+/// to another git-hand (or a crashed one).
+fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
+    let name = &task.name;
+    if task.state != TaskState::Active {
+        return Err(Error::precondition(
+            format!(
+                "task {name} is {} (another git-hand is working on it, or one crashed)",
+                task.state.as_str()
+            ),
+            vec!["git hand doctor --repair   # settles a crashed spawn or teardown".into()],
+        ));
+    }
+    if task.holder != holder {
+        return Err(Error::precondition(
+            format!(
+                "task {name} is active and held by {} (in {}); nothing was created",
+                task.holder,
+                task.slot_path.as_deref().unwrap_or("?")
+            ),
+            vec![
+                format!("ask {} to run: git hand teardown {name}", task.holder),
+                format!("git hand spawn {name}-2   # or work under another name"),
+            ],
+        ));
+    }
+    Ok(())
+}
+
+/// Renews the slot lease the task names, if it is still the live one.
+fn renew_slot_lease(
+    ledger: &mut Ledger,
+    task: &Task,
+    slot_path: &str,
+    opts: &SpawnOptions<'_>,
+) -> Result<Tenure> {
+    let res = Resource::worktree(slot_path.to_string());
+    let lease_id = task.lease_id.clone().unwrap_or_default();
+    let tenure = ledger.write(|tx| {
+        let current = tx.view().current(&res)?;
+        match current {
+            Some(t) if t.lease_id == lease_id => match tx.acquire(&res, opts.holder, opts.ttl)? {
+                ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
+                ledger::Acquire::Held(_) => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    })?;
+    tenure.ok_or_else(|| {
+        let name = &task.name;
+        Error::precondition(
+            format!(
+                "task {name}'s lease is no longer live (it expired or its slot was taken over)"
+            ),
+            vec![format!(
+                "git hand teardown {name}   # commits stay on {}",
+                task.branch
+            )],
+        )
+    })
+}

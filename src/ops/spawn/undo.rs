@@ -1,0 +1,110 @@
+//! Undoing: what a spawn takes back when it fails after its intent, so no lease is left that no
+//! active task names and no slot is left half switched. `doctor` ends a crashed spawn's task
+//! through [`abandon`] too.
+
+use super::intent::Claimed;
+use super::plan::Groundwork;
+use super::prepare::PrepareError;
+use super::stamping::StampSlotError;
+use crate::ledger::{EndReason, IssueLease, Ledger, Step, Task};
+use crate::ops::slot::SlotGuard;
+use crate::ops::{Error, Result};
+
+/// What failed once the slot was claimed and git was let at it.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum AfterClaim {
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    #[error(transparent)]
+    Stamp(#[from] StampSlotError),
+}
+
+/// Undoes a spawn whose git work or stamp failed after it claimed its slot: the slot is put back
+/// to a clean detached checkout under its lock (so it stays usable, instead of being left half
+/// switched, skipped by every later spawn and kept by prune), a branch this spawn created is
+/// deleted if it still points at the base, and the task's leases are released. When the slot
+/// cannot be put back, the task stays `spawning` (its process, this one, is about to exit) for
+/// `git hand doctor --repair`, which tries again: a slot is never left free and dirty. Returns
+/// the error that says which of these happened.
+pub(super) fn failed_spawn(
+    ledger: &mut Ledger,
+    ground: &Groundwork<'_>,
+    guard: Option<&SlotGuard>,
+    claimed: &Claimed,
+    why: &AfterClaim,
+) -> Error {
+    let task = &claimed.task;
+    let creating = matches!(task.step, Some(Step::Creating));
+    let restored = match guard {
+        Some(guard) => guard.undo(ledger, creating),
+        None => Ok(()),
+    };
+    let lease_lost = guard.is_some_and(|g| g.check(ledger).is_err());
+    if let Err(e) = &restored
+        && !lease_lost
+    {
+        return Error::failed(
+            format!(
+                "{why}; the slot could not be put back ({e}), so task {} keeps its leases \
+                 until doctor settles it",
+                task.name
+            ),
+            vec!["git hand doctor --repair   # puts the slot back and ends the task".into()],
+        );
+    }
+    let target = ground.target();
+    if !target.exists {
+        // Compare-and-delete: only the branch as this spawn made it, at the base.
+        let name = format!("refs/heads/{}", target.branch);
+        let _ = ground.git.output(&["update-ref", "-d", &name, target.base]);
+    }
+    let ended = abandon(
+        ledger,
+        task,
+        EndReason::SpawnFailed,
+        issue_lease(claimed.issue_was_held),
+    );
+    let ended = match ended {
+        Ok(()) => {
+            "the task's leases were released (an issue lease held before this spawn is \
+                   kept) and it is marked done"
+        }
+        Err(_) => "its leases could not be released: git hand doctor --repair settles them",
+    };
+    Error::failed(
+        format!("{why}; {ended}; the slot is left clean and free"),
+        vec![format!(
+            "git hand spawn {}   # try again; git hand doctor if it keeps failing",
+            task.name
+        )],
+    )
+}
+
+/// What happens to the task's issue lease: one the holder held before this spawn is kept.
+pub(super) fn issue_lease(was_held: bool) -> IssueLease {
+    if was_held {
+        IssueLease::Keep
+    } else {
+        IssueLease::Release
+    }
+}
+
+/// Ends what a failed spawn started: the leases are released (tokens stay spent) and the task is
+/// marked done, so no lease is left that no active task names.
+pub fn abandon(
+    ledger: &mut Ledger,
+    task: &Task,
+    reason: EndReason,
+    issue: IssueLease,
+) -> Result<()> {
+    ledger.write(|tx| tx.end_task(task, reason, issue))?;
+    Ok(())
+}
+
+/// Takes back an intent whose claimed slot proved unsafe (see
+/// [`crate::ledger::Tx::withdraw_intent`]). The slot stays free; its token history keeps the
+/// claim.
+pub(super) fn withdraw(ledger: &mut Ledger, task: &Task, issue: IssueLease) -> Result<()> {
+    ledger.write(|tx| tx.withdraw_intent(task, issue))?;
+    Ok(())
+}
