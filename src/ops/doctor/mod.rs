@@ -25,8 +25,8 @@ use super::{Context, Result, tasks};
 #[derive(Debug, Clone)]
 pub struct Problem {
     /// A stable word: `ledger-missing`, `ledger-damaged`, `stuck-spawn`, `stuck-teardown`,
-    /// `expired-lease`, `missing-slot`, `unknown-slot`, `prunable-worktree`,
-    /// `hooks-not-in-force`.
+    /// `expired-lease`, `missing-slot`, `unknown-slot`, `unusable-slot`, `unproven-slot`,
+    /// `prunable-worktree`, `hooks-not-in-force`.
     pub kind: &'static str,
     pub subject: String,
     pub detail: String,
