@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::chain::chained_path;
-use super::install::{Found, HookChange, Warning, install_into, is_executable, look};
+use super::install::{Found, HookChange, Seen, Warning, install_into, is_executable, look};
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};
 use crate::git::Git;
@@ -477,96 +477,116 @@ const CALL: &str = "git-hand hook pre-push";
 pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError> {
     let location = locate(git)?;
     let dir = location.active.clone();
-    let redirected = location.is_redirected();
-    let mut lapses = vec![];
+    // `git hand install` (and so `doctor --repair`) may fix a lapse only in the repository's
+    // own hooks directory, never in a `core.hooksPath` another tool owns.
+    let repairable = !location.is_redirected();
     let pre_push = look(&dir, HookName::PrePush)?;
-    let repair = |hints: Vec<String>| (hints, !redirected);
-    let enforcer = match pre_push.found {
+    let (pre_push_enforcer, mut lapses) = enforcer_of(&pre_push, workdir, repairable);
+    if pre_push_enforcer == Enforcer::Nothing && lapses.is_empty() {
+        lapses.push(not_running(&location, &pre_push.path, &pre_push.found));
+    }
+    if pre_push_enforcer == Enforcer::Shim {
+        lapses.extend(beside_the_shim(&dir, &pre_push, repairable)?);
+    }
+    Ok(InForce {
+        dir,
+        hooks_path: location.hooks_path.clone(),
+        pre_push: pre_push_enforcer,
+        lapses,
+    })
+}
+
+/// What runs git-hand's check on a push, judged from the `pre-push` file: our shim (when git
+/// can execute it: a lapse otherwise), a foreign hook that calls git-hand itself or through its
+/// manager's configuration in `workdir`, or nothing.
+fn enforcer_of(
+    pre_push: &Seen,
+    workdir: Option<&Path>,
+    repairable: bool,
+) -> (Enforcer, Vec<Lapse>) {
+    match pre_push.found {
         Found::Ours { .. } if !is_executable(&pre_push.path) => {
-            let (hints, repairable) = repair(vec![
-                format!("chmod +x {}", pre_push.path.display()),
-                "git hand doctor --repair   # or reinstall git-hand's hooks".into(),
-            ]);
-            lapses.push(Lapse {
+            let lapse = Lapse {
                 kind: LapseKind::NotExecutable,
                 message: format!(
                     "git-hand's pre-push hook {} is not executable, so git skips it",
                     pre_push.path.display()
                 ),
-                hints,
+                hints: vec![
+                    format!("chmod +x {}", pre_push.path.display()),
+                    "git hand doctor --repair   # or reinstall git-hand's hooks".into(),
+                ],
                 repairable,
-            });
-            Enforcer::Nothing
+            };
+            (Enforcer::Nothing, vec![lapse])
         }
-        Found::Ours { .. } => Enforcer::Shim,
+        Found::Ours { .. } => (Enforcer::Shim, vec![]),
         Found::Foreign => match calls_git_hand(&pre_push.path, workdir) {
-            Some(by) => Enforcer::Manager(by),
-            None => Enforcer::Nothing,
+            Some(by) => (Enforcer::Manager(by), vec![]),
+            None => (Enforcer::Nothing, vec![]),
         },
-        Found::Missing => Enforcer::Nothing,
-    };
-    if enforcer == Enforcer::Nothing && lapses.is_empty() {
-        lapses.push(not_running(&location, &pre_push.path, &pre_push.found));
+        Found::Missing => (Enforcer::Nothing, vec![]),
     }
-    if enforcer == Enforcer::Shim {
-        let chained = chained_path(&dir, HookName::PrePush);
-        if pre_push.has_chained && !is_executable(&chained) {
-            lapses.push(Lapse {
-                kind: LapseKind::ChainedBroken,
-                message: format!(
-                    "the pre-push hook git-hand chained, {}, is not executable, so it no longer \
-                     runs (git-hand's check still does)",
-                    chained.display()
-                ),
-                hints: vec![format!("chmod +x {}", chained.display())],
-                repairable: false,
-            });
-        }
-        let post = look(&dir, HookName::PostCheckout)?;
-        if !matches!(post.found, Found::Ours { .. } | Found::Foreign) || !is_executable(&post.path)
-        {
-            let (hints, repairable) = repair(vec!["git hand doctor --repair".into()]);
-            lapses.push(Lapse {
-                kind: LapseKind::PostCheckout,
-                message: format!(
-                    "git-hand's post-checkout hook {} is missing or not executable: a checkout \
-                     in a slot whose lease ended is not warned about",
-                    post.path.display()
-                ),
-                hints,
-                repairable,
-            });
-        }
-        let refs = look(&dir, HookName::ReferenceTransaction)?;
-        if !matches!(refs.found, Found::Ours { .. } | Found::Foreign) || !is_executable(&refs.path)
-        {
-            let (hints, repairable) = repair(vec!["git hand doctor --repair".into()]);
-            lapses.push(Lapse {
-                kind: LapseKind::ReferenceTransaction,
-                message: format!(
-                    "git-hand's reference-transaction hook {} is missing or not executable: a \
-                     superseded lease holder's commit in a slot is not refused (its push still is)",
-                    refs.path.display()
-                ),
-                hints,
-                repairable,
-            });
-        }
-        if let Some(NotInForce::NotOnPath) = not_on_path() {
-            lapses.push(Lapse {
-                kind: LapseKind::NotOnPath,
-                message: Warning::NotOnPath.message(),
-                hints: NotInForce::NotOnPath.hints(),
-                repairable: false,
-            });
-        }
+}
+
+/// What is wrong beside a pre-push shim that is in force: the fence holds, but the hook it
+/// chained no longer runs, a companion shim (post-checkout, reference-transaction) is missing
+/// or not executable, or `git-hand` is not on PATH (every push is refused, none checked).
+fn beside_the_shim(dir: &Path, pre_push: &Seen, repairable: bool) -> Result<Vec<Lapse>, HookError> {
+    let mut lapses = vec![];
+    let chained = chained_path(dir, HookName::PrePush);
+    if pre_push.has_chained && !is_executable(&chained) {
+        lapses.push(Lapse {
+            kind: LapseKind::ChainedBroken,
+            message: format!(
+                "the pre-push hook git-hand chained, {}, is not executable, so it no longer \
+                 runs (git-hand's check still does)",
+                chained.display()
+            ),
+            hints: vec![format!("chmod +x {}", chained.display())],
+            repairable: false,
+        });
     }
-    Ok(InForce {
-        dir,
-        hooks_path: location.hooks_path.clone(),
-        pre_push: enforcer,
-        lapses,
-    })
+    let post = look(dir, HookName::PostCheckout)?;
+    if !runs(&post) {
+        lapses.push(Lapse {
+            kind: LapseKind::PostCheckout,
+            message: format!(
+                "git-hand's post-checkout hook {} is missing or not executable: a checkout \
+                 in a slot whose lease ended is not warned about",
+                post.path.display()
+            ),
+            hints: vec!["git hand doctor --repair".into()],
+            repairable,
+        });
+    }
+    let refs = look(dir, HookName::ReferenceTransaction)?;
+    if !runs(&refs) {
+        lapses.push(Lapse {
+            kind: LapseKind::ReferenceTransaction,
+            message: format!(
+                "git-hand's reference-transaction hook {} is missing or not executable: a \
+                 superseded lease holder's commit in a slot is not refused (its push still is)",
+                refs.path.display()
+            ),
+            hints: vec!["git hand doctor --repair".into()],
+            repairable,
+        });
+    }
+    if let Some(NotInForce::NotOnPath) = not_on_path() {
+        lapses.push(Lapse {
+            kind: LapseKind::NotOnPath,
+            message: Warning::NotOnPath.message(),
+            hints: NotInForce::NotOnPath.hints(),
+            repairable: false,
+        });
+    }
+    Ok(lapses)
+}
+
+/// Whether git runs the hook file: there (ours or another tool's) and executable.
+fn runs(seen: &Seen) -> bool {
+    matches!(seen.found, Found::Ours { .. } | Found::Foreign) && is_executable(&seen.path)
 }
 
 /// The lapse when nothing in `dir` runs git-hand on a push.

@@ -35,7 +35,7 @@ pub enum TaskState {
 #[serde(rename_all = "kebab-case")]
 pub enum Step {
     /// The leases are taken and nothing on disk was touched yet (spawn: the claimed slot is
-    /// not yet proven safe, so undoing must not touch it; teardown: the claim is recorded).
+    /// not yet proven safe, so undoing must not touch it; teardown: its pin is recorded).
     Intent,
     /// Spawn: the slot is proven safe, and git may be changing it. Undoing resets it to a clean
     /// checkout, which loses nothing: no one was handed the slot yet.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Context, Error, Result, stamp};
 use crate::git::Repo;
-use crate::ledger::{Acquire, EventKind, NewTask, Resource, Step, TaskState};
+use crate::ledger::{Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure};
 
 /// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
 /// `hand.adoptWorktrees`, leased as task `adopted_as`).
@@ -22,31 +22,59 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
     let adopt = repo.config_bool("hand.adoptWorktrees", false)?;
     ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
-    let key = workdir.to_string_lossy().into_owned();
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let res = Resource::worktree(key.clone());
     if !adopt {
-        ledger.write(|tx| {
-            tx.ensure_repo(&common)?;
-            tx.log(
-                EventKind::WorktreeAdded,
-                &res,
-                None,
-                Some("registered (hand.adoptWorktrees is off)"),
-            )
-        })?;
+        record_only(&mut ledger, repo, workdir)?;
         return Ok(Some(Registered {
             path: workdir.to_path_buf(),
             adopted_as: None,
         }));
     }
+    let Some((name, tenure)) = lease_as_task(ctx, &mut ledger, repo, workdir)? else {
+        return Ok(None);
+    };
+    stamp_adopted(&ledger, repo, &name, tenure)?;
+    Ok(Some(Registered {
+        path: workdir.to_path_buf(),
+        adopted_as: Some(name),
+    }))
+}
+
+/// With `hand.adoptWorktrees` off: the repository is known and the new worktree is in the
+/// event log, nothing is leased.
+fn record_only(ledger: &mut Ledger, repo: &Repo, workdir: &Path) -> Result<()> {
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let res = Resource::worktree(workdir.to_string_lossy().into_owned());
+    ledger.write(|tx| {
+        tx.ensure_repo(&common)?;
+        tx.log(
+            EventKind::WorktreeAdded,
+            &res,
+            None,
+            Some("registered (hand.adoptWorktrees is off)"),
+        )
+    })?;
+    Ok(())
+}
+
+/// One transaction: leases the worktree and records it as an active task named after its
+/// directory (made unique among open tasks). Returns the task's name and its tenure, or `None`
+/// when someone else leases the path.
+fn lease_as_task(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    repo: &Repo,
+    workdir: &Path,
+) -> Result<Option<(String, Tenure)>> {
+    let key = workdir.to_string_lossy().into_owned();
+    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let res = Resource::worktree(key.clone());
     let holder = ctx.holder(None)?;
     let base = task_name_for(workdir);
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
     let head = repo.head_oid().unwrap_or_default();
     let me = super::procs::me();
     let remote = super::fence::task_remote(repo);
-    let adopted = ledger.write(|tx| {
+    Ok(ledger.write(|tx| {
         let repo_row = tx.ensure_repo(&common)?;
         let view = tx.view();
         let (tenure, fresh) = match tx.acquire(&res, &holder, None)? {
@@ -91,14 +119,17 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
             Some(&format!("adopted worktree as task {name}")),
         )?;
         Ok(Some((name, tenure)))
-    })?;
-    let Some((name, tenure)) = adopted else {
-        return Ok(None);
-    };
+    })?)
+}
+
+/// Writes the adopted worktree's stamp (and the `hand.requireCredential` marker), so a push
+/// from it without the credential is judged by the tenure just taken. A failure leaves the
+/// lease in place and says how to go on.
+fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Result<()> {
     let stamped = stamp::Stamp {
         lease_id: tenure.lease_id,
         token: tenure.token,
-        task: name.clone(),
+        task: name.to_string(),
         ledger: ledger.path().to_path_buf(),
     };
     let required = repo.config_bool("hand.requireCredential", false)?;
@@ -117,11 +148,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
                     format!("git hand teardown {name}   # or end the lease"),
                 ],
             )
-        })?;
-    Ok(Some(Registered {
-        path: workdir.to_path_buf(),
-        adopted_as: Some(name),
-    }))
+        })
 }
 
 /// A valid task name from a directory name: other characters become `-`, at most 64.

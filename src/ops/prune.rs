@@ -131,10 +131,10 @@ pub enum OnDisk {
 /// Unregisters and deletes a slot's worktree (git checks it is clean once more) and marks the
 /// slot pruned; its resource and token history stay in the ledger. Returns whether it did.
 ///
-/// The slot is claimed in the ledger first, under the worktree-list lock: one transaction checks
-/// that no tenure holds it and marks it pruned, so a spawn that chose it meanwhile either leased
-/// it before (and the slot is kept) or finds it pruned and picks another. A decision taken from
-/// an older read must never delete a worktree that was leased since.
+/// The slot is retired in the ledger first, under the worktree-list lock: one transaction checks
+/// that no tenure holds it and marks it pruned, so a spawn that chose it meanwhile either
+/// claimed it before (and the slot is kept) or finds it pruned and picks another. A decision
+/// taken from an older read must never delete a worktree that was leased since.
 pub fn remove_slot(
     git: &Git,
     common: &Path,
@@ -149,14 +149,14 @@ pub fn remove_slot(
         return Ok(false); // The disk changed since we looked: leave it to the next run.
     }
     let res = crate::ledger::Resource::worktree(path);
-    let claimed = ledger.write(|tx| {
+    let retired = ledger.write(|tx| {
         let removed = tx.remove_free_slot(path)?;
         if removed {
             tx.log(EventKind::SlotPruned, &res, None, None)?;
         }
         Ok(removed)
     })?;
-    if !claimed {
+    if !retired {
         return Ok(false);
     }
     // Unlocking an unlocked worktree fails harmlessly; `remove` (or `prune`) must succeed.

@@ -25,7 +25,6 @@ pub fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, boo
     let path = ctx.ledger_location()?.path;
     let diagnosis = recovery::diagnose(&path)?;
     ctx.note(diagnosis.notices);
-    let subject = path.display().to_string();
     match diagnosis.health {
         Health::Healthy => Ok((vec![], true)),
         Health::TooNew { found, supported } => Err(LedgerError::TooNew {
@@ -34,68 +33,86 @@ pub fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, boo
             supported,
         }
         .into()),
-        Health::Missing => {
-            let evidence = evidence::gather(ctx, &path)?;
-            if evidence.is_empty() {
-                // No ledger and nothing that says there was one: nothing to check, and doctor
-                // creates none.
-                return Ok((vec![], false));
-            }
-            let mut p = Problem {
-                kind: "ledger-missing",
-                subject,
-                detail: evidence.summary(),
-                action: rebuild_action(&evidence, None),
-                repaired: false,
-                command: None,
-            };
-            if repair {
-                p.action = rebuild(&path, &evidence, None)?;
-                p.repaired = true;
-            }
-            Ok((vec![p], repair))
-        }
-        Health::Unusable { found } => {
-            let evidence = evidence::gather(ctx, &path)?;
-            let mut p = Problem {
-                kind: "ledger-damaged",
-                subject,
-                detail: found,
-                action: format!(
-                    "{}; or put back a backup of the ledger instead",
-                    rebuild_action(&evidence, Some(&aside_path(&path)))
-                ),
-                repaired: false,
-                command: None,
-            };
-            if repair {
-                let moved = recovery::move_aside(&path, SystemClock.now_ms())?;
-                p.action = rebuild(&path, &evidence, Some(&moved))?;
-                p.repaired = true;
-            }
-            Ok((vec![p], repair))
-        }
+        Health::Missing => missing_ledger(ctx, &path, repair),
+        Health::Unusable { found } => unusable_ledger(ctx, &path, found, repair),
         Health::Damaged { report, readable } => {
-            let p = Problem {
-                kind: "ledger-damaged",
-                subject,
-                detail: format!(
-                    "SQLite's check reports: {}; readable: {}",
-                    report.join("; "),
-                    readable_text(&readable)
-                ),
-                action: "none: take a copy that keeps the rows still in the WAL, then put back a \
-                         backup of the ledger (or salvage the copy with sqlite3's .recover); \
-                         copying the file alone loses the newest rows"
-                    .into(),
-                repaired: false,
-                command: Some(format!(
-                    "git hand doctor --backup {}",
-                    backup_suggestion(&path).display()
-                )),
-            };
-            Ok((vec![p], false))
+            Ok((vec![damaged_ledger(&path, &report, &readable)], false))
         }
+    }
+}
+
+/// No ledger file: a problem only when the disk says there was one (then `repair` rebuilds it
+/// from that evidence); doctor never creates an empty one.
+fn missing_ledger(ctx: &Context, path: &Path, repair: bool) -> Result<(Vec<Problem>, bool)> {
+    let evidence = evidence::gather(ctx, path)?;
+    if evidence.is_empty() {
+        // No ledger and nothing that says there was one: nothing to check, and doctor
+        // creates none.
+        return Ok((vec![], false));
+    }
+    let mut p = Problem {
+        kind: "ledger-missing",
+        subject: path.display().to_string(),
+        detail: evidence.summary(),
+        action: rebuild_action(&evidence, None),
+        repaired: false,
+        command: None,
+    };
+    if repair {
+        p.action = rebuild(path, &evidence, None)?;
+        p.repaired = true;
+    }
+    Ok((vec![p], repair))
+}
+
+/// A file that is no ledger SQLite can use: `repair` moves it aside (never deletes it) and
+/// rebuilds from the disk.
+fn unusable_ledger(
+    ctx: &Context,
+    path: &Path,
+    found: String,
+    repair: bool,
+) -> Result<(Vec<Problem>, bool)> {
+    let evidence = evidence::gather(ctx, path)?;
+    let mut p = Problem {
+        kind: "ledger-damaged",
+        subject: path.display().to_string(),
+        detail: found,
+        action: format!(
+            "{}; or put back a backup of the ledger instead",
+            rebuild_action(&evidence, Some(&aside_path(path)))
+        ),
+        repaired: false,
+        command: None,
+    };
+    if repair {
+        let moved = recovery::move_aside(path, SystemClock.now_ms())?;
+        p.action = rebuild(path, &evidence, Some(&moved))?;
+        p.repaired = true;
+    }
+    Ok((vec![p], repair))
+}
+
+/// A ledger SQLite's check finds damaged: never repaired in place (rows may still be in its
+/// WAL); the command takes a copy that keeps them.
+fn damaged_ledger(path: &Path, report: &[String], readable: &[TableCount]) -> Problem {
+    Problem {
+        kind: "ledger-damaged",
+        subject: path.display().to_string(),
+        detail: format!(
+            "SQLite's check reports: {}; readable: {}",
+            report.join("; "),
+            readable_text(readable)
+        ),
+        action: "none: take a copy that keeps the rows still in the WAL, then put back a \
+                 backup of the ledger (or salvage the copy with sqlite3's .recover); \
+                 copying the file alone loses the newest rows"
+            .into(),
+        repaired: false,
+        command: Some(format!(
+            "git hand doctor --backup {}",
+            backup_suggestion(path).display()
+        )),
     }
 }
 

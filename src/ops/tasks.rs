@@ -135,7 +135,6 @@ pub struct Renewed {
 }
 
 pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Renewed> {
-    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
     let lease = task.lease_id.clone().ok_or_else(|| {
         Error::failed(
             format!(
@@ -145,12 +144,28 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
             vec![format!("git hand teardown {}", task.name)],
         )
     })?;
-    enum Lost {
-        Slot,
-        Issue,
+    match renew_both(ledger, task, &lease, ttl)? {
+        Ok(r) => Ok(r),
+        Err(lost) => Err(lost_lease(ledger, task, lost)?),
     }
-    // Both renewals or neither: the issue lease is checked before anything is written.
-    let renewed = ledger.write(|tx| {
+}
+
+/// Which of a task's leases could not be renewed.
+enum Lost {
+    Slot,
+    Issue,
+}
+
+/// One transaction: both renewals or neither. The issue lease is checked before anything is
+/// written, and each lease is renewed by its lease id, never by holder.
+fn renew_both(
+    ledger: &mut Ledger,
+    task: &Task,
+    lease: &str,
+    ttl: Option<Millis>,
+) -> Result<std::result::Result<Renewed, Lost>> {
+    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    Ok(ledger.write(|tx| {
         let view = tx.view();
         let issue = match &task.issue_lease_id {
             Some(id) => match view.tenure(id)?.filter(|t| t.is_live(tx.now())) {
@@ -159,7 +174,7 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
             },
             None => None,
         };
-        let Renew::Renewed(tenure) = tx.renew(&slot, By::Lease(&lease), ttl)? else {
+        let Renew::Renewed(tenure) = tx.renew(&slot, By::Lease(lease), ttl)? else {
             return Ok(Err(Lost::Slot));
         };
         let issue_tenure = match issue {
@@ -175,15 +190,19 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
             issue_tenure,
             now: tx.now(),
         }))
-    })?;
-    match renewed {
-        Ok(r) => Ok(r),
-        Err(Lost::Slot) => {
+    })?)
+}
+
+/// The refusal for a lease that is no longer live, naming the slot's new holder if it has one.
+fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
+    Ok(match lost {
+        Lost::Slot => {
+            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
             let live = ledger.read(|v| v.current(&slot))?;
             let who = live
                 .map(|t| format!("; the slot is now held by {} (token {})", t.holder, t.token))
                 .unwrap_or_default();
-            Err(Error::precondition(
+            Error::precondition(
                 format!(
                     "task {}'s lease is no longer live (it expired or was released){who}",
                     task.name
@@ -192,17 +211,17 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
                     "git hand teardown {}   # commits stay on {}",
                     task.name, task.branch
                 )],
-            ))
+            )
         }
-        Err(Lost::Issue) => Err(Error::precondition(
+        Lost::Issue => Error::precondition(
             format!(
                 "task {}'s issue lease ({}) is no longer live; nothing was renewed",
                 task.name,
                 task.issue.as_deref().unwrap_or("?")
             ),
             vec![format!("git hand teardown {}", task.name)],
-        )),
-    }
+        ),
+    })
 }
 
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.

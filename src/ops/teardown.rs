@@ -45,6 +45,9 @@ pub enum TornDown {
     AlreadyDone(Task),
 }
 
+/// Ends the task in four steps, each named for what it guarantees: find it (and refuse what
+/// teardown may not touch), prove its slot holds nothing to lose (reads only), pin the slot's
+/// lease to this teardown (one transaction), put the slot back and release it.
 pub fn teardown(
     ctx: &Context,
     ledger: &mut Ledger,
@@ -52,6 +55,44 @@ pub fn teardown(
 ) -> Result<TornDown> {
     let name = names::task_name(opts.task)?;
     let repo = ctx.repo()?;
+    let task = find_task(repo, ledger, name)?;
+    if task.state == TaskState::Done {
+        return Ok(TornDown::AlreadyDone(task));
+    }
+    refuse_unless_tearable(&task)?;
+    if let SlotTenure::Ended { successor } = slot_tenure(ledger, &task)? {
+        return end_row_only(ledger, &task, successor);
+    }
+    let proof = prove_safe_to_free(repo, &task, opts)?;
+    // The checks above only read; from the pin on, the slot is provably this task's, and only
+    // this process works in it: every git command below runs under the slot's lock, checked
+    // against the ledger first.
+    let (pinned, synced) = pin_slot_lease(ledger, &task)?;
+    let (task, lease_id) = match pinned {
+        Pinned::Ours { task, lease_id } => (*task, lease_id),
+        Pinned::InProgress(pid) => {
+            synced.wait()?;
+            return Err(in_progress(&task, pid));
+        }
+        Pinned::NotOurs => {
+            synced.wait()?;
+            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+            let successor = ledger.read(|v| v.current(&slot))?;
+            return end_row_only(ledger, &task, successor);
+        }
+    };
+    let discarded = put_slot_back(ledger, repo, &task, &lease_id, proof, opts, synced)?;
+    let slot = task.slot_path.clone().unwrap_or_default();
+    let task = finish(ledger, &task, EndReason::TornDown)?;
+    Ok(TornDown::Freed {
+        task,
+        slot,
+        discarded,
+    })
+}
+
+/// The open task of that name in this repository, else the last one of that name.
+fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result<Task> {
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
     let found = ledger.read(|v| {
         let Some(repo) = v.repo_by_dir(&common)? else {
@@ -65,34 +106,75 @@ pub fn teardown(
             .find(|t| t.name == name);
         Ok(open.or(last))
     })?;
-    let task = found.ok_or_else(|| {
+    found.ok_or_else(|| {
         Error::failed(
             format!("there is no task named {name} in this repository"),
             vec!["git hand list --all".into()],
         )
-    })?;
-    if task.state == TaskState::Done {
-        return Ok(TornDown::AlreadyDone(task));
-    }
+    })
+}
+
+/// Refuses a task teardown may not touch yet: one still spawning (doctor settles a crashed
+/// spawn), or one another live process is tearing down.
+fn refuse_unless_tearable(task: &Task) -> Result<()> {
     if task.state == TaskState::Spawning {
         return Err(Error::precondition(
-            format!("task {name} is still spawning (or its spawn crashed)"),
+            format!(
+                "task {} is still spawning (or its spawn crashed)",
+                task.name
+            ),
             vec!["git hand doctor --repair   # settles a crashed spawn".into()],
         ));
     }
-    if let Some(pid) = teardown_running(&task) {
-        return Err(in_progress(&task, pid));
+    match teardown_running(task) {
+        Some(pid) => Err(in_progress(task, pid)),
+        None => Ok(()),
     }
+}
+
+/// Whose the slot's held tenure is, as teardown sees it.
+enum SlotTenure {
+    /// The task's own: teardown may work in the slot (once it has pinned the lease).
+    Ours,
+    /// The task's lease ended; the slot may be someone else's (`successor`) and nothing on
+    /// disk may be touched.
+    Ended { successor: Option<Tenure> },
+}
+
+/// Compares lease ids, never paths (see the module docs). Only reads.
+fn slot_tenure(ledger: &mut Ledger, task: &Task) -> Result<SlotTenure> {
+    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    Ok(ledger.read(|v| {
+        let held = v.held(&slot)?;
+        Ok(match held {
+            Some(h) if is_ours(task, &h) => SlotTenure::Ours,
+            successor => SlotTenure::Ended { successor },
+        })
+    })?)
+}
+
+/// Settles only the task's row (`lease-ended`): the slot is not the task's any more.
+fn end_row_only(ledger: &mut Ledger, task: &Task, successor: Option<Tenure>) -> Result<TornDown> {
+    let task = finish(ledger, task, EndReason::LeaseEnded)?;
+    Ok(TornDown::LeaseEnded { task, successor })
+}
+
+/// What teardown proved about the slot before pinning it, and what it may discard.
+struct Proof {
+    /// The slot is there and is itself (a slot the disk lost has nothing to switch).
+    on_disk: bool,
+    /// Uncommitted and untracked files, allowed only with `force`.
+    dirty: Vec<String>,
+}
+
+/// Proves the slot is itself (else nothing of an orphan or a symlink is read), then that
+/// freeing it loses nothing (see [`prove_nothing_lost`]). Only reads.
+fn prove_safe_to_free(
+    repo: &crate::git::Repo,
+    task: &Task,
+    opts: &TeardownOptions<'_>,
+) -> Result<Proof> {
     let slot = task.slot_path.clone().unwrap_or_default();
-    let (ours, successor) = ledger.read(|v| {
-        let held = v.held(&Resource::worktree(slot.clone()))?;
-        let ours = held.as_ref().is_some_and(|h| is_ours(&task, h));
-        Ok((ours, held.filter(|_| !ours)))
-    })?;
-    if !ours {
-        let task = finish(ledger, &task, EndReason::LeaseEnded)?;
-        return Ok(TornDown::LeaseEnded { task, successor });
-    }
     let path = Path::new(&slot);
     // Proven before it is even read: an orphaned slot's git reports another worktree's files.
     let on_disk = match slot::prove(&repo.loc.common_dir, path) {
@@ -100,38 +182,34 @@ pub fn teardown(
         Err(e) if e.is_gone() => false,
         Err(e) => return Err(slot::not_the_slot(&e)),
     };
-    let branch_exists = repo
-        .ref_oid(&format!("refs/heads/{}", task.branch))
-        .is_some();
     let dirty = if on_disk {
-        prove_nothing_lost(repo, &task, path, branch_exists, opts)?
+        prove_nothing_lost(repo, task, path, opts)?
     } else {
         vec![]
     };
-    // The checks above only read; from the claim on, the slot is provably this task's, and only
-    // this process works in it: every git command below runs under the slot's lock, checked
-    // against the ledger first.
-    let (claimed, synced) = claim(ledger, &task)?;
-    let (task, lease_id) = match claimed {
-        Claimed::Ours { task, lease_id } => (*task, lease_id),
-        Claimed::InProgress(pid) => {
-            synced.wait()?;
-            return Err(in_progress(&task, pid));
-        }
-        Claimed::NotOurs => {
-            synced.wait()?;
-            let successor = ledger.read(|v| v.current(&Resource::worktree(slot.clone())))?;
-            let task = finish(ledger, &task, EndReason::LeaseEnded)?;
-            return Ok(TornDown::LeaseEnded { task, successor });
-        }
-    };
-    let guard = SlotGuard::lock(&repo.loc.common_dir, path, &lease_id)?;
+    Ok(Proof { on_disk, dirty })
+}
+
+/// Puts the pinned slot back for the next spawn: under its lock, discards what `force` allows,
+/// detaches it (so the branch is free for others), then releases the slot tenure by its lease
+/// id. Returns the files discarded.
+fn put_slot_back(
+    ledger: &mut Ledger,
+    repo: &crate::git::Repo,
+    task: &Task,
+    lease_id: &str,
+    proof: Proof,
+    opts: &TeardownOptions<'_>,
+    synced: PendingSync,
+) -> Result<Vec<String>> {
+    let slot = task.slot_path.clone().unwrap_or_default();
+    let guard = SlotGuard::lock(&repo.loc.common_dir, Path::new(&slot), lease_id)?;
     failpoint::hit("teardown-after-intent");
-    let discarded = if opts.force && !dirty.is_empty() {
+    let discarded = if opts.force && !proof.dirty.is_empty() {
         // Ignored files (the build cache) survive: `clean` runs without -x.
         guard.git(ledger, &["reset", "--hard", "--quiet"])?;
         guard.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
-        dirty
+        proof.dirty
     } else {
         vec![]
     };
@@ -139,27 +217,22 @@ pub fn teardown(
     // The stamp stays: it names the tenure that is about to end, so a zombie left in the
     // worktree without a credential in its environment is still refused ("released"). The next
     // spawn into the slot overwrites it.
-    if on_disk {
+    if proof.on_disk {
         let hooks = super::pool::switch_hook_args(repo);
         guard.git(
             ledger,
             &[hooks, &["switch", "--detach", "--quiet"]].concat(),
         )?;
     }
-    // The claim reached the disk while git worked; what follows is bookkeeping a retry or doctor
+    // The pin reached the disk while git worked; what follows is bookkeeping a retry or doctor
     // redoes if a power cut loses it, so it does not wait for the disk.
     synced.wait()?;
     ledger.write_relaxed(|tx| tx.set_task_step(task.id, Step::Detached))?;
     failpoint::hit("teardown-after-detach");
-    release_slot(ledger, &task, &lease_id)?;
+    release_slot(ledger, task, lease_id)?;
     drop(guard);
     failpoint::hit("teardown-after-release");
-    let task = finish(ledger, &task, EndReason::TornDown)?;
-    Ok(TornDown::Freed {
-        task,
-        slot,
-        discarded,
-    })
+    Ok(discarded)
 }
 
 /// Whether `held` is the task's own slot tenure. A row from an older ledger has no lease id:
@@ -211,46 +284,13 @@ fn prove_nothing_lost(
     repo: &crate::git::Repo,
     task: &Task,
     path: &Path,
-    branch_exists: bool,
     opts: &TeardownOptions<'_>,
 ) -> Result<Vec<String>> {
     let git = Git::new(path);
-    let refuse = |what: &str, e: &dyn std::fmt::Display| {
-        Error::precondition(
-            format!(
-                "cannot prove task {} holds no {what}: {e}; nothing was changed",
-                task.name
-            ),
-            vec![format!("git -C {} status", path.display())],
-        )
-    };
-    let dirty = safety::dirty_files(&git).map_err(|e| refuse("uncommitted work", &e))?;
-    let base: Vec<&str> = task.base_oid.iter().map(String::as_str).collect();
-    let tips: &[&str] = if branch_exists {
-        &["HEAD", &task.branch]
-    } else {
-        &["HEAD"]
-    };
-    // Most teardowns are proven without walking history: nothing was committed (the tips are
-    // the base) or everything was pushed (the tips are remote-tracking tips).
-    let landed = |oid: Option<String>| {
-        oid.is_some_and(|o| {
-            Some(&o) == task.base_oid.as_ref() || repo.is_tip_under(&o, &["refs/remotes/"])
-        })
-    };
-    let branch_tip = branch_exists.then(|| repo.ref_oid(&format!("refs/heads/{}", task.branch)));
-    let unlanded = if landed(repo.worktree_head_oid(path)) && branch_tip.is_none_or(landed) {
-        vec![]
-    } else {
-        safety::commits_only_in(&git, tips, &["--remotes"], &base)
-            .map_err(|e| refuse("unlanded commits", &e))?
-    };
-    let branchless = if repo.worktree_head_is_on_a_ref(path) {
-        vec![]
-    } else {
-        safety::commits_only_in(&git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
-            .map_err(|e| refuse("commits on no branch", &e))?
-    };
+    let dirty =
+        safety::dirty_files(&git).map_err(|e| cannot_prove(task, path, "uncommitted work", &e))?;
+    let unlanded = unlanded_commits(repo, &git, task, path)?;
+    let branchless = branchless_commits(repo, &git, task, path)?;
     if !branchless.is_empty() {
         return Err(Error::precondition(
             format!(
@@ -272,25 +312,87 @@ fn prove_nothing_lost(
         unlanded
     };
     if !force && (!dirty.is_empty() || !unlanded.is_empty()) {
-        let mut message = format!(
-            "task {} has work that is not landed; nothing was changed",
-            task.name
-        );
-        if !dirty.is_empty() {
-            message.push_str(&format!("\nuncommitted or untracked:\n{}", indent(&dirty)));
-        }
-        if !unlanded.is_empty() {
-            message.push_str(&format!(
-                "\ncommits on no remote-tracking branch and not in the base:\n{}",
-                indent(&unlanded)
-            ));
-        }
-        return Err(Error::precondition(
-            message,
-            not_landed_hints(task, path, &dirty, !unlanded.is_empty()),
-        ));
+        return Err(not_landed(task, path, &dirty, &unlanded));
     }
     Ok(dirty)
+}
+
+/// The refusal when a proof could not be made: nothing was changed.
+fn cannot_prove(task: &Task, path: &Path, what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::precondition(
+        format!(
+            "cannot prove task {} holds no {what}: {e}; nothing was changed",
+            task.name
+        ),
+        vec![format!("git -C {} status", path.display())],
+    )
+}
+
+/// Commits on the slot's HEAD or the task's branch that are on no remote-tracking branch and
+/// not in the base. Most teardowns are proven without walking history: nothing was committed
+/// (the tips are the base) or everything was pushed (the tips are remote-tracking tips).
+fn unlanded_commits(
+    repo: &crate::git::Repo,
+    git: &Git,
+    task: &Task,
+    path: &Path,
+) -> Result<Vec<String>> {
+    let branch_tip = repo.ref_oid(&format!("refs/heads/{}", task.branch));
+    let branch_exists = branch_tip.is_some();
+    let base: Vec<&str> = task.base_oid.iter().map(String::as_str).collect();
+    let tips: &[&str] = if branch_exists {
+        &["HEAD", &task.branch]
+    } else {
+        &["HEAD"]
+    };
+    let landed = |oid: Option<String>| {
+        oid.is_some_and(|o| {
+            Some(&o) == task.base_oid.as_ref() || repo.is_tip_under(&o, &["refs/remotes/"])
+        })
+    };
+    let branch_landed = branch_tip.is_none_or(|tip| landed(Some(tip)));
+    if landed(repo.worktree_head_oid(path)) && branch_landed {
+        return Ok(vec![]);
+    }
+    safety::commits_only_in(git, tips, &["--remotes"], &base)
+        .map_err(|e| cannot_prove(task, path, "unlanded commits", &e))
+}
+
+/// Commits reachable from the slot's detached HEAD and from no branch, remote-tracking ref or
+/// tag: teardown would lose them, with or without `force`.
+fn branchless_commits(
+    repo: &crate::git::Repo,
+    git: &Git,
+    task: &Task,
+    path: &Path,
+) -> Result<Vec<String>> {
+    if repo.worktree_head_is_on_a_ref(path) {
+        return Ok(vec![]);
+    }
+    safety::commits_only_in(git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
+        .map_err(|e| cannot_prove(task, path, "commits on no branch", &e))
+}
+
+/// The refusal for work that is not landed: what is uncommitted, which commits are unpushed,
+/// and the commands that get the teardown going.
+fn not_landed(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -> Error {
+    let mut message = format!(
+        "task {} has work that is not landed; nothing was changed",
+        task.name
+    );
+    if !dirty.is_empty() {
+        message.push_str(&format!("\nuncommitted or untracked:\n{}", indent(dirty)));
+    }
+    if !unlanded.is_empty() {
+        message.push_str(&format!(
+            "\ncommits on no remote-tracking branch and not in the base:\n{}",
+            indent(unlanded)
+        ));
+    }
+    Error::precondition(
+        message,
+        not_landed_hints(task, path, dirty, !unlanded.is_empty()),
+    )
 }
 
 /// The commands that get a teardown refused for unlanded work going, one per cause: files that
@@ -330,8 +432,8 @@ fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -
     hints
 }
 
-/// What the claim found.
-enum Claimed {
+/// What pinning the slot's lease found.
+enum Pinned {
     /// The slot tenure is the task's (`lease_id`, taken back first if it had expired).
     Ours { task: Box<Task>, lease_id: String },
     /// Another live process is tearing the task down.
@@ -340,32 +442,32 @@ enum Claimed {
     NotOurs,
 }
 
-/// The intent transaction: the slot tenure must still be the task's. An expired tenure is taken
-/// back first (a new tenure for the same holder, so no spawn can take the slot over while
-/// teardown works in it, and the old credential is stale from here on); a live one is made
-/// open-ended until it is released, so a TTL running out mid-teardown cannot either. A second
-/// teardown of the same task while the first one's process lives is refused here, in the
-/// transaction that would otherwise let both work in the slot at once. Records `tearing-down`.
-/// Its fsync runs while git switches the slot.
-fn claim(ledger: &mut Ledger, task: &Task) -> Result<(Claimed, PendingSync)> {
+/// The intent transaction, which pins the slot's lease to this teardown: the slot tenure must
+/// still be the task's. An expired tenure is taken back first (a new tenure for the same
+/// holder, so no spawn can take the slot over while teardown works in it, and the old
+/// credential is stale from here on); a live one is made open-ended until it is released, so a
+/// TTL running out mid-teardown cannot either. A second teardown of the same task while the
+/// first one's process lives is refused here, in the transaction that would otherwise let both
+/// work in the slot at once. Records `tearing-down`. Its fsync runs while git switches the slot.
+fn pin_slot_lease(ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSync)> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
     Ok(ledger.write_syncing_meanwhile(|tx| {
         let view = tx.view();
         let Some(now) = view.task(task.id)? else {
-            return Ok(Claimed::NotOurs);
+            return Ok(Pinned::NotOurs);
         };
         if let Some(pid) = teardown_running(&now) {
-            return Ok(Claimed::InProgress(pid));
+            return Ok(Pinned::InProgress(pid));
         }
         let Some(held) = view.held(&slot)? else {
-            return Ok(Claimed::NotOurs);
+            return Ok(Pinned::NotOurs);
         };
         if !is_ours(task, &held) {
-            return Ok(Claimed::NotOurs);
+            return Ok(Pinned::NotOurs);
         }
         let held = if !held.is_live(tx.now()) {
             let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)? else {
-                return Ok(Claimed::NotOurs);
+                return Ok(Pinned::NotOurs);
             };
             tx.set_task_lease(task.id, &slot.key, &tenure.lease_id)?;
             tenure
@@ -376,11 +478,11 @@ fn claim(ledger: &mut Ledger, task: &Task) -> Result<(Claimed, PendingSync)> {
         };
         tx.set_task_state(task.id, TaskState::TearingDown, Step::Intent, Some(me()))?;
         Ok(match view.task(task.id)? {
-            Some(task) => Claimed::Ours {
+            Some(task) => Pinned::Ours {
                 task: Box::new(task),
                 lease_id: held.lease_id,
             },
-            None => Claimed::NotOurs,
+            None => Pinned::NotOurs,
         })
     })?)
 }

@@ -1,0 +1,136 @@
+//! Worktrees whose pushes git-hand's hooks would not check.
+
+use std::path::{Path, PathBuf};
+
+use super::{Checkup, Problem};
+use crate::git::Git;
+use crate::hooks::Lapse;
+use crate::ledger::Ledger;
+use crate::ops::Result;
+
+impl Checkup<'_> {
+    /// Worktrees whose pushes git-hand's hooks would not check: this one and every open task's
+    /// slot (a per-worktree `core.hooksPath` can differ), each hooks directory looked at once.
+    /// `--repair` reinstalls into the repository's own hooks directory, never into a
+    /// `core.hooksPath` another tool owns (the recipe is the command then), and not when the
+    /// user opted out (`hand.installHooks=false`, set by `git hand uninstall`).
+    pub(super) fn hooks_not_in_force(
+        &self,
+        ledger: &mut Ledger,
+        out: &mut Vec<Problem>,
+    ) -> Result<()> {
+        let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
+        let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
+        worktrees.extend(
+            open.iter()
+                .filter_map(|t| t.slot_path.as_deref())
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+        );
+        let opted_out = !self.repo.config_bool("hand.installHooks", true)?;
+        if opted_out && open.is_empty() {
+            // Uninstalled on purpose and nothing leased: nothing goes unchecked.
+            return Ok(());
+        }
+        let mut seen_dirs = vec![];
+        for worktree in worktrees {
+            // A slot leased before slots got the repository's generated hooks directory (husky's
+            // `.husky/_`) runs no hook at all: `--repair` gives it that directory.
+            if self.repair && Some(&worktree) != self.repo.loc.workdir.as_ref() {
+                out.extend(self.give_slot_the_repository_hooks(&worktree));
+            }
+            let git = Git::new(&worktree);
+            let state = match crate::hooks::in_force(&git, Some(&worktree)) {
+                Ok(state) => state,
+                Err(e) => {
+                    out.push(Problem {
+                        kind: "hooks-not-in-force",
+                        subject: worktree.display().to_string(),
+                        detail: format!("cannot tell whether the hooks are in force: {e}"),
+                        action: "none".into(),
+                        repaired: false,
+                        command: e.hints().into_iter().next(),
+                    });
+                    continue;
+                }
+            };
+            if seen_dirs.contains(&state.dir) {
+                continue;
+            }
+            seen_dirs.push(state.dir.clone());
+            for lapse in &state.lapses {
+                out.push(self.lapse(&git, &worktree, lapse, opted_out));
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies the repository's generated hooks directory into a slot that lacks it (see
+    /// [`crate::ops::slot_hooks::inherit`]); a problem when it did, or could not.
+    fn give_slot_the_repository_hooks(&self, worktree: &Path) -> Option<Problem> {
+        match crate::ops::slot_hooks::inherit(self.repo, worktree) {
+            Ok(Some(dir)) => Some(Problem {
+                kind: "hooks-not-in-force",
+                subject: worktree.display().to_string(),
+                detail: format!(
+                    "the slot had no {}, so git ran no hook in it",
+                    dir.display()
+                ),
+                action: format!("copied {} from the main worktree", dir.display()),
+                repaired: true,
+                command: None,
+            }),
+            Ok(None) => None,
+            Err(e) => Some(Problem {
+                kind: "hooks-not-in-force",
+                subject: worktree.display().to_string(),
+                detail: format!("cannot give the slot the repository's hooks: {e}"),
+                action: "none".into(),
+                repaired: false,
+                command: None,
+            }),
+        }
+    }
+
+    /// One lapse of the hooks of `worktree`, reinstalled by `--repair` when git-hand may write
+    /// there (not a `core.hooksPath` another tool owns, not after the user opted out).
+    fn lapse(&self, git: &Git, worktree: &Path, lapse: &Lapse, opted_out: bool) -> Problem {
+        let fixes = lapse.repairable && !opted_out;
+        let mut p = Problem {
+            kind: "hooks-not-in-force",
+            subject: worktree.display().to_string(),
+            detail: format!("{} ({})", lapse.message, lapse.kind.as_str()),
+            action: if fixes {
+                "reinstall git-hand's hooks (git hand install)".into()
+            } else if lapse.repairable {
+                "none: hand.installHooks is false (git hand uninstall); git hand install opts back in".into()
+            } else {
+                "none: this needs your hand".into()
+            },
+            repaired: false,
+            command: (!fixes).then(|| {
+                if opted_out && lapse.repairable {
+                    "git hand install".to_string()
+                } else {
+                    lapse.hints.first().cloned().unwrap_or_default()
+                }
+            }),
+        };
+        if self.repair && fixes {
+            match crate::hooks::ensure_installed(git) {
+                Ok(r) if r.in_force() => p.repaired = true,
+                Ok(r) => {
+                    let why = r.problem.map(|p| p.to_string()).unwrap_or_default();
+                    p.detail
+                        .push_str(&format!("; reinstalling did not help: {why}"));
+                    p.command = lapse.hints.first().cloned();
+                }
+                Err(e) => {
+                    p.detail.push_str(&format!("; cannot reinstall: {e}"));
+                    p.command = e.hints().into_iter().next();
+                }
+            }
+        }
+        p
+    }
+}

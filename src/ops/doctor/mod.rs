@@ -1,0 +1,101 @@
+//! `git hand doctor [--repair]`: find what a crash, a killed agent or a hand-edited repository
+//! left inconsistent between the ledger, git and the disk, and settle each with the safe action.
+//!
+//! Repairs never destroy unlanded work: what cannot be settled safely is reported with the
+//! command that would settle it.
+//!
+//! One file per kind of finding, each an `impl` of [`Checkup`]: the ledger file itself
+//! (`ops::recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
+//! ledger and the disk disagree about (`slots`), slots that are not themselves (`unproven`),
+//! worktrees git lists that are gone (`worktrees`) and hooks that are not in force (`hooks`).
+
+mod hooks;
+mod leases;
+mod slots;
+mod stuck;
+mod unproven;
+mod worktrees;
+
+use crate::git::Git;
+use crate::ledger::{EventKind, Ledger, Resource};
+
+use super::{Context, Result, tasks};
+
+/// One problem, and what was (or would be) done about it.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// A stable word: `ledger-missing`, `ledger-damaged`, `stuck-spawn`, `stuck-teardown`,
+    /// `expired-lease`, `missing-slot`, `unknown-slot`, `unusable-slot`, `unproven-slot`,
+    /// `prunable-worktree`, `hooks-not-in-force`.
+    pub kind: &'static str,
+    pub subject: String,
+    pub detail: String,
+    /// What `--repair` did, or would do.
+    pub action: String,
+    pub repaired: bool,
+    /// The command that settles it by hand, when doctor will not.
+    pub command: Option<String>,
+}
+
+/// Looks at the ledger itself first (`recover`: a missing, damaged or unusable ledger is
+/// reported, never created or migrated), then at this repository against it.
+pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
+    let (mut problems, sound) = super::recover::ledger_problems(ctx, repair)?;
+    if !sound {
+        return Ok(problems);
+    }
+    let ledger = &mut ctx.open_ledger()?;
+    let repo = ctx.repo()?;
+    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+        return Ok(problems);
+    };
+    let git = repo.git();
+    let checkup = Checkup {
+        ctx,
+        repo,
+        git,
+        repo_id,
+        repair,
+    };
+    checkup.stuck_tasks(ledger, &mut problems)?;
+    checkup.expired_leases(ledger, &mut problems)?;
+    checkup.missing_slots(ledger, &mut problems)?;
+    checkup.unproven_slots(ledger, &mut problems)?;
+    checkup.unusable_free_slots(ledger, &mut problems)?;
+    checkup.unknown_slots(ledger, &mut problems)?;
+    checkup.prunable_worktrees(ledger, &mut problems)?;
+    checkup.hooks_not_in_force(ledger, &mut problems)?;
+    if repair {
+        // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
+        let required = repo.config_bool("hand.requireCredential", false)?;
+        super::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
+            super::Error::failed(
+                format!("cannot mark the slots for hand.requireCredential: {e}"),
+                vec![],
+            )
+        })?;
+    }
+    Ok(problems)
+}
+
+/// Appends a `repaired` event naming the slot and what was done to it.
+fn record(ledger: &mut Ledger, slot: &str, what: &str) -> Result<()> {
+    ledger.write(|tx| {
+        tx.log(
+            EventKind::Repaired,
+            &Resource::worktree(slot),
+            None,
+            Some(what),
+        )
+    })?;
+    Ok(())
+}
+
+/// What every check needs to know about the repository being examined.
+pub(super) struct Checkup<'a> {
+    ctx: &'a Context,
+    repo: &'a crate::git::Repo,
+    git: Git,
+    repo_id: String,
+    repair: bool,
+}

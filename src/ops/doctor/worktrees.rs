@@ -1,0 +1,50 @@
+//! Worktrees git still lists whose directory is gone and that are no slot of ours.
+
+use super::{Checkup, Problem};
+use crate::ledger::Ledger;
+use crate::ops::{Result, pool};
+
+impl Checkup<'_> {
+    /// Worktrees git still lists whose directory is gone and that are no slot of ours.
+    pub(super) fn prunable_worktrees(
+        &self,
+        ledger: &mut Ledger,
+        out: &mut Vec<Problem>,
+    ) -> Result<()> {
+        let (repo, git, repo_id, repair) =
+            (self.repo, &self.git, self.repo_id.as_str(), self.repair);
+        let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;
+        let gone: Vec<_> = repo
+            .linked_worktrees()?
+            .into_iter()
+            .filter(|w| !w.exists && !known.contains(&w.path.to_string_lossy().into_owned()))
+            .collect();
+        for w in gone {
+            let path = w.path.to_string_lossy().into_owned();
+            let locked = w.lock_reason.is_some();
+            let mut p = Problem {
+                kind: "prunable-worktree",
+                subject: path.clone(),
+                detail: format!(
+                    "git lists this worktree but its directory is gone{}",
+                    if locked { " (locked)" } else { "" }
+                ),
+                action: if locked {
+                    "none: it is locked by someone".into()
+                } else {
+                    "git worktree prune".into()
+                },
+                repaired: false,
+                command: locked
+                    .then(|| format!("git worktree unlock {path} && git worktree prune")),
+            };
+            if repair && !locked {
+                let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+                git.run(&["worktree", "prune"])?;
+                p.repaired = true;
+            }
+            out.push(p);
+        }
+        Ok(())
+    }
+}
