@@ -284,7 +284,7 @@ fn claim_slot(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<ledg
             held,
             last_token,
         } => {
-            // Pruned since we looked: prune claims a slot in the ledger before removing it.
+            // Pruned since we looked: prune retires a slot in the ledger before removing it.
             let Some(slot) = view.slot_by_path(path)? else {
                 return Ok(None);
             };
