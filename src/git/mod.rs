@@ -1,9 +1,12 @@
-//! Everything git: gix for reading ([`inspect`]), one runner for every git CLI call ([`runner`]),
-//! and pure helpers ([`url`]). This module does not know about the ledger.
+//! Everything git: gix for reading ([`inspect`]), a linked worktree's files ([`link`]), one
+//! runner for every git CLI call ([`runner`]), the worktree-list lock ([`lock`]), and pure
+//! helpers ([`refname`], [`url`]). Nothing outside this module parses git's files or uses gix
+//! types. This module does not know about the ledger.
 
 pub mod inspect;
 pub mod link;
 pub mod lock;
+pub mod refname;
 pub mod runner;
 pub mod url;
 
