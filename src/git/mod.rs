@@ -1,7 +1,7 @@
 //! Everything git: gix for reading ([`inspect`]), a linked worktree's files ([`link`]), one
 //! runner for every git CLI call ([`runner`]), the worktree-list lock ([`lock`]), and pure
-//! helpers ([`refname`], [`url`]). Nothing outside this module parses git's files or uses gix
-//! types. This module does not know about the ledger.
+//! helpers ([`refname`], [`url`]). `ops` is to reach git's files and gix only through these, not
+//! by itself. This module does not know about the ledger.
 
 pub mod inspect;
 pub mod link;
