@@ -105,33 +105,17 @@ pub fn relative(at: Millis, now: Millis) -> String {
 }
 
 /// Formats epoch milliseconds as RFC 3339 UTC with millisecond precision
-/// (`2026-11-29T10:56:25.123Z`).
+/// (`2026-11-29T10:56:25.123Z`), through jiff's calendar.
+///
+/// An instant beyond jiff's years -9999..=9999 is shown as the nearest one it can render: no
+/// ledger holds such a time unless the machine's clock read it, and a message must still print.
 pub fn rfc3339(ms: Millis) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let tod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        tod / 3600,
-        tod / 60 % 60,
-        tod % 60
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    let at = jiff::Timestamp::from_millisecond(ms).unwrap_or(if ms < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    });
+    format!("{at:.3}")
 }
 
 #[cfg(test)]
@@ -170,6 +154,9 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_795_949_785_123), "2026-11-29T10:56:25.123Z");
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(4_102_444_800_000), "2100-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(i64::MAX), "9999-12-30T22:00:00.999Z");
     }
 
     #[test]

@@ -179,13 +179,10 @@ impl Repo {
     /// two clones of one local remote agree.
     pub fn origin_url(&self) -> Option<String> {
         let url = self.config_string("remote.origin.url")?;
-        if url.starts_with('.') {
-            let base = self
-                .main_workdir()
-                .unwrap_or_else(|| self.loc.common_dir.clone());
-            if let Ok(abs) = std::fs::canonicalize(base.join(&url)) {
-                return Some(abs.to_string_lossy().into_owned());
-            }
+        if url.starts_with('.')
+            && let Ok(abs) = std::fs::canonicalize(self.main_dir().join(&url))
+        {
+            return Some(abs.to_string_lossy().into_owned());
         }
         Some(url)
     }
@@ -197,6 +194,14 @@ impl Repo {
         let remote = self.repo.try_find_remote(remote)?.ok()?;
         let url = remote.url(gix::remote::Direction::Push)?;
         Some(url.to_bstring().to_string())
+    }
+
+    /// The directory that stands for the whole repository, whichever worktree git-hand runs in:
+    /// the main worktree's top, else (a bare repository) the common dir. The repository is named
+    /// after it, and a relative local remote URL is resolved from it, so every worktree agrees.
+    pub fn main_dir(&self) -> PathBuf {
+        self.main_workdir()
+            .unwrap_or_else(|| self.loc.common_dir.clone())
     }
 
     /// The main worktree's top directory (none for a bare repository).
@@ -211,10 +216,8 @@ impl Repo {
     /// A short name for the repository: its main worktree's directory name, or the common dir's
     /// name without `.git` for a bare repository.
     pub fn name(&self) -> String {
-        let from = self
-            .main_workdir()
-            .unwrap_or_else(|| self.loc.common_dir.clone());
-        let name = from
+        let name = self
+            .main_dir()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();

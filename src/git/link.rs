@@ -24,6 +24,36 @@ pub enum LinkError {
     AdminDirNamesAnother { admin: PathBuf, names: PathBuf },
 }
 
+/// The directory of a repository's linked worktrees' admin dirs: `<common>/worktrees`.
+fn worktrees_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("worktrees")
+}
+
+/// Every admin dir of the repository at `common_dir` (`<common>/worktrees/<id>`), in no
+/// particular order; none when it has no linked worktree.
+pub fn admin_dirs(common_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    match std::fs::read_dir(worktrees_dir(common_dir)) {
+        Ok(entries) => Ok(entries.flatten().map(|e| e.path()).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
+        Err(e) => Err(e),
+    }
+}
+
+/// The common dir an admin dir belongs to: `<common>/worktrees/<id>` → `<common>`. `None` for a
+/// path not laid out that way.
+pub fn common_dir_of(admin: &Path) -> Option<PathBuf> {
+    let parent = admin.parent()?;
+    (parent.file_name()? == "worktrees")
+        .then(|| parent.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+/// Whether `worktree` has a `.git` file (not a directory, symlinks followed): the mark of a linked
+/// worktree on disk, before anything proves where it leads.
+pub fn has_git_file(worktree: &Path) -> bool {
+    worktree.join(".git").is_file()
+}
+
 /// The admin dir a worktree's `.git` file names (canonical), without checking the way back.
 pub fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
     let git_file = worktree.join(".git");
@@ -52,7 +82,7 @@ pub fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
 /// `gitdir` names `worktree/.git` back.
 pub fn prove(common_dir: &Path, worktree: &Path) -> Result<PathBuf, LinkError> {
     let admin = admin_dir_of(worktree)?;
-    if admin.parent() != Some(common_dir.join("worktrees").as_path()) {
+    if admin.parent() != Some(worktrees_dir(common_dir).as_path()) {
         return Err(LinkError::ForeignAdminDir { admin });
     }
     names_back(&admin, worktree)?;

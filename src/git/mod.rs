@@ -1,9 +1,12 @@
-//! Everything git: gix for reading ([`inspect`]), one runner for every git CLI call ([`runner`]),
-//! and pure helpers ([`url`]). This module does not know about the ledger.
+//! Everything git: gix for reading ([`inspect`]), a linked worktree's files ([`link`]), one
+//! runner for every git CLI call ([`runner`]), the worktree-list lock ([`lock`]), and pure
+//! helpers ([`refname`], [`url`]). `ops` is to reach git's files and gix only through these, not
+//! by itself. This module does not know about the ledger.
 
 pub mod inspect;
 pub mod link;
 pub mod lock;
+pub mod refname;
 pub mod runner;
 pub mod url;
 

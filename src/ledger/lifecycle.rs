@@ -8,7 +8,7 @@
 //! ```
 //!
 //! A task row is history: it is marked done, never deleted (except an intent taken back before
-//! it touched anything, [`Tx::withdraw_intent`]), so a task name may be spawned again.
+//! it touched anything, [`Tx::withdraw_intent`]); a done task's name may be spawned again.
 
 use serde::Serialize;
 

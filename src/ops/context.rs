@@ -1,5 +1,5 @@
 //! Where an operation runs: the current directory, the repository around it (if any), the
-//! ledger's location and the default holder. All environment reads of the operations live here.
+//! ledger's location and the default holder, with the environment reads that decide them.
 //!
 //! Every ledger an operation uses is opened here, so that a missing ledger the disk says existed
 //! is never created again or read as an empty one, and what opening did that the user should

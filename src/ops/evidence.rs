@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::stamp::{self, Stamp};
 use super::{Context, Error, Result, pool};
-use crate::git::link::names_back;
+use crate::git::link::{common_dir_of, names_back};
 
 /// A worktree git-hand leased, found on disk.
 #[derive(Debug, Clone)]
@@ -194,14 +194,6 @@ fn read_dirs(dir: &Path) -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
-}
-
-/// `<common>/worktrees/<id>` → `<common>`.
-fn common_dir_of(admin: &Path) -> Option<PathBuf> {
-    let parent = admin.parent()?;
-    (parent.file_name()? == "worktrees")
-        .then(|| parent.parent().map(Path::to_path_buf))
-        .flatten()
 }
 
 /// The admin dir's `gitdir` file names `<worktree>/.git`: git itself sees the worktree there.

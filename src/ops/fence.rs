@@ -18,10 +18,8 @@ use crate::ledger::{Task, Tenure, View};
 /// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
 /// applied), normalized. `None` for a repository without an origin.
 pub fn task_remote(repo: &Repo) -> Option<String> {
-    let base = repo
-        .main_workdir()
-        .unwrap_or_else(|| repo.loc.common_dir.clone());
-    repo.push_url("origin").map(|url| remote_key(&url, &base))
+    repo.push_url("origin")
+        .map(|url| remote_key(&url, &repo.main_dir()))
 }
 
 /// The remote a push goes to, from the pre-push hook's `<url>` argument. git resolves a relative

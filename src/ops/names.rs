@@ -62,9 +62,8 @@ pub fn issue_id(id: &str) -> Result<&str> {
 }
 
 /// A branch name for `git switch -c`, judged in-process the way `git check-ref-format --branch`
-/// judges it (gix's reference-name rules on `refs/heads/<name>`, plus git's own refusal of
-/// `HEAD` and of a leading `-`), so a name git would refuse is a usage error before the ledger
-/// is opened instead of a failed `git switch` after a slot was claimed (issue 10). Three
+/// judges it ([`crate::git::refname`]), so a name git would refuse is a usage error before the
+/// ledger is opened instead of a failed `git switch` after a slot was claimed (issue 10). Three
 /// refusals are stricter than git: `@` alone (git's shorthand for HEAD), a name starting with
 /// `refs/` (it would become `refs/heads/refs/...`), and [deceptive](is_deceptive) characters.
 pub fn branch(name: &str) -> Result<&str> {
@@ -78,12 +77,9 @@ pub fn branch(name: &str) -> Result<&str> {
 }
 
 fn branch_problem(name: &str) -> Option<String> {
-    use gix::bstr::ByteSlice;
-    if name == "HEAD" || name == "@" {
-        return Some("git reads it as the current commit".into());
-    }
-    if name.starts_with('-') {
-        return Some("git would read it as an option".into());
+    use crate::git::refname;
+    if let Some(why) = refname::misread_as_branch(name) {
+        return Some(why.into());
     }
     if name.starts_with("refs/") {
         return Some("name the branch without refs/heads/ (git-hand adds it)".into());
@@ -91,10 +87,7 @@ fn branch_problem(name: &str) -> Option<String> {
     if let Some(c) = deceptive_in(name) {
         return Some(format!("it contains the character {}", code_point(c)));
     }
-    let full = format!("refs/heads/{name}");
-    gix::validate::reference::branch_name(full.as_bytes().as_bstr())
-        .err()
-        .map(|e| e.to_string().to_lowercase())
+    refname::invalid_branch(name)
 }
 
 pub fn holder(holder: &str) -> Result<&str> {

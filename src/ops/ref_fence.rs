@@ -80,9 +80,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     // A local branch is fenced on the remote its task records: origin's push URL, resolved from
     // the main work tree as spawn resolved it (`fence::task_remote`).
     let url = repo.push_url("origin");
-    let base = repo
-        .main_workdir()
-        .unwrap_or_else(|| repo.loc.common_dir.clone());
+    let base = repo.main_dir();
     let (mut out, ledger) = hook::decide(ctx, url.as_deref(), &base, &branches)?;
     let (Some(refusal), Some(finding), Some(mut ledger)) =
         (out.refusal.clone(), out.finding.clone(), ledger)

@@ -69,7 +69,7 @@ impl Probe {
     pub fn run(path: &Path) -> Self {
         // A symlink is never followed: what it leads to is not the slot (see `blockers`).
         let real_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
-        if !real_dir || !path.join(".git").is_file() {
+        if !real_dir || !crate::git::link::has_git_file(path) {
             return Self {
                 on_disk: false,
                 dirty: Ok(vec![]),

@@ -267,11 +267,9 @@ impl SlotGuard {
                 vec![format!("ls -la {}", what.display())],
             )
         };
-        if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
-            for admin in entries.flatten().map(|e| e.path()) {
-                if link::names_back(&admin, &self.path).is_ok() {
-                    std::fs::remove_dir_all(&admin).map_err(|e| failed(&admin, e))?;
-                }
+        for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
+            if link::names_back(&admin, &self.path).is_ok() {
+                std::fs::remove_dir_all(&admin).map_err(|e| failed(&admin, e))?;
             }
         }
         let real_dir = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.is_dir());

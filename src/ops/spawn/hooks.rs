@@ -12,7 +12,7 @@ pub(super) fn ensure_in_force(
     git: &Git,
     install: bool,
 ) -> Option<(String, Vec<String>)> {
-    // The common case, proven without a git process: no core.hooksPath (gix reads includes
+    // The common case, proven without a git process: no core.hooksPath (the read follows includes
     // too) and our current shims in the repository's own hooks directory.
     if repo.config_string("core.hooksPath").is_none()
         && crate::hooks::current_in(&repo.loc.common_dir.join("hooks"))
