@@ -19,6 +19,7 @@ mod managers_lfs;
 mod managers_precommit;
 mod newcomer;
 mod ownership;
+mod pinned;
 mod pool;
 mod races;
 mod ref_fence;
