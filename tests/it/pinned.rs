@@ -257,3 +257,160 @@ fn branch_fenced_refusal_on_every_surface() {
         + &check_and_status(&env, &repo, &[], "no credential");
     insta::assert_snapshot!("refusal_branch", text);
 }
+
+/// Runs `git hand <command>` for each command in `dir`, in order (arguments split on spaces);
+/// `--json` ones shown as JSON, the others as text.
+fn transcript(env: &TestEnv, dir: &Path, commands: &[&str]) -> String {
+    let mut out = String::new();
+    for command in commands {
+        let args: Vec<&str> = command.split(' ').filter(|a| !a.is_empty()).collect();
+        let shown = if args.contains(&"--json") {
+            Shown::Json
+        } else {
+            Shown::Text
+        };
+        out += &shot(
+            env,
+            &format!("git hand {command}"),
+            &env.hand(dir, &args),
+            shown,
+        );
+    }
+    out
+}
+
+#[test]
+fn the_text_of_git_hand_list_status_and_log() {
+    let (env, repo) = installed();
+    let a = spawn(&env, &repo, "a", &["--ttl", "30m"]);
+    spawn(&env, &repo, "b", &["--issue", "7"]);
+    spawn(&env, &repo, "c", &[]);
+    env.hand(&repo, &["teardown", "c"]).ok();
+    let slot = path_of(&a);
+    let text = transcript(
+        &env,
+        &repo,
+        &["", "list", "list --all", "status", "log", "log --limit 3"],
+    ) + &transcript(&env, &slot, &["", "status", "check"]);
+    insta::assert_snapshot!("text_list_status_log", text);
+}
+
+#[test]
+fn the_text_and_json_of_spawn_renew_env_teardown_list_status_and_log() {
+    let (env, repo) = installed();
+    let text = transcript(
+        &env,
+        &repo,
+        &[
+            "spawn a --json",
+            "spawn a --json",
+            "spawn b --issue 7 --ttl 30m --json",
+            "spawn b --holder someone-else --json",
+            "teardown a --json",
+            "teardown a --json",
+            "spawn c --json",
+            "renew c --ttl 2h --json",
+            "renew c --ttl 2h",
+            "env c --json",
+            "env c",
+            "list --json",
+            "list --all --json",
+            "status --json",
+            "teardown c",
+            "spawn d",
+            "spawn e --print-path",
+            "log --json",
+        ],
+    );
+    insta::assert_snapshot!("json_tasks", text);
+}
+
+#[test]
+fn the_text_and_json_of_issue_leases() {
+    let (env, repo) = installed();
+    let text = transcript(
+        &env,
+        &repo,
+        &[
+            "lease acquire 7 --holder alice --ttl 30m --json",
+            "lease acquire 7 --holder alice --ttl 30m",
+            "lease acquire 7 --holder bob --json",
+            "lease acquire 7 --holder bob",
+            "lease renew 7 --holder alice --ttl 1h --json",
+            "lease renew 7 --holder bob --json",
+            "lease current 7 --json",
+            "lease current 7",
+            "lease list --json",
+            "lease list",
+            "lease list --all --json",
+            "lease release 7 --holder alice --json",
+            "lease release 7 --holder alice",
+            "lease current 7 --json",
+        ],
+    );
+    insta::assert_snapshot!("json_leases", text);
+}
+
+#[test]
+fn the_text_and_json_of_prune_doctor_install_and_uninstall() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let backup = env.path("backup.sqlite");
+    let backup = format!("doctor --backup {} --json", backup.display());
+    let text = transcript(
+        &env,
+        &repo,
+        &[
+            "install --json",
+            "install --json",
+            "install --manual --json",
+            "install --manual",
+        ],
+    );
+    // A free slot for prune, and a task whose slot vanished for doctor to find and settle.
+    spawn(&env, &repo, "a", &[]);
+    let b = spawn(&env, &repo, "b", &[]);
+    env.hand(&repo, &["teardown", "a"]).ok();
+    std::fs::remove_dir_all(path_of(&b)).unwrap();
+    let text = text
+        + &transcript(&env, &repo, &["doctor --json", "doctor"])
+        + &transcript(
+            &env,
+            &repo,
+            &[
+                "prune --json",
+                "prune",
+                "doctor --json",
+                "doctor",
+                "doctor --repair --json",
+                &backup,
+                "prune --yes --json",
+                "uninstall --json",
+                "uninstall --json",
+                "install",
+                "uninstall",
+            ],
+        );
+    insta::assert_snapshot!("json_maintenance", text);
+}
+
+#[test]
+fn the_json_error_object_of_each_kind_of_failure() {
+    let (env, repo) = installed();
+    spawn(&env, &repo, "a", &["--holder", "alice"]);
+    let text = transcript(
+        &env,
+        &repo,
+        &[
+            "spawn -bad --json",
+            "spawn b --ttl forever --json",
+            "spawn a --holder bob --json",
+            "spawn a --holder bob",
+            "teardown nosuch --json",
+            "lease renew 9 --holder alice --json",
+        ],
+    );
+    let outside = env.path("work");
+    let text = text + &transcript(&env, &outside, &["list --json", "status"]);
+    insta::assert_snapshot!("json_errors", text);
+}
