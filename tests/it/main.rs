@@ -26,3 +26,4 @@ mod ref_fence;
 mod support;
 mod trials;
 mod validation;
+mod verdicts;
