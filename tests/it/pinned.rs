@@ -17,16 +17,8 @@
 use std::path::Path;
 
 use crate::support::{
-    NEVER_GRANTED, Shown, TestEnv, cred, git_with, leased_again, path_of, shot, spawn,
+    NEVER_GRANTED, Shown, TestEnv, cred, git_with, installed, leased_again, path_of, shot, spawn,
 };
-
-/// A repository `app` with its bare origin and git-hand's hooks installed.
-fn installed() -> (TestEnv, std::path::PathBuf) {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    (env, repo)
-}
 
 /// The environment pairs of a credential, for `hand_env`.
 fn pairs(vars: &[(String, String)]) -> Vec<(&str, &str)> {

@@ -612,6 +612,91 @@ pub fn leased_again(
     (path_of(&second), first, second)
 }
 
+/// A repository `app` with its bare origin ([`TestEnv::repo`]) and git-hand's hooks installed.
+pub fn installed() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    (env, repo)
+}
+
+/// `git push <args>` in `dir`, contained, with `cred` in its environment: a hook that recursed
+/// is killed with everything it started.
+pub fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) -> Run {
+    let mut cmd = env.contained("git", dir);
+    cmd.arg("push").args(args);
+    for (k, v) in cred {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// A command run through the env (`lefthook install`, `git lfs ...`), contained.
+pub fn tool(env: &TestEnv, dir: &Path, program: &str, args: &[&str]) -> Run {
+    let mut cmd = env.contained(program, dir);
+    cmd.args(args).env("NO_COLOR", "1");
+    Run::from(cmd.output().unwrap())
+}
+
+/// The hooks directory of a repository's main worktree.
+pub fn hooks_dir(repo: &Path) -> PathBuf {
+    repo.join(".git/hooks")
+}
+
+/// A file's bytes and mode.
+pub type FileSnap = (Vec<u8>, u32);
+
+/// Every file in a hooks directory except git's samples: what "byte-identical" compares.
+pub fn hooks_snapshot(dir: &Path) -> std::collections::BTreeMap<String, FileSnap> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (
+                    std::fs::read(e.path()).unwrap(),
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every file under `dir`: relative path → (mode, bytes); a symlink's bytes are its target.
+/// Missing dir: empty.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    use std::collections::BTreeMap;
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (u32, Vec<u8>)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let bytes = match meta.file_type().is_symlink() {
+                    true => std::fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                    false => std::fs::read(&path).unwrap(),
+                };
+                let rel = path.strip_prefix(root).unwrap().to_path_buf();
+                let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+                out.insert(rel, (mode, bytes));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
 /// A file's permission bits (`0o7777`), of the link itself for a symlink.
 pub fn mode(path: &Path) -> u32 {
     let permissions = std::fs::symlink_metadata(path).unwrap().permissions();
