@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{TestEnv, assert_consistent};
+use crate::support::{TestEnv, assert_consistent, path_of, spawn};
 
 const SPAWN_POINTS: &[&str] = &[
     "spawn-after-intent",

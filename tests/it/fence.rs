@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
+use crate::support::{Run, TestEnv, path_of, remote_oid, spawn};
 
 /// `app` (clone 1) and `clone2`, both of `app-origin.git`, on one ledger, hooks installed in both.
 fn two_clones() -> (TestEnv, PathBuf, PathBuf) {
@@ -27,18 +26,7 @@ fn push(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
 }
 
 fn on_origin(env: &TestEnv, branch: &str) -> bool {
-    let origin = env.path("work/app-origin.git");
-    env.git_run(
-        &origin,
-        &[
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("refs/heads/{branch}"),
-        ],
-    )
-    .code
-        == 0
+    remote_oid(env, &env.path("work/app-origin.git"), branch).is_some()
 }
 
 #[test]

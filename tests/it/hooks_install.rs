@@ -12,7 +12,7 @@ use git_hand::hooks::{
     uninstall_from,
 };
 
-use crate::support::{Run, TestEnv};
+use crate::support::{Run, TestEnv, mode, write_hook};
 
 /// A PATH with git but without the binary under test.
 const PATH_WITHOUT_HAND: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -22,16 +22,6 @@ fn git_path_hooks(env: &TestEnv, dir: &Path) -> PathBuf {
     let answer = env.git(dir, &["rev-parse", "--git-path", "hooks"]);
     let path = dir.join(answer);
     fs::canonicalize(&path).unwrap_or(path)
-}
-
-fn mode(path: &Path) -> u32 {
-    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
-}
-
-fn write_hook(path: &Path, content: &str, mode: u32) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, content).unwrap();
-    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
 /// Every file under `dir` (recursively) with its bytes and mode: "wrote nothing" means this
@@ -538,10 +528,10 @@ fn a_push_with_a_minimal_path_reaches_the_git_hand_the_shim_recorded() {
     let repo = env.repo("r");
     assert_git_hand_not_reachable_without_bin_dir();
     env.hand(&repo, &["install"]).ok();
-    let a = crate::pool::spawn(&env, &repo, "a", &[]);
-    let slot = crate::pool::path_of(&a);
+    let a = crate::support::spawn(&env, &repo, "a", &[]);
+    let slot = crate::support::path_of(&a);
     env.hand(&repo, &["teardown", "a"]).ok();
-    crate::pool::spawn(&env, &repo, "b", &[]);
+    crate::support::spawn(&env, &repo, "b", &[]);
     env.commit(&slot, "late", "late\n");
     // A GUI client or cron: PATH without git-hand, a's old credential. git-hand still judges.
     let zombie = env
@@ -613,8 +603,8 @@ fn without_any_git_hand_a_leased_slot_fails_closed() {
     let repo = env.repo("r");
     let origin = env.path("work/r-origin.git");
     assert_git_hand_not_reachable_without_bin_dir();
-    let a = crate::pool::spawn(&env, &repo, "a", &[]);
-    let slot = crate::pool::path_of(&a);
+    let a = crate::support::spawn(&env, &repo, "a", &[]);
+    let slot = crate::support::path_of(&a);
     install_with_a_git_hand_that_then_vanishes(&env, &repo);
     env.commit(&slot, "file", "change\n");
     // The stamp alone (no credential in the environment) marks the worktree as leased.

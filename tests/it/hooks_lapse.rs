@@ -7,45 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
-
-/// The credential a spawn printed, as environment pairs.
-fn cred(v: &Value) -> Vec<(String, String)> {
-    vec![
-        (
-            "GIT_HAND_LEASE".into(),
-            v["lease_id"].as_str().unwrap().into(),
-        ),
-        ("GIT_HAND_TOKEN".into(), v["token"].to_string()),
-    ]
-}
-
-/// `git push <args>` from `dir` with the credential, contained: a hook that recursed is killed
-/// with everything it started.
-fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) -> Run {
-    let mut cmd = env.contained("git", dir);
-    cmd.arg("push").args(args);
-    for (k, v) in cred {
-        cmd.env(k, v);
-    }
-    Run::from(cmd.output().unwrap())
-}
-
-fn write_hook(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// A stale holder (a) and the current one (b) of the same slot.
-fn stale_and_current(env: &TestEnv, repo: &Path) -> (std::path::PathBuf, Value, Value) {
-    let a = spawn(env, repo, "a", &[]);
-    env.hand(repo, &["teardown", "a"]).ok();
-    let b = spawn(env, repo, "b", &[]);
-    assert_eq!(path_of(&a), path_of(&b), "b got a's slot");
-    (path_of(&b), a, b)
-}
+use crate::support::{Run, TestEnv, cred, leased_again, path_of, push, spawn, write_hook};
 
 #[test]
 fn a_chained_hook_that_calls_git_hand_again_is_judged_once_and_never_recurses() {
@@ -68,6 +30,7 @@ fn a_chained_hook_that_calls_git_hand_again_is_judged_once_and_never_recurses() 
     write_hook(
         &hooks.join("manager-pre-push"),
         &counted("manager", "exit 0\n"),
+        0o755,
     );
     write_hook(
         &hooks.join("pre-push"),
@@ -75,10 +38,11 @@ fn a_chained_hook_that_calls_git_hand_again_is_judged_once_and_never_recurses() 
             "hand",
             "exec \"$(dirname \"$0\")/manager-pre-push\" \"$@\"\n",
         ),
+        0o755,
     );
     env.hand(&repo, &["install"]).ok();
     assert!(hooks.join("pre-push.git-hand-chained").exists());
-    let (slot, a, b) = stale_and_current(&env, &repo);
+    let (slot, a, b) = leased_again(&env, &repo, "a", "b");
     env.commit(&slot, "z.txt", "late\n");
 
     let _ = std::fs::remove_file(&log);
@@ -115,7 +79,7 @@ fn hand_as(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) 
 fn a_deleted_pre_push_hook_is_reported_everywhere_and_doctor_repair_reinstalls_it() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let (slot, a, _b) = stale_and_current(&env, &repo);
+    let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
     let hook = repo.join(".git/hooks/pre-push");
     std::fs::remove_file(&hook).unwrap();
     env.commit(&slot, "z.txt", "late\n");
@@ -195,7 +159,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let (slot, a, _b) = stale_and_current(&env, &repo);
+    let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
     let hooks = repo.join(".git/hooks");
     let hook = hooks.join("pre-push");
 
@@ -206,7 +170,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
 
     // A tool that renames our shim (lefthook keeps it as pre-push.old) and puts its own there.
     std::fs::rename(&hook, hooks.join("pre-push.old")).unwrap();
-    write_hook(&hook, "#!/bin/sh\nexit 0\n");
+    write_hook(&hook, "#!/bin/sh\nexit 0\n", 0o755);
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert_eq!(kinds, ["renamed"], "{v:#}");
     std::fs::remove_file(hooks.join("pre-push.old")).unwrap();
@@ -226,7 +190,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
     // is gitignored): git runs no hook at all in the slot.
     let other = repo.join(".hooks");
     std::fs::create_dir(&other).unwrap();
-    write_hook(&other.join("pre-push"), "#!/bin/sh\nexit 0\n");
+    write_hook(&other.join("pre-push"), "#!/bin/sh\nexit 0\n", 0o755);
     env.git(&repo, &["config", "core.hooksPath", ".hooks"]);
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert_eq!(kinds, ["hooks-path"], "{v:#}");
@@ -273,6 +237,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
     write_hook(
         &other.join("pre-push"),
         "#!/bin/sh\ngit-hand hook pre-push \"$@\"\n",
+        0o755,
     );
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert!(kinds.is_empty(), "{v:#}");
@@ -346,7 +311,7 @@ fn install_hooks_false_means_spawn_never_installs_or_chains_but_still_warns() {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let hooks = repo.join(".git/hooks");
-    write_hook(&hooks.join("pre-push"), "#!/bin/sh\nexit 0\n");
+    write_hook(&hooks.join("pre-push"), "#!/bin/sh\nexit 0\n", 0o755);
     env.git(&repo, &["config", "hand.installHooks", "false"]);
     let run = env.hand(&repo, &["spawn", "t1"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -403,7 +368,7 @@ fn uninstall_stays_uninstalled_until_install_opts_back_in() {
 fn refusals_say_what_was_presented_and_never_teach_the_bypass() {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    let (slot, a, b) = stale_and_current(&env, &repo);
+    let (slot, a, b) = leased_again(&env, &repo, "a", "b");
     env.commit(&slot, "z.txt", "z\n");
     let no_verify = |r: &Run| {
         assert!(!r.stderr.contains("no-verify"), "{}", r.stderr);
@@ -486,6 +451,7 @@ fn a_chained_post_checkout_that_calls_git_hand_again_runs_once() {
              git-hand hook post-checkout \"$@\"\n",
             log.display()
         ),
+        0o755,
     );
     env.hand(&repo, &["install"]).ok();
     env.git(&repo, &["branch", "-q", "other"]);

@@ -3,23 +3,9 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use crate::support::{Run, TestEnv, cred, installed, path_of, remote_oid, spawn};
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
-
-/// The credential a spawn printed, as environment pairs.
-fn cred(v: &Value) -> [(String, String); 2] {
-    [
-        (
-            "GIT_HAND_LEASE".into(),
-            v["lease_id"].as_str().unwrap().into(),
-        ),
-        ("GIT_HAND_TOKEN".into(), v["token"].to_string()),
-    ]
-}
-
-fn push_as(env: &TestEnv, dir: &Path, cred: Option<&[(String, String); 2]>, args: &[&str]) -> Run {
+fn push_as(env: &TestEnv, dir: &Path, cred: Option<&[(String, String)]>, args: &[&str]) -> Run {
     let mut cmd = env.timed("git", dir);
     cmd.arg("push").args(args);
     if let Some(c) = cred {
@@ -31,30 +17,9 @@ fn push_as(env: &TestEnv, dir: &Path, cred: Option<&[(String, String); 2]>, args
     Run::from(out)
 }
 
-fn remote_oid(env: &TestEnv, branch: &str) -> Option<String> {
-    let origin = env.path("work/app-origin.git");
-    let run = env.git_run(
-        &origin,
-        &[
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("refs/heads/{branch}"),
-        ],
-    );
-    (run.code == 0).then(|| run.stdout.trim().to_string())
-}
-
-fn setup() -> (TestEnv, std::path::PathBuf) {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    (env, repo)
-}
-
 #[test]
 fn the_zombie_story_a_superseded_holder_cannot_clobber_the_new_one() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     let cred_a = cred(&a);
@@ -90,7 +55,7 @@ fn the_zombie_story_a_superseded_holder_cannot_clobber_the_new_one() {
         run.stderr
     );
     assert_eq!(
-        remote_oid(&env, "hand/t2"),
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t2"),
         None,
         "nothing reached the remote"
     );
@@ -103,14 +68,14 @@ fn the_zombie_story_a_superseded_holder_cannot_clobber_the_new_one() {
     // B, the current holder, pushes the same branch.
     push_as(&env, &slot, Some(&cred_b), &["-q", "origin", "HEAD"]).ok();
     assert_eq!(
-        remote_oid(&env, "hand/t2").as_deref(),
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t2").as_deref(),
         Some(zombie.as_str())
     );
 }
 
 #[test]
 fn expired_and_released_leases_are_refused_and_the_main_worktree_is_unmanaged() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let e = spawn(&env, &repo, "short", &["--ttl", "1s"]);
     let slot = path_of(&e);
     env.commit(&slot, "e.txt", "x\n");
@@ -149,7 +114,7 @@ fn expired_and_released_leases_are_refused_and_the_main_worktree_is_unmanaged() 
 
 #[test]
 fn without_a_credential_in_the_environment_the_stamp_decides() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &["--ttl", "1s"]);
     let slot = path_of(&a);
     env.commit(&slot, "a.txt", "x\n");
@@ -174,7 +139,7 @@ fn without_a_credential_in_the_environment_the_stamp_decides() {
 
 #[test]
 fn a_task_whose_issue_lease_was_taken_over_cannot_push() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &["--issue", "42", "--holder", "alice"]);
     let slot = path_of(&a);
     // Someone releases alice's issue lease by hand and bob takes the issue; her slot lease lives.
@@ -195,7 +160,7 @@ fn a_task_whose_issue_lease_was_taken_over_cannot_push() {
 
 #[test]
 fn a_zombie_under_another_home_is_still_refused_through_the_stamp() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     let cred_a = cred(&a);
@@ -227,7 +192,7 @@ fn a_zombie_under_another_home_is_still_refused_through_the_stamp() {
 
 #[test]
 fn pushing_a_live_tasks_branch_from_elsewhere_is_refused() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let t2 = spawn(&env, &repo, "t2", &[]);
     env.commit(&path_of(&t2), "t2.txt", "x\n");
     let run = push_as(&env, &repo, None, &["origin", "hand/t2"]);
@@ -238,7 +203,10 @@ fn pushing_a_live_tasks_branch_from_elsewhere_is_refused() {
         "{}",
         run.stderr
     );
-    assert_eq!(remote_oid(&env, "hand/t2"), None);
+    assert_eq!(
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t2"),
+        None
+    );
     // With fencing off, or once the task is done, the branch is anyone's.
     env.git(&repo, &["config", "hand.fenceBranches", "false"]);
     push_as(&env, &repo, None, &["-q", "origin", "hand/t2"]).ok();
@@ -282,7 +250,10 @@ fn a_foreign_pre_push_hook_still_runs_with_its_args_and_stdin_and_its_failure_re
     env.commit(&slot, "b.txt", "x\n");
     let run = push_as(&env, &slot, Some(&cred(&t)), &["origin", "hand/t1"]);
     assert_ne!(run.code, 0, "the foreign hook's failure refuses the push");
-    assert_eq!(remote_oid(&env, "hand/t1").as_deref(), Some(oid.as_str()));
+    assert_eq!(
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t1").as_deref(),
+        Some(oid.as_str())
+    );
     env.hand(&repo, &["uninstall"]).ok();
     assert_eq!(
         std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
@@ -292,7 +263,7 @@ fn a_foreign_pre_push_hook_still_runs_with_its_args_and_stdin_and_its_failure_re
 
 #[test]
 fn spawns_own_git_calls_do_not_reenter_the_post_checkout_hook() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     env.git(&repo, &["config", "hand.adoptWorktrees", "true"]);
     let a = spawn(&env, &repo, "t1", &[]);
     let b = spawn(&env, &repo, "t2", &[]);
@@ -323,7 +294,7 @@ fn spawns_own_git_calls_do_not_reenter_the_post_checkout_hook() {
 
 #[test]
 fn adopted_worktrees_are_leased_and_their_pushes_fenced() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     env.git(&repo, &["config", "hand.adoptWorktrees", "true"]);
     let x = env.path("work/x");
     let run = env.git_run(&repo, &["worktree", "add", x.to_str().unwrap()]);
@@ -351,7 +322,7 @@ fn adopted_worktrees_are_leased_and_their_pushes_fenced() {
 
 #[test]
 fn a_plain_worktree_add_is_only_registered_without_adoption() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let y = env.path("work/y");
     env.git(&repo, &["worktree", "add", "-q", y.to_str().unwrap()]);
     let list = env.hand(&repo, &["list", "--json"]).json();
@@ -362,7 +333,7 @@ fn a_plain_worktree_add_is_only_registered_without_adoption() {
 
 #[test]
 fn post_checkout_warns_in_a_slot_whose_lease_ended_and_never_fails_the_checkout() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &["--ttl", "1s"]);
     let slot = path_of(&a);
     std::thread::sleep(std::time::Duration::from_millis(1200));
@@ -378,7 +349,7 @@ fn post_checkout_warns_in_a_slot_whose_lease_ended_and_never_fails_the_checkout(
 
 #[test]
 fn no_verify_bypasses_the_hook_as_documented() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     let cred_a = cred(&a);
@@ -411,7 +382,7 @@ fn no_verify_bypasses_the_hook_as_documented() {
 
 #[test]
 fn check_reports_the_verdict_without_pushing() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     let v = env
@@ -437,7 +408,7 @@ fn check_reports_the_verdict_without_pushing() {
 
 #[test]
 fn a_broken_ledger_fails_the_push_closed_with_the_repair_command() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     env.commit(&slot, "a.txt", "x\n");
@@ -456,7 +427,7 @@ fn a_broken_ledger_fails_the_push_closed_with_the_repair_command() {
 
 #[test]
 fn require_credential_refuses_a_stamp_only_push() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     env.commit(&slot, "a.txt", "x\n");
@@ -499,7 +470,7 @@ fn spawn_installs_the_hooks_or_says_loudly_that_the_lease_is_not_enforced() {
 
 #[test]
 fn git_dash_c_settings_reach_the_hook() {
-    let (env, repo) = setup();
+    let (env, repo) = installed();
     let a = spawn(&env, &repo, "t1", &[]);
     let slot = path_of(&a);
     env.commit(&slot, "a.txt", "x\n");

@@ -6,18 +6,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
+use crate::support::{Run, TestEnv, mode, path_of, spawn};
 
 /// `ledger.sqlite-wal`, `ledger.sqlite-shm`.
 fn sidecar(ledger: &Path, suffix: &str) -> PathBuf {
     let mut s = ledger.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
-}
-
-fn mode(p: &Path) -> u32 {
-    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
 }
 
 fn chmod(p: &Path, mode: u32) {

@@ -10,53 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
-
-/// Every file under `dir`: relative path → (mode, bytes). Missing dir: empty.
-pub fn tree(dir: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (u32, Vec<u8>)>) {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let bytes = match meta.file_type().is_symlink() {
-                    true => fs::read_link(&path)
-                        .unwrap()
-                        .into_os_string()
-                        .into_encoded_bytes(),
-                    false => fs::read(&path).unwrap(),
-                };
-                let rel = path.strip_prefix(root).unwrap().to_path_buf();
-                out.insert(rel, (meta.permissions().mode(), bytes));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-/// The credential a spawn printed, as environment pairs.
-pub fn cred(v: &Value) -> Vec<(String, String)> {
-    vec![
-        (
-            "GIT_HAND_LEASE".into(),
-            v["lease_id"].as_str().unwrap().into(),
-        ),
-        ("GIT_HAND_TOKEN".into(), v["token"].to_string()),
-    ]
-}
-
-/// `git push <args>` in `dir`, contained, with `cred` and `env_extra` in its environment.
-pub fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) -> Run {
-    push_with(env, dir, cred, &[], args)
-}
+use crate::support::{Run, TestEnv, cred, path_of, push, spawn, tree};
 
 pub fn push_with(
     env: &TestEnv,

@@ -4,37 +4,14 @@
 //! PID namespace under a kill timeout), so a hook that recursed fails the test instead of the
 //! machine.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
-
-/// A file's bytes and mode.
-pub type FileSnap = (Vec<u8>, u32);
-
-/// Every file in a hooks directory except git's samples: what "byte-identical" compares.
-pub fn hooks_snapshot(dir: &Path) -> BTreeMap<String, FileSnap> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
-        .map(|e| {
-            let meta = e.metadata().unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                (std::fs::read(e.path()).unwrap(), meta.permissions().mode()),
-            )
-        })
-        .collect()
-}
-
-pub fn hooks_dir(repo: &Path) -> PathBuf {
-    repo.join(".git/hooks")
-}
+use crate::support::{
+    Run, TestEnv, hooks_dir, hooks_snapshot, leased_again, path_of, remote_oid, spawn, tool,
+};
 
 /// `git push ARGS` in `dir`, contained, as the holder of `cred` when given.
 pub fn push(env: &TestEnv, dir: &Path, cred: Option<&Value>, args: &[&str]) -> Run {
@@ -47,26 +24,6 @@ pub fn push(env: &TestEnv, dir: &Path, cred: Option<&Value>, args: &[&str]) -> R
     Run::from(cmd.output().unwrap())
 }
 
-/// A command run through the env (`lefthook install`, `git lfs ...`), contained.
-pub fn tool(env: &TestEnv, dir: &Path, program: &str, args: &[&str]) -> Run {
-    let mut cmd = env.contained(program, dir);
-    cmd.args(args).env("NO_COLOR", "1");
-    Run::from(cmd.output().unwrap())
-}
-
-pub fn remote_oid(env: &TestEnv, origin: &Path, branch: &str) -> Option<String> {
-    let run = env.git_run(
-        origin,
-        &[
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("refs/heads/{branch}"),
-        ],
-    );
-    (run.code == 0).then(|| run.stdout.trim().to_string())
-}
-
 /// The fence, told as a zombie would meet it: task a spawns and is torn down, task b gets the same
 /// slot, and a's holder pushes from there with a's credential: refused, the remote untouched. b's
 /// own push goes through. Returns b's slot and spawn output.
@@ -75,11 +32,7 @@ pub fn a_stale_push_from_a_slot_is_refused(
     repo: &Path,
     origin: &Path,
 ) -> (PathBuf, Value) {
-    let a = spawn(env, repo, "fence-a", &[]);
-    env.hand(repo, &["teardown", "fence-a", "--force"]).ok();
-    let b = spawn(env, repo, "fence-b", &[]);
-    let slot = path_of(&b);
-    assert_eq!(path_of(&a), slot, "b got a's slot");
+    let (slot, a, b) = leased_again(env, repo, "fence-a", "fence-b");
     env.commit(&slot, "zombie.txt", "from a, late\n");
     let run = push(
         env,

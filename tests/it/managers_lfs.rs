@@ -8,9 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::managers_lefthook::{hooks_dir, hooks_snapshot, push, remote_oid, tool};
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
+use crate::managers_lefthook::push;
+use crate::support::{Run, TestEnv, hooks_dir, hooks_snapshot, path_of, remote_oid, spawn, tool};
 
 /// An env with the hook tools and a real (empty) global git config: git-lfs writes there.
 fn lfs_env() -> TestEnv {

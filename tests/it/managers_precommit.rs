@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::managers_husky::{cred, push, tree};
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
+use crate::support::{Run, TestEnv, cred, path_of, push, spawn, tree};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Order {

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::pool::{path_of, spawn};
-use crate::support::{GitPause, TestEnv, finish};
+use crate::support::{GitPause, TestEnv, finish, path_of, spawn};
 
 fn head_of(env: &TestEnv, dir: &Path) -> String {
     env.git(dir, &["rev-parse", "--abbrev-ref", "HEAD"])

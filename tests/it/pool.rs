@@ -4,23 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{GitPause, Run, TestEnv, finish};
-
-pub fn spawn(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Value {
-    let mut args = vec!["spawn", task, "--json"];
-    args.extend(extra);
-    let run = env.hand(repo, &args);
-    assert_eq!(
-        run.code, 0,
-        "spawn {task} failed\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run.json()
-}
-
-pub fn path_of(v: &Value) -> PathBuf {
-    PathBuf::from(v["path"].as_str().unwrap())
-}
+use crate::support::{GitPause, Run, TestEnv, finish, path_of, spawn};
 
 fn teardown(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Run {
     let mut args = vec!["teardown", task];

@@ -2,8 +2,7 @@
 //! git-hand process at a named git command ([`GitPause`]) until the test has run the other
 //! command, so the race is exercised every time, whatever the machine's speed.
 
-use crate::pool::{path_of, spawn};
-use crate::support::{GitPause, TestEnv, finish};
+use crate::support::{GitPause, TestEnv, finish, path_of, spawn};
 
 /// Past a 1 s TTL: the only sleep here is real time passing for a lease to expire.
 fn let_a_1s_lease_expire() {

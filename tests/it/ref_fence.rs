@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::managers_lefthook::{hooks_dir, hooks_snapshot, tool};
-use crate::pool::{path_of, spawn};
-use crate::support::{Run, TestEnv};
+use crate::support::{Run, TestEnv, hooks_dir, hooks_snapshot, leased_again, path_of, spawn, tool};
 
 /// `git ARGS` in `dir`, contained, as the holder of `cred` (a spawn's JSON) when given, with
 /// `extra` variables.
@@ -58,11 +56,8 @@ fn rev(env: &TestEnv, dir: &Path, what: &str) -> String {
 fn zombie_setup(env: &TestEnv) -> (PathBuf, PathBuf, Value, Value) {
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
-    let a = spawn(env, &repo, "a", &[]);
-    env.hand(&repo, &["teardown", "a", "--force"]).ok();
-    let b = spawn(env, &repo, "b", &[]);
-    assert_eq!(path_of(&a), path_of(&b), "b got a's slot");
-    (repo, path_of(&b), a, b)
+    let (slot, a, b) = leased_again(env, &repo, "a", "b");
+    (repo, slot, a, b)
 }
 
 #[track_caller]

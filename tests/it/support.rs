@@ -542,3 +542,355 @@ pub fn assert_reachable(env: &TestEnv, repo: &Path, commits: &[String], context:
         );
     }
 }
+
+/// A task spawned with `--json` in `repo` (plus `extra` arguments): its JSON, asserting success.
+pub fn spawn(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["spawn", task, "--json"];
+    args.extend(extra);
+    let run = env.hand(repo, &args);
+    assert_eq!(
+        run.code, 0,
+        "spawn {task} failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.json()
+}
+
+/// The slot a spawn's JSON names.
+pub fn path_of(v: &serde_json::Value) -> PathBuf {
+    PathBuf::from(v["path"].as_str().unwrap())
+}
+
+/// The credential a spawn printed, as environment pairs (`GIT_HAND_LEASE`, `GIT_HAND_TOKEN`).
+pub fn cred(v: &serde_json::Value) -> Vec<(String, String)> {
+    vec![
+        (
+            "GIT_HAND_LEASE".into(),
+            v["lease_id"].as_str().unwrap().into(),
+        ),
+        ("GIT_HAND_TOKEN".into(), v["token"].to_string()),
+    ]
+}
+
+/// `git ARGS` in `dir`, contained (see [`TestEnv::contained`]), with `vars` in its environment
+/// (a credential from [`cred`], or nothing).
+pub fn git_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], args: &[&str]) -> Run {
+    let mut cmd = env.contained("git", dir);
+    cmd.args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// The tip of `refs/heads/<branch>` in the repository at `git_dir` (a bare origin), if any.
+pub fn remote_oid(env: &TestEnv, git_dir: &Path, branch: &str) -> Option<String> {
+    let run = env.git_run(
+        git_dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/{branch}"),
+        ],
+    );
+    (run.code == 0).then(|| run.stdout.trim().to_string())
+}
+
+/// A stale holder and the current one of the same slot: task `a` spawned and torn down, task `b`
+/// spawned into the slot `a` had. Returns (the slot, a's spawn JSON, b's spawn JSON).
+pub fn leased_again(
+    env: &TestEnv,
+    repo: &Path,
+    a: &str,
+    b: &str,
+) -> (PathBuf, serde_json::Value, serde_json::Value) {
+    let first = spawn(env, repo, a, &[]);
+    env.hand(repo, &["teardown", a, "--force"]).ok();
+    let second = spawn(env, repo, b, &[]);
+    assert_eq!(path_of(&first), path_of(&second), "{b} got {a}'s slot");
+    (path_of(&second), first, second)
+}
+
+/// A repository `app` with its bare origin ([`TestEnv::repo`]) and git-hand's hooks installed.
+pub fn installed() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    (env, repo)
+}
+
+/// `git push <args>` in `dir`, contained, with `cred` in its environment: a hook that recursed
+/// is killed with everything it started.
+pub fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) -> Run {
+    let mut cmd = env.contained("git", dir);
+    cmd.arg("push").args(args);
+    for (k, v) in cred {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// A command run through the env (`lefthook install`, `git lfs ...`), contained.
+pub fn tool(env: &TestEnv, dir: &Path, program: &str, args: &[&str]) -> Run {
+    let mut cmd = env.contained(program, dir);
+    cmd.args(args).env("NO_COLOR", "1");
+    Run::from(cmd.output().unwrap())
+}
+
+/// The hooks directory of a repository's main worktree.
+pub fn hooks_dir(repo: &Path) -> PathBuf {
+    repo.join(".git/hooks")
+}
+
+/// A file's bytes and mode.
+pub type FileSnap = (Vec<u8>, u32);
+
+/// Every file in a hooks directory except git's samples: what "byte-identical" compares.
+pub fn hooks_snapshot(dir: &Path) -> std::collections::BTreeMap<String, FileSnap> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (
+                    std::fs::read(e.path()).unwrap(),
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every file under `dir`: relative path → (mode, bytes); a symlink's bytes are its target.
+/// Missing dir: empty.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    use std::collections::BTreeMap;
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (u32, Vec<u8>)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let bytes = match meta.file_type().is_symlink() {
+                    true => std::fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                    false => std::fs::read(&path).unwrap(),
+                };
+                let rel = path.strip_prefix(root).unwrap().to_path_buf();
+                let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+                out.insert(rel, (mode, bytes));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A file's permission bits (`0o7777`), of the link itself for a symlink.
+pub fn mode(path: &Path) -> u32 {
+    let permissions = std::fs::symlink_metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::mode(&permissions) & 0o7777
+}
+
+/// Writes a hook (or any file) with `content` and `mode`, creating its directory.
+pub fn write_hook(path: &Path, content: &str, mode: u32) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+}
+
+/// A well-formed lease id no ledger granted (a test presents it; [`normalize`] names it).
+pub const NEVER_GRANTED: &str = "0123456789abcdef0123456789abcdef";
+
+/// How a command's output is shown in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// stdout and stderr as printed.
+    Text,
+    /// stdout parsed as JSON and printed again with its keys sorted (`serde_json::Value`), so a
+    /// change of key order is no change; stderr as printed.
+    Json,
+    /// Only the lines git-hand's hooks printed (`git-hand: ...`) in a git command's stderr: the
+    /// rest is git's wording, which changes with git's version.
+    Hook,
+}
+
+/// One command's run for a snapshot: `$ <label>`, `[exit status: N]`, its stdout and stderr as
+/// `shown`, all through [`normalize`].
+pub fn shot(env: &TestEnv, label: &str, run: &Run, shown: Shown) -> String {
+    let stdout = match shown {
+        Shown::Json if run.stdout.trim().is_empty() => String::new(),
+        Shown::Json => format!("{:#}\n", run.json()),
+        Shown::Text => run.stdout.clone(),
+        Shown::Hook => String::new(),
+    };
+    let stderr = match shown {
+        Shown::Hook => run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("git-hand"))
+            .map(|l| format!("{l}\n"))
+            .collect(),
+        _ => run.stderr.clone(),
+    };
+    let mut out = format!("$ {label}\n[exit status: {}]\n", run.code);
+    if !stdout.is_empty() {
+        out.push_str("--- stdout\n");
+        out.push_str(&stdout);
+    }
+    if !stderr.is_empty() {
+        out.push_str("--- stderr\n");
+        out.push_str(&stderr);
+    }
+    normalize(env, &out)
+}
+
+/// What varies between two runs of one story, replaced by a stable name, so that a snapshot is
+/// the same on every machine, however loaded (the one place that knows what varies):
+///
+/// - the test's temporary directory → `[ROOT]`, the binary's directory → `[BIN]`, this
+///   machine's host name in a holder (`tester@host`) → `tester@[host]`;
+/// - [`NEVER_GRANTED`] → `[never-granted]`, lease ids → `[lease-N]` (`[lease-N:10]` shortened), numbered in the order the ledger
+///   issued them, and repository ids → `[repo-N]` (`[repo-N:6]` in a pool directory's name), so
+///   a snapshot still says which lease a message names;
+/// - commit ids (40 hex) → `[oid]`, shortened ones (10 hex) → `[oid:10]`;
+/// - RFC 3339 times → `[time]`, "in 29m" / "3s ago" → `in [dur]` / `[dur] ago`, pids in JSON →
+///   `[pid]`;
+/// - a run of spaces (a table's padding, whose width follows the values above) → two spaces,
+///   and no trailing spaces.
+///
+/// Fencing tokens, slot numbers, task names and every word stay as printed: they are the point.
+pub fn normalize(env: &TestEnv, text: &str) -> String {
+    let mut text = text.to_string();
+    let mut literal = |from: &str, to: &str| {
+        if !from.is_empty() {
+            text = text.replace(from, to);
+        }
+    };
+    let root = env.root.path();
+    if let Ok(real) = std::fs::canonicalize(root) {
+        literal(&real.to_string_lossy(), "[ROOT]");
+    }
+    literal(&root.to_string_lossy(), "[ROOT]");
+    literal(&TestEnv::bin_dir().to_string_lossy(), "[BIN]");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    literal(&format!("@{}", host.trim()), "@[host]");
+    literal(NEVER_GRANTED, "[never-granted]");
+    literal(&NEVER_GRANTED[..10], "[never-granted:10]");
+    let (leases, repos) = issued_ids(env);
+    for (n, id) in leases.iter().enumerate() {
+        literal(id, &format!("[lease-{}]", n + 1));
+    }
+    for (n, id) in leases.iter().enumerate() {
+        literal(&id[..10.min(id.len())], &format!("[lease-{}:10]", n + 1));
+    }
+    for (n, id) in repos.iter().enumerate() {
+        literal(id, &format!("[repo-{}]", n + 1));
+    }
+    for (n, id) in repos.iter().enumerate() {
+        literal(
+            &format!("-{}/", &id[..6.min(id.len())]),
+            &format!("-[repo-{}:6]/", n + 1),
+        );
+    }
+    let words = normalize_words(&text);
+    words
+        .lines()
+        .map(|line| {
+            let body = line.trim_start_matches(' ');
+            let mut out = line[..line.len() - body.len()].to_string();
+            for (i, part) in body.trim_end().split("  ").enumerate() {
+                if i == 0 {
+                    out.push_str(part);
+                } else if !part.is_empty() {
+                    out.push_str("  ");
+                    out.push_str(part.trim_start());
+                }
+            }
+            out + "\n"
+        })
+        .collect()
+}
+
+/// The lease ids and repository ids of the env's ledger, in the order they were issued (none
+/// when there is no ledger).
+fn issued_ids(env: &TestEnv) -> (Vec<String>, Vec<String>) {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let Ok(conn) = rusqlite::Connection::open_with_flags(env.ledger(), flags) else {
+        return (vec![], vec![]);
+    };
+    let column = |sql: &str| -> Vec<String> {
+        let Ok(mut stmt) = conn.prepare(sql) else {
+            return vec![];
+        };
+        stmt.query_map([], |r| r.get(0))
+            .map(|rows| rows.filter_map(Result::ok).collect())
+            .unwrap_or_default()
+    };
+    (
+        column("SELECT lease_id FROM tenures ORDER BY rowid"),
+        column("SELECT id FROM repos ORDER BY rowid"),
+    )
+}
+
+/// The word-level part of [`normalize`]: commit ids, times, durations and pids.
+fn normalize_words(text: &str) -> String {
+    const TIME_SHAPE: &str = "NNNN-NN-NNTNN:NN:NN.NNNZ";
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let before = |out: &str, s: &str| out.ends_with(s);
+    while i < chars.len() {
+        let shape: String = chars[i..(i + TIME_SHAPE.len()).min(chars.len())]
+            .iter()
+            .map(|c| if c.is_ascii_digit() { 'N' } else { *c })
+            .collect();
+        if shape == TIME_SHAPE {
+            out.push_str("[time]");
+            i += TIME_SHAPE.len();
+            continue;
+        }
+        if !chars[i].is_ascii_alphanumeric() {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word: String = chars[start..i].iter().collect();
+        let rest: String = chars[i..(i + 4).min(chars.len())].iter().collect();
+        let hex = word
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+        let digits = word.chars().all(|c| c.is_ascii_digit());
+        let duration = word.len() > 1
+            && word[..word.len() - 1].chars().all(|c| c.is_ascii_digit())
+            && word.ends_with(['s', 'm', 'h', 'd']);
+        let replacement = if hex && word.len() == 40 {
+            "[oid]"
+        } else if hex && word.len() == 10 {
+            "[oid:10]"
+        } else if duration && (before(&out, "in ") || rest == " ago") {
+            "[dur]"
+        } else if digits && (before(&out, "\"pid\": ") || before(&out, "\"pid_start\": ")) {
+            "[pid]"
+        } else {
+            &word
+        };
+        out.push_str(replacement);
+    }
+    out
+}

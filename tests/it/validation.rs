@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::pool::{path_of, spawn};
-use crate::support::{GitPause, Run, TestEnv, finish};
+use crate::support::{GitPause, Run, TestEnv, finish, path_of, spawn};
 
 /// What a command left behind that it should not have: the ledger file, the pool directory.
 fn traces(env: &TestEnv) -> Vec<PathBuf> {
