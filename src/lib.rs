@@ -2,7 +2,8 @@
 //! holder whose lease is no longer current.
 //!
 //! - [`ledger`]: the SQLite ledger, its migrations and the lease engine (no git, no CLI).
-//! - [`clock`], [`ids`], [`failpoint`]: time, random ids and crash points shared by everything.
+//! - [`clock`], [`ids`], [`failpoint`], [`word`]: time, random ids, crash points and the one
+//!   spelling of every enum's words, shared by everything.
 
 pub mod cli;
 pub mod clock;
@@ -12,3 +13,4 @@ pub mod hooks;
 pub mod ids;
 pub mod ledger;
 pub mod ops;
+pub mod word;

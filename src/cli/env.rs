@@ -1,8 +1,8 @@
 //! `git hand env`: a task's credential as shell `export` lines.
 
 use clap::Args;
-use serde_json::Value;
 
+use super::output::Vars;
 use super::{Done, Failure, Kind};
 use crate::ops::Context;
 use crate::ops::tasks;
@@ -11,12 +11,9 @@ use crate::ops::tasks;
 pub struct EnvArgs {
     /// The task [default: the task of the current worktree].
     pub task: Option<String>,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
+pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
         crate::ops::names::task_name(name)?;
@@ -39,12 +36,9 @@ pub fn env(ctx: &Context, args: EnvArgs) -> Result<Done, Failure> {
         )));
     }
     let vars = crate::ops::credential::env_vars(&task, &tenure);
-    if args.json {
-        let map: serde_json::Map<String, Value> = vars
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), Value::String(v)))
-            .collect();
-        return Ok(Done::json(&Value::Object(map), None));
+    if json {
+        // `{"GIT_HAND_LEASE": ..., ...}`: the same variables as the text, as one object.
+        return Done::json(&Vars(&vars), None);
     }
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
     Ok(Done::ok(

@@ -8,7 +8,8 @@ use crate::ledger::LedgerError;
 use crate::ops;
 
 /// The exit-code table (docs/cli.md): 0 ok, 1 refused or failed, 2 usage, 3 precondition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Failed = 1,
     Usage = 2,
@@ -19,11 +20,33 @@ impl Kind {
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Failed => "failed",
-            Kind::Usage => "usage",
-            Kind::Precondition => "precondition",
+}
+
+crate::word::words!(Kind: "error kind");
+
+/// The JSON object every failure prints on stdout under `--json` (docs/cli.md):
+/// `{"error": {"kind", "message", "hints"}}`.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorJson<'a> {
+    pub error: ErrorBody<'a>,
+}
+
+/// The inside of [`ErrorJson`]; also `install --json`'s `error` when it refuses.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorBody<'a> {
+    pub kind: Kind,
+    pub message: &'a str,
+    pub hints: &'a [String],
+}
+
+impl<'a> ErrorJson<'a> {
+    pub fn of(f: &'a Failure) -> Self {
+        Self {
+            error: ErrorBody {
+                kind: f.kind,
+                message: &f.message,
+                hints: &f.hints,
+            },
         }
     }
 }

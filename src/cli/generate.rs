@@ -6,12 +6,12 @@
 //! into `man git-hand` and a reader should find `spawn`'s flags there, not a pointer to a page
 //! that does not exist.
 
-use clap::{Arg, ArgAction, Command, CommandFactory, Subcommand};
+use clap::{Arg, ArgAction, Command, Subcommand};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
-use super::{Cli, Done, Failure, Kind};
+use super::{Done, Failure, Kind};
 
 #[derive(Debug, Subcommand)]
 pub enum GenerateCommand {
@@ -34,11 +34,11 @@ pub fn run(cmd: GenerateCommand) -> Result<Done, Failure> {
         .map_err(|e| Failure::new(Kind::Failed, format!("cannot render: {e}")))
 }
 
-/// The command tree as people see it: clap's generated `help` verb left out. Not yet built:
-/// building fixes every verb's bin name, and completions need `git-hand` where the page says
-/// `git hand`.
+/// The command tree as people see it (the global `--json` included): clap's generated `help`
+/// verb left out. Not yet built: building fixes every verb's bin name, and completions need
+/// `git-hand` where the page says `git hand`.
 fn command() -> Command {
-    Cli::command().disable_help_subcommand(true)
+    super::command().disable_help_subcommand(true)
 }
 
 fn completion(shell: Shell) -> std::io::Result<String> {
@@ -144,7 +144,7 @@ fn man_page() -> std::io::Result<String> {
 }
 
 /// One verb: a subsection named by its full command line, its summary, synopsis and options.
-/// `-C` and `-h` are global and documented once, at the top.
+/// `-C`, `--json` and `-h` are global and documented once, at the top.
 fn render_verb(verb: &Command, out: &mut Vec<u8>) -> std::io::Result<()> {
     let name = verb.get_bin_name().unwrap_or_else(|| verb.get_name());
     let aliases: Vec<&str> = verb.get_visible_aliases().collect();
@@ -174,7 +174,7 @@ fn render_verb(verb: &Command, out: &mut Vec<u8>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `-C`, `-h/--help` and `-V/--version`: propagated to every verb by clap.
+/// `-C`, `--json`, `-h/--help` and `-V/--version`: propagated to every verb by clap.
 fn is_global(a: &Arg) -> bool {
     a.is_global_set() || matches!(a.get_action(), ArgAction::Help | ArgAction::Version)
 }
@@ -322,6 +322,7 @@ mod tests {
             "\\-\\-print\\-path",
             "\\-\\-repair",
             "\\-\\-hooks\\-path",
+            "\\-\\-json",
         ] {
             assert!(page.contains(flag), "{flag} missing");
         }

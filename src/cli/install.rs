@@ -1,15 +1,17 @@
 //! `git hand install` and `git hand uninstall`: arguments to [`crate::hooks`] calls, outcomes to
 //! text or `--json` (docs/hooks.md). Warnings go to stderr, each line starting `git-hand:`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
+use super::error::ErrorBody;
 use super::{Done, Failure, Kind};
 use crate::git::Git;
 use crate::hooks::{
-    self, Change, HookChange, HookError, HooksLocation, InstallOptions, Scene, Target,
+    self, Change, HookChange, HookError, HooksLocation, InstallOptions, Manager, Scene, Target,
+    Warning,
 };
 use crate::ops::Context;
 
@@ -24,24 +26,61 @@ pub struct InstallArgs {
     /// Install into the directory core.hooksPath names, under the same chaining rules.
     #[arg(long)]
     pub hooks_path: bool,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-#[derive(Debug, Args)]
-pub struct UninstallArgs {
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
+/// `install --json` (docs/hooks.md).
+#[derive(Serialize)]
+struct InstallJson<'a> {
+    /// `installed` or `unchanged`.
+    outcome: &'static str,
+    hooks_dir: &'a Path,
+    hooks_path: Option<&'a str>,
+    hooks: &'a [HookChange],
+    /// Where `git-hand` resolves on this PATH; null when it does not.
+    git_hand: Option<&'a Path>,
+    warnings: Vec<WarningJson>,
+    /// Whether this install cleared `hand.installHooks=false`.
+    opted_in: bool,
 }
 
-pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
+#[derive(Serialize)]
+struct WarningJson {
+    kind: Warning,
+    message: String,
+}
+
+/// `uninstall --json` (docs/hooks.md).
+#[derive(Serialize)]
+struct UninstallJson<'a> {
+    /// `uninstalled` or `nothing-installed`.
+    outcome: &'static str,
+    hooks_dirs: &'a [PathBuf],
+    hooks_path: Option<&'a str>,
+    hooks: &'a [HookChange],
+    /// Always false: uninstalling opts out of spawn installing the hooks again.
+    install_hooks: bool,
+}
+
+/// `install --manual --json`, or a refused `install --json`: the recipe for the hook manager in
+/// charge; `error` only when refused.
+#[derive(Serialize)]
+struct ManualJson<'a> {
+    /// `manual` or `refused`.
+    outcome: &'static str,
+    hooks_dir: &'a Path,
+    hooks_path: Option<&'a str>,
+    manager: Manager,
+    recipe: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody<'a>>,
+}
+
+pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Failure> {
     let git = repo_git(ctx)?;
     let work_tree = ctx.repo()?.loc.workdir.clone();
     if args.manual {
         let location = hooks::locate(&git)?;
-        return Ok(manual(&location, work_tree.as_deref(), args.json, None));
+        return manual(&location, work_tree.as_deref(), json, None);
     }
     let target = match args.hooks_path {
         true => Target::HooksPath,
@@ -50,7 +89,7 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     let force = args.force;
     let report = match hooks::install(&git, InstallOptions { target, force }) {
         Ok(report) => report,
-        Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, args.json),
+        Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, json),
     };
     let repo = ctx.repo()?;
     let required = repo
@@ -72,15 +111,24 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     // Installing is opting back in to what `uninstall` opted out of.
     let opted_in =
         hooks::clear_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
-    if args.json {
-        return Ok(Done::json(
-            &json!({
-                "outcome": report.outcome(), "hooks_dir": report.dir,
-                "hooks_path": report.location.hooks_path, "hooks": report.hooks,
-                "git_hand": report.git_hand, "warnings": warnings, "opted_in": opted_in,
-            }),
-            None,
-        ));
+    if json {
+        let warnings = warnings
+            .iter()
+            .map(|&kind| WarningJson {
+                kind,
+                message: kind.message(),
+            })
+            .collect();
+        let shape = InstallJson {
+            outcome: report.outcome(),
+            hooks_dir: &report.dir,
+            hooks_path: report.location.hooks_path.as_deref(),
+            hooks: &report.hooks,
+            git_hand: report.git_hand.as_deref(),
+            warnings,
+            opted_in,
+        };
+        return Done::json(&shape, None);
     }
     let mut text = format!("git-hand hooks in {}:\n", report.dir.display());
     text.extend(report.hooks.iter().map(change_line));
@@ -92,21 +140,21 @@ pub fn install(ctx: &Context, args: InstallArgs) -> Result<Done, Failure> {
     Ok(Done::ok(text))
 }
 
-pub fn uninstall(ctx: &Context, args: UninstallArgs) -> Result<Done, Failure> {
+pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let git = repo_git(ctx)?;
     let report = hooks::uninstall(&git)?;
     // Uninstalled stays uninstalled: without this the next spawn put the hooks back silently.
     hooks::record_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     let opt_out = "hand.installHooks=false: spawn will not install them again (git hand install undoes this)\n";
-    if args.json {
-        return Ok(Done::json(
-            &json!({
-                "outcome": report.outcome(), "hooks_dirs": report.dirs,
-                "hooks_path": report.location.hooks_path, "hooks": report.hooks,
-                "install_hooks": false,
-            }),
-            None,
-        ));
+    if json {
+        let shape = UninstallJson {
+            outcome: report.outcome(),
+            hooks_dirs: &report.dirs,
+            hooks_path: report.location.hooks_path.as_deref(),
+            hooks: &report.hooks,
+            install_hooks: false,
+        };
+        return Done::json(&shape, None);
     }
     let dirs: Vec<String> = report
         .dirs
@@ -158,18 +206,17 @@ fn refuse_or_fail(
         notes.push("the recipe for your hook manager is on stdout".into());
         warn(notes);
     }
-    Ok(manual(&location, work_tree, json, Some(&e)))
+    manual(&location, work_tree, json, Some(&e))
 }
 
-/// The recipe for the hook manager in use, as text or as `{"outcome", "hooks_dir",
-/// "hooks_path", "manager", "recipe"}` (outcome `refused`, plus `"error"`, and exit 3 when this
-/// is a refusal).
+/// The recipe for the hook manager in use, as text or as [`ManualJson`] (outcome `refused`,
+/// plus `error`, and exit 3 when this is a refusal).
 fn manual(
     location: &HooksLocation,
     work_tree: Option<&Path>,
     json: bool,
     refusal: Option<&HookError>,
-) -> Done {
+) -> Result<Done, Failure> {
     let recipe = hooks::manual::recipe(&Scene {
         location,
         work_tree,
@@ -182,17 +229,22 @@ fn manual(
         "manual"
     };
     if !json {
-        return Done::with(recipe.text, kind);
+        return Ok(Done::with(recipe.text, kind));
     }
-    let mut value = json!({
-        "outcome": outcome, "hooks_dir": dir, "hooks_path": hooks_path,
-        "manager": recipe.manager, "recipe": recipe.text,
-    });
-    if let Some(e) = refusal {
-        value["error"] =
-            json!({"kind": "precondition", "message": e.to_string(), "hints": e.hints()});
-    }
-    Done::json(&value, kind)
+    let error = refusal.map(|e| (e.to_string(), e.hints()));
+    let shape = ManualJson {
+        outcome,
+        hooks_dir: dir,
+        hooks_path,
+        manager: recipe.manager,
+        recipe: &recipe.text,
+        error: error.as_ref().map(|(message, hints)| ErrorBody {
+            kind: Kind::Precondition,
+            message,
+            hints,
+        }),
+    };
+    Done::json(&shape, kind)
 }
 
 /// `  pre-push       chained    /r/.git/hooks/pre-push (...)`

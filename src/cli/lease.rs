@@ -1,12 +1,12 @@
 //! `git hand lease acquire|renew|release|current|list` and `git hand log`.
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::output::{expiry_text, merge, no_tenure_json, paint, table, tenure_json};
+use super::output::{TenureJson, expiry_text, paint, table};
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
-use crate::ledger::{By, Tenure};
+use crate::ledger::{By, Resource, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
 use crate::ops::{Context, names};
 
@@ -19,9 +19,6 @@ pub enum LeaseCommand {
         holder: HolderArg,
         #[command(flatten)]
         ttl: TtlArg,
-        /// Print one JSON object (fields: docs/cli.md).
-        #[arg(long)]
-        json: bool,
     },
     /// Extend the expiry of an issue lease you hold; the token stays.
     Renew {
@@ -30,47 +27,21 @@ pub enum LeaseCommand {
         by: ByArgs,
         #[command(flatten)]
         ttl: TtlArg,
-        /// Print one JSON object (fields: docs/cli.md).
-        #[arg(long)]
-        json: bool,
     },
     /// Release an issue lease; releasing nothing succeeds.
     Release {
         issue: String,
         #[command(flatten)]
         by: ByArgs,
-        /// Print one JSON object (fields: docs/cli.md).
-        #[arg(long)]
-        json: bool,
     },
     /// Show the live lease of an issue, if any.
-    Current {
-        issue: String,
-        /// Print one JSON object (fields: docs/cli.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Current { issue: String },
     /// List live issue leases of this repository's namespace.
     List {
         /// Every namespace in the ledger.
         #[arg(long)]
         all: bool,
-        /// Print one JSON object (fields: docs/cli.md).
-        #[arg(long)]
-        json: bool,
     },
-}
-
-impl LeaseCommand {
-    pub fn json(&self) -> bool {
-        match self {
-            LeaseCommand::Acquire { json, .. }
-            | LeaseCommand::Renew { json, .. }
-            | LeaseCommand::Release { json, .. }
-            | LeaseCommand::Current { json, .. }
-            | LeaseCommand::List { json, .. } => *json,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -97,46 +68,27 @@ pub struct TtlArg {
     pub ttl: Option<Millis>,
 }
 
-pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
+pub fn run(ctx: &Context, cmd: LeaseCommand, json: bool) -> Result<Done, Failure> {
     check(ctx, &cmd)?;
     let mut ledger = match &cmd {
         LeaseCommand::Current { .. } | LeaseCommand::List { .. } => ctx.ledger_for_reading()?,
         _ => ctx.open_ledger()?,
     };
-    let (report, json) = match cmd {
-        LeaseCommand::Acquire {
-            issue,
-            holder,
-            ttl,
-            json,
-        } => {
+    let report = match cmd {
+        LeaseCommand::Acquire { issue, holder, ttl } => {
             let holder = ctx.holder(holder.holder.as_deref())?;
-            (
-                lease::acquire(ctx, &mut ledger, &issue, &holder, ttl.ttl)?,
-                json,
-            )
+            lease::acquire(ctx, &mut ledger, &issue, &holder, ttl.ttl)?
         }
-        LeaseCommand::Renew {
-            issue,
-            by,
-            ttl,
-            json,
-        } => {
+        LeaseCommand::Renew { issue, by, ttl } => {
             let holder = ctx.holder(by.holder.as_deref())?;
-            (
-                lease::renew(ctx, &mut ledger, &issue, by_of(&by, &holder), ttl.ttl)?,
-                json,
-            )
+            lease::renew(ctx, &mut ledger, &issue, by_of(&by, &holder), ttl.ttl)?
         }
-        LeaseCommand::Release { issue, by, json } => {
+        LeaseCommand::Release { issue, by } => {
             let holder = ctx.holder(by.holder.as_deref())?;
-            (
-                lease::release(ctx, &mut ledger, &issue, by_of(&by, &holder))?,
-                json,
-            )
+            lease::release(ctx, &mut ledger, &issue, by_of(&by, &holder))?
         }
-        LeaseCommand::Current { issue, json } => (lease::current(ctx, &mut ledger, &issue)?, json),
-        LeaseCommand::List { all, json } => return list(ctx, &mut ledger, all, json),
+        LeaseCommand::Current { issue } => lease::current(ctx, &mut ledger, &issue)?,
+        LeaseCommand::List { all } => return list(ctx, &mut ledger, all, json),
     };
     render(&report, json)
 }
@@ -185,32 +137,87 @@ fn parts(outcome: &Outcome) -> (&'static str, Option<&Tenure>, Option<Kind>) {
     }
 }
 
-/// The JSON object of one outcome (docs/cli.md, "lease").
-pub fn report_json(r: &Report) -> Value {
-    let (word, tenure, _) = parts(&r.outcome);
-    let base = json!({
-        "outcome": word,
-        "resource": { "kind": "issue", "key": r.resource.key },
-        "namespace": r.namespace,
-        "issue": r.issue,
-    });
-    let mut value = merge(base, tenure.map_or_else(no_tenure_json, tenure_json));
-    if let Outcome::Acquired {
-        fresh, superseded, ..
-    } = &r.outcome
-    {
-        value = merge(
-            value,
-            json!({ "fresh": fresh, "superseded": superseded.as_ref().map(tenure_json) }),
-        );
+/// The JSON object of one outcome (docs/cli.md, "lease"): the tenure's fields are all null
+/// when there is none; `fresh` and `superseded` are there only for `acquire`.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    outcome: &'static str,
+    resource: &'a Resource,
+    namespace: &'a str,
+    issue: &'a str,
+    #[serde(flatten)]
+    tenure: TenureJson<'a>,
+    #[serde(flatten)]
+    acquired: Option<AcquiredJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct AcquiredJson<'a> {
+    /// Whether this acquire made a new tenure (false: the holder already held it).
+    fresh: bool,
+    /// The expired tenure this one took over, if any.
+    superseded: Option<TenureJson<'a>>,
+}
+
+impl<'a> ReportJson<'a> {
+    fn of(r: &'a Report) -> Self {
+        let (word, tenure, _) = parts(&r.outcome);
+        let acquired = match &r.outcome {
+            Outcome::Acquired {
+                fresh, superseded, ..
+            } => Some(AcquiredJson {
+                fresh: *fresh,
+                superseded: superseded.as_ref().map(TenureJson::of),
+            }),
+            _ => None,
+        };
+        Self {
+            outcome: word,
+            resource: &r.resource,
+            namespace: &r.namespace,
+            issue: &r.issue,
+            tenure: tenure.map_or(TenureJson::NONE, TenureJson::of),
+            acquired,
+        }
     }
-    value
+}
+
+/// `lease list --json`: `namespace` is null with `--all`, or when this repository has none.
+#[derive(Serialize)]
+struct ListJson<'a> {
+    namespace: Option<&'a str>,
+    leases: Vec<LeaseJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct LeaseJson<'a> {
+    resource: &'a Resource,
+    namespace: &'a str,
+    issue: &'a str,
+    #[serde(flatten)]
+    tenure: TenureJson<'a>,
+}
+
+impl<'a> LeaseJson<'a> {
+    fn of(t: &'a Tenure) -> Self {
+        let (namespace, issue) = t
+            .resource
+            .key
+            .rsplit_once('#')
+            .unwrap_or(("", &t.resource.key));
+        Self {
+            resource: &t.resource,
+            namespace,
+            issue,
+            tenure: TenureJson::of(t),
+        }
+    }
 }
 
 fn render(r: &Report, json: bool) -> Result<Done, Failure> {
     let (_, _, kind) = parts(&r.outcome);
     if json {
-        return Ok(Done::json(&report_json(r), kind));
+        return Done::json(&ReportJson::of(r), kind);
     }
     let what = format!("issue {} ({})", r.issue, r.namespace);
     let lease_line = |t: &Tenure| {
@@ -303,25 +310,11 @@ fn list(
     };
     let listing = lease::list(ctx, ledger, which)?;
     if json {
-        let leases: Vec<Value> = listing
-            .leases
-            .iter()
-            .map(|t| {
-                let (namespace, issue) = t
-                    .resource
-                    .key
-                    .rsplit_once('#')
-                    .unwrap_or(("", &t.resource.key));
-                merge(
-                    json!({ "resource": t.resource, "namespace": namespace, "issue": issue }),
-                    tenure_json(t),
-                )
-            })
-            .collect();
-        return Ok(Done::json(
-            &json!({ "namespace": listing.namespace, "leases": leases }),
-            None,
-        ));
+        let shape = ListJson {
+            namespace: listing.namespace.as_deref(),
+            leases: listing.leases.iter().map(LeaseJson::of).collect(),
+        };
+        return Done::json(&shape, None);
     }
     if listing.leases.is_empty() {
         return Ok(Done::ok("no live issue leases\n".into()));

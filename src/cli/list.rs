@@ -1,57 +1,93 @@
 //! `git hand list`: active tasks (and done ones with `--all`) and free slots.
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::output::{Paint, expiry_text, paint, table, tenure_json, time_json};
+use super::output::{Paint, TenureJson, Time, expiry_text, paint, table};
 use super::{Done, Failure};
-use crate::ledger::Tasks;
+use crate::ledger::{EndReason, TaskState, Tasks};
 use crate::ops::Context;
-use crate::ops::tasks::{self, TaskView};
+use crate::ops::tasks::{self, FreeSlot, TaskView};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Include done tasks.
     #[arg(long)]
     pub all: bool,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-fn task_json(v: &TaskView) -> Value {
-    json!({
-        "task": v.task.name,
-        "state": v.task.state,
-        "path": v.task.slot_path,
-        "slot": v.slot_n,
-        "branch": v.task.branch,
-        "base": v.task.base_oid,
-        "holder": v.task.holder,
-        "lease": v.tenure.as_ref().map(tenure_json),
-        "issue": v.task.issue,
-        "issue_lease": v.issue_tenure.as_ref().map(tenure_json),
-        "created_at": time_json(Some(v.task.created_at)),
-        "done_at": time_json(v.task.done_at),
-        "done_reason": v.task.done_reason,
-    })
+/// `list --json`.
+#[derive(Serialize)]
+struct ListJson<'a> {
+    tasks: Vec<TaskJson<'a>>,
+    free_slots: Vec<FreeSlotJson<'a>>,
 }
 
-pub fn list(ctx: &Context, args: ListArgs) -> Result<Done, Failure> {
+#[derive(Serialize)]
+struct TaskJson<'a> {
+    task: &'a str,
+    state: TaskState,
+    path: Option<&'a str>,
+    slot: Option<i64>,
+    branch: &'a str,
+    base: Option<&'a str>,
+    holder: &'a str,
+    lease: Option<TenureJson<'a>>,
+    issue: Option<&'a str>,
+    issue_lease: Option<TenureJson<'a>>,
+    created_at: Time,
+    done_at: Option<Time>,
+    done_reason: Option<EndReason>,
+}
+
+impl<'a> TaskJson<'a> {
+    fn of(v: &'a TaskView) -> Self {
+        Self {
+            task: &v.task.name,
+            state: v.task.state,
+            path: v.task.slot_path.as_deref(),
+            slot: v.slot_n,
+            branch: &v.task.branch,
+            base: v.task.base_oid.as_deref(),
+            holder: &v.task.holder,
+            lease: v.tenure.as_ref().map(TenureJson::of),
+            issue: v.task.issue.as_deref(),
+            issue_lease: v.issue_tenure.as_ref().map(TenureJson::of),
+            created_at: Time(v.task.created_at),
+            done_at: Time::of(v.task.done_at),
+            done_reason: v.task.done_reason,
+        }
+    }
+}
+
+/// A free slot; `problem` says why no spawn will take it (null when one will).
+#[derive(Serialize)]
+struct FreeSlotJson<'a> {
+    slot: i64,
+    path: &'a str,
+    problem: Option<&'a str>,
+}
+
+impl<'a> FreeSlotJson<'a> {
+    fn of(s: &'a FreeSlot) -> Self {
+        Self {
+            slot: s.info.slot.n,
+            path: &s.info.slot.path,
+            problem: s.problem.as_deref(),
+        }
+    }
+}
+
+pub fn list(ctx: &Context, args: ListArgs, json: bool) -> Result<Done, Failure> {
     let mut ledger = ctx.ledger_for_reading()?;
     let which = if args.all { Tasks::All } else { Tasks::Open };
     let listing = tasks::list(ctx, &mut ledger, which)?;
-    if args.json {
-        let free: Vec<Value> = listing
-            .free_slots
-            .iter()
-            .map(|s| json!({ "slot": s.info.slot.n, "path": s.info.slot.path, "problem": s.problem }))
-            .collect();
-        let tasks: Vec<Value> = listing.tasks.iter().map(task_json).collect();
-        return Ok(Done::json(
-            &json!({ "tasks": tasks, "free_slots": free }),
-            None,
-        ));
+    if json {
+        let shape = ListJson {
+            tasks: listing.tasks.iter().map(TaskJson::of).collect(),
+            free_slots: listing.free_slots.iter().map(FreeSlotJson::of).collect(),
+        };
+        return Done::json(&shape, None);
     }
     Ok(Done::ok(render_list(&listing, paint(ctx))))
 }

@@ -1,11 +1,12 @@
 //! `git hand log`: the ledger's event log, newest first.
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::output::{paint, table, time_json};
+use super::output::{Time, paint, table};
 use super::{Done, Failure};
 use crate::clock::relative;
+use crate::ledger::Event;
 use crate::ops::Context;
 use crate::ops::lease;
 
@@ -14,26 +15,57 @@ pub struct LogArgs {
     /// How many events to show.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn log(ctx: &Context, args: LogArgs) -> Result<Done, Failure> {
+/// `log --json`: `{"events": [...]}`, newest first.
+#[derive(Serialize)]
+struct LogJson<'a> {
+    events: Vec<EventJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct EventJson<'a> {
+    id: i64,
+    at: Time,
+    kind: &'a str,
+    /// Null for an event about no resource.
+    resource: Option<ResourceJson<'a>>,
+    lease_id: Option<&'a str>,
+    token: Option<i64>,
+    holder: Option<&'a str>,
+    detail: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ResourceJson<'a> {
+    kind: &'a str,
+    key: Option<&'a str>,
+}
+
+impl<'a> EventJson<'a> {
+    fn of(e: &'a Event) -> Self {
+        Self {
+            id: e.id,
+            at: Time(e.at),
+            kind: &e.kind,
+            resource: e.resource_kind.as_deref().map(|kind| ResourceJson {
+                kind,
+                key: e.resource_key.as_deref(),
+            }),
+            lease_id: e.lease_id.as_deref(),
+            token: e.token,
+            holder: e.holder.as_deref(),
+            detail: e.detail.as_deref(),
+        }
+    }
+}
+
+pub fn log(ctx: &Context, args: LogArgs, json: bool) -> Result<Done, Failure> {
     let mut ledger = ctx.ledger_for_reading()?;
     let (events, now) = lease::log(&mut ledger, args.limit)?;
-    if args.json {
-        let events: Vec<Value> = events
-            .iter()
-            .map(|e| {
-                json!({
-                    "id": e.id, "at": time_json(Some(e.at)), "kind": e.kind,
-                    "resource": e.resource_kind.as_ref().map(|k| json!({ "kind": k, "key": e.resource_key })),
-                    "lease_id": e.lease_id, "token": e.token, "holder": e.holder, "detail": e.detail,
-                })
-            })
-            .collect();
-        return Ok(Done::json(&json!({ "events": events }), None));
+    if json {
+        let events = events.iter().map(EventJson::of).collect();
+        return Done::json(&LogJson { events }, None);
     }
     let rows: Vec<Vec<String>> = events
         .iter()

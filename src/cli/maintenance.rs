@@ -1,10 +1,14 @@
 //! `git hand prune` and `git hand doctor`.
 
+use std::path::Path;
+
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use super::{Done, Failure, Kind};
 use crate::ledger::recovery::Copied;
+use crate::ops::doctor::Problem;
+use crate::ops::prune::Kept;
 use crate::ops::{Context, doctor, prune, recover};
 
 #[derive(Debug, Args)]
@@ -12,9 +16,6 @@ pub struct PruneArgs {
     /// Really remove (the default is a dry run).
     #[arg(long)]
     pub yes: bool,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -25,12 +26,56 @@ pub struct DoctorArgs {
     /// Copy the ledger, with the rows still in its WAL, into a new file at PATH (only that).
     #[arg(long, value_name = "PATH", conflicts_with = "repair")]
     pub backup: Option<std::path::PathBuf>,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
+/// `prune --json`.
+#[derive(Serialize)]
+struct PruneJson<'a> {
+    dry_run: bool,
+    /// The slots removed (or, in a dry run, that would be).
+    removed: &'a [String],
+    kept: &'a [Kept],
+}
+
+/// `doctor --json`: each problem and what was (or would be) done about it.
+#[derive(Serialize)]
+struct DoctorJson<'a> {
+    repair: bool,
+    problems: Vec<ProblemJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProblemJson<'a> {
+    kind: &'a str,
+    subject: &'a str,
+    detail: &'a str,
+    action: &'a str,
+    repaired: bool,
+    command: Option<&'a str>,
+}
+
+impl<'a> ProblemJson<'a> {
+    fn of(p: &'a Problem) -> Self {
+        Self {
+            kind: p.kind,
+            subject: &p.subject,
+            detail: &p.detail,
+            action: &p.action,
+            repaired: p.repaired,
+            command: p.command.as_deref(),
+        }
+    }
+}
+
+/// `doctor --backup <PATH> --json`: the copy, and the rows of each table in it (null where the
+/// table could not be read).
+#[derive(Serialize)]
+struct BackupJson<'a> {
+    backup: &'a Path,
+    rows: std::collections::BTreeMap<&'static str, Option<i64>>,
+}
+
+pub fn prune(ctx: &Context, args: PruneArgs, json: bool) -> Result<Done, Failure> {
     let mut ledger = ctx.open_ledger()?;
     let run = if args.yes {
         prune::Run::Remove
@@ -38,16 +83,13 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
         prune::Run::DryRun
     };
     let r = prune::prune(ctx, &mut ledger, run)?;
-    if args.json {
-        let kept: Vec<_> = r
-            .kept
-            .iter()
-            .map(|k| json!({ "path": k.path, "why": k.why, "hint": k.hint }))
-            .collect();
-        return Ok(Done::json(
-            &json!({ "dry_run": r.dry_run, "removed": r.removed, "kept": kept }),
-            None,
-        ));
+    if json {
+        let shape = PruneJson {
+            dry_run: r.dry_run,
+            removed: &r.removed,
+            kept: &r.kept,
+        };
+        return Done::json(&shape, None);
     }
     let verb = if r.dry_run { "would remove" } else { "removed" };
     let mut out = String::new();
@@ -69,31 +111,23 @@ pub fn prune(ctx: &Context, args: PruneArgs) -> Result<Done, Failure> {
     Ok(Done::ok(out))
 }
 
-pub fn doctor(ctx: &Context, args: DoctorArgs) -> Result<Done, Failure> {
+pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failure> {
     // Doctor is the remedy its failures would otherwise point at.
     let in_doctor = |e: crate::ops::Error| Failure::from(e).not_pointing_at("git hand doctor");
     if let Some(to) = &args.backup {
         let copied = recover::backup(ctx, to).map_err(in_doctor)?;
-        return Ok(backup_done(&copied, args.json));
+        return backup_done(&copied, json);
     }
     let problems = doctor::doctor(ctx, args.repair).map_err(in_doctor)?;
     let unsettled = problems.iter().any(|p| !p.repaired);
     // Problems left after the run make the exit status 3, so scripts notice.
     let kind = unsettled.then_some(Kind::Precondition);
-    if args.json {
-        let list: Vec<_> = problems
-            .iter()
-            .map(|p| {
-                json!({
-                    "kind": p.kind, "subject": p.subject, "detail": p.detail, "action": p.action,
-                    "repaired": p.repaired, "command": p.command,
-                })
-            })
-            .collect();
-        return Ok(Done::json(
-            &json!({ "repair": args.repair, "problems": list }),
-            kind,
-        ));
+    if json {
+        let shape = DoctorJson {
+            repair: args.repair,
+            problems: problems.iter().map(ProblemJson::of).collect(),
+        };
+        return Done::json(&shape, kind);
     }
     if problems.is_empty() {
         return Ok(Done::ok("no problems found\n".into()));
@@ -123,19 +157,23 @@ pub fn doctor(ctx: &Context, args: DoctorArgs) -> Result<Done, Failure> {
     Ok(Done::with(out, kind))
 }
 
-fn backup_done(copied: &Copied, json: bool) -> Done {
+fn backup_done(copied: &Copied, json: bool) -> Result<Done, Failure> {
     if json {
-        let rows: serde_json::Map<String, serde_json::Value> = copied
+        let rows = copied
             .rows
             .iter()
-            .map(|c| (c.table.to_string(), c.rows.as_ref().ok().copied().into()))
+            .map(|c| (c.table, c.rows.as_ref().ok().copied()))
             .collect();
-        return Done::json(&json!({ "backup": copied.to, "rows": rows }), None);
+        let shape = BackupJson {
+            backup: &copied.to,
+            rows,
+        };
+        return Done::json(&shape, None);
     }
     let rows: Vec<String> = copied.rows.iter().map(ToString::to_string).collect();
-    Done::ok(format!(
+    Ok(Done::ok(format!(
         "copied the ledger, with the rows still in its WAL, to {}\nrows: {}\n",
         copied.to.display(),
         rows.join(", ")
-    ))
+    )))
 }

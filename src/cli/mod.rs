@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use error::{Failure, Kind};
 
@@ -45,8 +45,67 @@ pub struct Cli {
     /// Run as if started in <PATH>.
     #[arg(short = 'C', value_name = "PATH", global = true)]
     pub dir: Option<PathBuf>,
+    /// `--json`: print the outcome as one JSON object. One flag for every verb, added by
+    /// [`command`] rather than derived here, so that [`parse`] can ask clap about a command line
+    /// without it.
+    #[arg(skip)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The id of the global `--json` flag.
+const JSON: &str = "json";
+
+/// The whole command line: the derived [`Cli`] and the global `--json`. Everything that parses
+/// or describes the command line (the man page, the completions) starts here.
+pub fn command() -> clap::Command {
+    Cli::command()
+        .arg(
+            Arg::new(JSON)
+                .long("json")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Print one JSON object instead of text (fields: docs/cli.md); needs a verb"),
+        )
+        // Said here, not in `SpawnArgs`: the command line without `--json` must stay whole.
+        // (`mut_subcommands` and `mut_args` keep the order help and completions show.)
+        .mut_subcommands(|verb| match verb.get_name() {
+            "spawn" => verb.mut_args(|a| match a.get_id().as_str() {
+                "print_path" => a.conflicts_with(JSON),
+                _ => a,
+            }),
+            _ => verb,
+        })
+}
+
+/// Parses our arguments. A verb with no JSON output ([`takes_json`]) refuses `--json` as it did
+/// before the flag was global: parsed again without the flag, clap gives the very usage error it
+/// always gave (or, for a hook's own arguments, takes `--json` as one of them).
+fn parse(argv: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    if let Some(hook) = hook::parse_direct(argv.iter().cloned()) {
+        return Ok(Cli {
+            dir: None,
+            json: false,
+            command: Some(Command::Hook(hook)),
+        });
+    }
+    let matches = command().try_get_matches_from(&argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.json = matches.get_flag(JSON);
+    if cli.json && !takes_json(&cli.command) {
+        return Cli::try_parse_from(argv);
+    }
+    Ok(cli)
+}
+
+/// Whether the verb prints its outcome as JSON under `--json`: all of them but the hidden
+/// `hook` and `generate`, and `git hand` with no verb.
+fn takes_json(command: &Option<Command>) -> bool {
+    !matches!(
+        command,
+        None | Some(Command::Hook(_) | Command::Generate(_))
+    )
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,7 +120,7 @@ pub enum Command {
     /// Active tasks and free slots.
     List(list::ListArgs),
     /// The task and lease of the current worktree, and the verdict a push would get.
-    Status(status::StatusArgs),
+    Status,
     /// Extend a task's leases.
     Renew(renew::RenewArgs),
     /// Print `export` lines for a task's credential.
@@ -74,14 +133,14 @@ pub enum Command {
     /// Find and (with --repair) settle what crashes left inconsistent.
     Doctor(maintenance::DoctorArgs),
     /// The verdict the pre-push hook would give this worktree, without pushing (exit 1 if refused).
-    Check(status::CheckArgs),
+    Check,
     /// What the installed hooks run (not for people).
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
     /// Install the pre-push and post-checkout hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
-    Uninstall(install::UninstallArgs),
+    Uninstall,
     /// The man page and shell completions, from these very definitions (install.sh runs it).
     #[command(subcommand, hide = true)]
     Generate(generate::GenerateCommand),
@@ -106,21 +165,18 @@ impl Done {
             code: kind.map_or(ExitCode::SUCCESS, Kind::code),
         }
     }
-    pub fn json(value: &serde_json::Value, kind: Option<Kind>) -> Self {
-        Self::with(format!("{value:#}\n"), kind)
+    /// `value` as pretty JSON (docs/cli.md has every verb's shape).
+    pub fn json(value: &impl serde::Serialize, kind: Option<Kind>) -> Result<Self, Failure> {
+        let text = serde_json::to_string_pretty(value).map_err(|e| {
+            Failure::new(Kind::Failed, format!("cannot render the JSON output: {e}"))
+        })?;
+        Ok(Self::with(text + "\n", kind))
     }
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let parsed = match hook::parse_direct(std::env::args_os()) {
-        Some(command) => Ok(Cli {
-            dir: None,
-            command: Some(Command::Hook(command)),
-        }),
-        None => Cli::try_parse(),
-    };
-    let cli = match parsed {
+    let cli = match parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => {
             if !e.use_stderr() {
@@ -134,7 +190,7 @@ pub fn main() -> ExitCode {
             return Kind::Usage.code();
         }
     };
-    let json = wants_json(&cli);
+    let json = cli.json;
     match run(cli) {
         Ok(done) => {
             print_stdout(&done.stdout);
@@ -197,26 +253,6 @@ fn needs_repo(command: &Option<Command>) -> bool {
     }
 }
 
-fn wants_json(cli: &Cli) -> bool {
-    match &cli.command {
-        Some(Command::Lease(c)) => c.json(),
-        Some(Command::Log(a)) => a.json,
-        Some(Command::Spawn(a)) => a.json,
-        Some(Command::List(a)) => a.json,
-        Some(Command::Status(a)) => a.json,
-        Some(Command::Renew(a)) => a.json,
-        Some(Command::Env(a)) => a.json,
-        Some(Command::Teardown(a)) => a.json,
-        Some(Command::Prune(a)) => a.json,
-        Some(Command::Doctor(a)) => a.json,
-        Some(Command::Check(a)) => a.json,
-        Some(Command::Hook(_) | Command::Generate(_)) => false,
-        Some(Command::Install(a)) => a.json,
-        Some(Command::Uninstall(a)) => a.json,
-        None => false,
-    }
-}
-
 fn run(cli: Cli) -> Result<Done, Failure> {
     let cwd = match &cli.dir {
         Some(dir) => dir.clone(),
@@ -231,21 +267,22 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     if needs_repo(&cli.command) {
         ctx.repo()?;
     }
+    let json = cli.json;
     let done = match cli.command {
-        Some(Command::Lease(cmd)) => lease::run(&ctx, cmd),
-        Some(Command::Log(args)) => log::log(&ctx, args),
-        Some(Command::Spawn(args)) => spawn::run(&ctx, args),
-        Some(Command::List(args)) => list::list(&ctx, args),
-        Some(Command::Status(args)) => status::status(&ctx, args),
-        Some(Command::Renew(args)) => renew::renew(&ctx, args),
-        Some(Command::Env(args)) => env::env(&ctx, args),
-        Some(Command::Teardown(args)) => teardown::run(&ctx, args),
-        Some(Command::Prune(args)) => maintenance::prune(&ctx, args),
-        Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args),
-        Some(Command::Check(args)) => status::check(&ctx, args),
+        Some(Command::Lease(cmd)) => lease::run(&ctx, cmd, json),
+        Some(Command::Log(args)) => log::log(&ctx, args, json),
+        Some(Command::Spawn(args)) => spawn::run(&ctx, args, json),
+        Some(Command::List(args)) => list::list(&ctx, args, json),
+        Some(Command::Status) => status::status(&ctx, json),
+        Some(Command::Renew(args)) => renew::renew(&ctx, args, json),
+        Some(Command::Env(args)) => env::env(&ctx, args, json),
+        Some(Command::Teardown(args)) => teardown::run(&ctx, args, json),
+        Some(Command::Prune(args)) => maintenance::prune(&ctx, args, json),
+        Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args, json),
+        Some(Command::Check) => status::check(&ctx, json),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
-        Some(Command::Install(args)) => install::install(&ctx, args),
-        Some(Command::Uninstall(args)) => install::uninstall(&ctx, args),
+        Some(Command::Install(args)) => install::install(&ctx, args, json),
+        Some(Command::Uninstall) => install::uninstall(&ctx, json),
         Some(Command::Generate(cmd)) => generate::run(cmd),
         None => overview(&ctx),
     };
@@ -316,10 +353,9 @@ fn report(failure: &Failure, json: bool) {
 
 /// The JSON error object every failure prints on stdout under `--json` (docs/cli.md).
 fn print_json_error(failure: &Failure) {
-    let value = serde_json::json!({
-        "error": { "kind": failure.kind.as_str(), "message": failure.message, "hints": failure.hints }
-    });
-    print_stdout(&format!("{value:#}\n"));
+    if let Ok(text) = serde_json::to_string_pretty(&error::ErrorJson::of(failure)) {
+        print_stdout(&(text + "\n"));
+    }
 }
 
 #[cfg(test)]
@@ -339,6 +375,40 @@ mod tests {
             !argv_wants_json(argv(&["--json"]).into_iter()),
             "argv[0] is the program"
         );
+    }
+
+    #[test]
+    fn json_is_one_flag_anywhere_before_the_commands_but_only_for_verbs_that_print_it() {
+        let parse = |a: &[&str]| parse(a.iter().map(std::ffi::OsString::from).collect());
+        for argv in [
+            &["git-hand", "--json", "list"][..],
+            &["git-hand", "list", "--json"],
+            &["git-hand", "lease", "--json", "current", "I-1"],
+            &["git-hand", "-C", "/x", "spawn", "t", "--json"],
+        ] {
+            assert!(parse(argv).is_ok_and(|cli| cli.json), "{argv:?}");
+        }
+        for argv in [
+            &["git-hand", "--json"][..],
+            &["git-hand", "-C", "/x", "--json"],
+            &["git-hand", "generate", "man", "--json"],
+            &["git-hand", "generate", "--json", "completion", "bash"],
+            &["git-hand", "-C", "/x", "hook", "--json", "pre-push"],
+            &["git-hand", "spawn", "t", "--json", "--print-path"],
+        ] {
+            let e = parse(argv).err();
+            assert!(
+                e.is_some_and(|e| e.use_stderr()),
+                "{argv:?} is a usage error"
+            );
+        }
+        // A hook's arguments are git's, whatever they look like.
+        let cli = parse(&["git-hand", "-C", "/x", "hook", "pre-push", "--json"]);
+        assert!(cli.is_ok_and(|cli| !cli.json
+            && matches!(
+                cli.command,
+                Some(Command::Hook(hook::HookCommand::PrePush { args })) if args == ["--json"]
+            )));
     }
 
     #[test]

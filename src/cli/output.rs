@@ -1,6 +1,8 @@
 //! Rendering: JSON for scripts, aligned text for people, colour only where a person sees it.
+//! Each verb's JSON is a `#[derive(Serialize)]` struct in its own file; the parts several verbs
+//! share (a tenure's fields, an instant) are here.
 
-use serde_json::{Value, json};
+use serde::{Serialize, Serializer};
 
 use crate::clock::{Millis, relative, rfc3339};
 use crate::ledger::Tenure;
@@ -44,9 +46,20 @@ impl Paint {
     }
 }
 
-/// An RFC 3339 timestamp, or JSON null.
-pub fn time_json(at: Option<Millis>) -> Value {
-    at.map_or(Value::Null, |ms| Value::String(rfc3339(ms)))
+/// An instant, in JSON as an RFC 3339 timestamp (`Option<Time>`: or null).
+#[derive(Debug, Clone, Copy)]
+pub struct Time(pub Millis);
+
+impl Time {
+    pub fn of(at: Option<Millis>) -> Option<Time> {
+        at.map(Time)
+    }
+}
+
+impl Serialize for Time {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&rfc3339(self.0))
+    }
 }
 
 /// "expires in 23m", "expired 2h ago", or "open-ended".
@@ -58,34 +71,55 @@ pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
     }
 }
 
-/// The stable JSON fields of a tenure (documented in docs/cli.md).
-pub fn tenure_json(t: &Tenure) -> Value {
-    json!({
-        "lease_id": t.lease_id,
-        "token": t.token,
-        "holder": t.holder,
-        "acquired_at": rfc3339(t.acquired_at),
-        "renewed_at": time_json(t.renewed_at),
-        "expires_at": time_json(t.expires_at),
-        "ended_at": time_json(t.ended_at),
-        "end_reason": t.end_reason,
-    })
+/// The stable JSON fields of a tenure (documented in docs/cli.md). Every field is null in
+/// [`TenureJson::NONE`], for an outcome with no tenure; a tenure fills all but the last three.
+#[derive(Debug, Clone, Serialize)]
+pub struct TenureJson<'a> {
+    pub lease_id: Option<&'a str>,
+    pub token: Option<i64>,
+    pub holder: Option<&'a str>,
+    pub acquired_at: Option<Time>,
+    pub renewed_at: Option<Time>,
+    pub expires_at: Option<Time>,
+    pub ended_at: Option<Time>,
+    pub end_reason: Option<&'a str>,
 }
 
-/// The same fields, all null, for an outcome with no tenure.
-pub fn no_tenure_json() -> Value {
-    json!({
-        "lease_id": null, "token": null, "holder": null, "acquired_at": null,
-        "renewed_at": null, "expires_at": null, "ended_at": null, "end_reason": null,
-    })
-}
+impl<'a> TenureJson<'a> {
+    pub const NONE: TenureJson<'static> = TenureJson {
+        lease_id: None,
+        token: None,
+        holder: None,
+        acquired_at: None,
+        renewed_at: None,
+        expires_at: None,
+        ended_at: None,
+        end_reason: None,
+    };
 
-/// Merges the fields of `extra` into the object `base`.
-pub fn merge(mut base: Value, extra: Value) -> Value {
-    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
-        b.extend(e);
+    pub fn of(t: &'a Tenure) -> Self {
+        Self {
+            lease_id: Some(&t.lease_id),
+            token: Some(t.token),
+            holder: Some(&t.holder),
+            acquired_at: Some(Time(t.acquired_at)),
+            renewed_at: Time::of(t.renewed_at),
+            expires_at: Time::of(t.expires_at),
+            ended_at: Time::of(t.ended_at),
+            end_reason: t.end_reason.as_deref(),
+        }
     }
-    base
+}
+
+/// Names and values as one JSON object, in their order: the credential variables of `spawn`
+/// and `env`.
+#[derive(Debug, Clone, Copy)]
+pub struct Vars<'a>(pub &'a [(&'static str, String)]);
+
+impl Serialize for Vars<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
 }
 
 /// Left-aligned columns, two spaces apart; the last column is not padded.

@@ -1,9 +1,9 @@
 //! `git hand renew`: extend a task's leases (slot and issue), keeping their tokens.
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
-use super::output::{expiry_text, tenure_json};
+use super::output::{TenureJson, expiry_text};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ops::Context;
@@ -16,12 +16,18 @@ pub struct RenewArgs {
     /// New time to live (90s, 30m, 2h, 1d) [default: the TTL it was granted with].
     #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn renew(ctx: &Context, args: RenewArgs) -> Result<Done, Failure> {
+/// `renew --json`: the task's leases after the renewal.
+#[derive(Serialize)]
+struct RenewJson<'a> {
+    task: &'a str,
+    lease: TenureJson<'a>,
+    /// Null when the task holds no issue lease.
+    issue_lease: Option<TenureJson<'a>>,
+}
+
+pub fn renew(ctx: &Context, args: RenewArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
         crate::ops::names::task_name(name)?;
@@ -29,13 +35,13 @@ pub fn renew(ctx: &Context, args: RenewArgs) -> Result<Done, Failure> {
     let mut ledger = ctx.open_ledger()?;
     let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
     let r = tasks::renew(&mut ledger, &task, args.ttl)?;
-    if args.json {
-        return Ok(Done::json(
-            &json!({
-                "task": r.task.name, "lease": tenure_json(&r.tenure), "issue_lease": r.issue_tenure.as_ref().map(tenure_json),
-            }),
-            None,
-        ));
+    if json {
+        let shape = RenewJson {
+            task: &r.task.name,
+            lease: TenureJson::of(&r.tenure),
+            issue_lease: r.issue_tenure.as_ref().map(TenureJson::of),
+        };
+        return Done::json(&shape, None);
     }
     Ok(Done::ok(format!(
         "renewed task {}: token {}, {}\n",

@@ -5,11 +5,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use super::output::{expiry_text, paint, say, time_json};
+use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
+use crate::ledger::Tenure;
+use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
 use crate::ops::{Context, exec};
 
@@ -35,10 +37,8 @@ pub struct SpawnArgs {
     /// `git fetch origin` before choosing the base (otherwise no network).
     #[arg(long)]
     pub fetch: bool,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long, conflicts_with = "print_path")]
-    pub json: bool,
     /// Print only the slot path.
+    // It conflicts with the global `--json`, which `super::command` says.
     #[arg(long)]
     pub print_path: bool,
     /// Run the command after `--` in the slot with the task's credential; renew a TTL lease
@@ -50,7 +50,7 @@ pub struct SpawnArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
+pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> {
     let holder = ctx.holder(args.holder.as_deref())?;
     let opts = SpawnOptions {
         task: &args.task,
@@ -85,8 +85,8 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
             code: ExitCode::from(exec::exit_code(status)),
         });
     }
-    if args.json {
-        return Ok(Done::json(&spawned_json(&s, &env), None));
+    if json {
+        return Done::json(&SpawnJson::of(&s, &env), None);
     }
     if !args.print_path {
         let p = paint(ctx);
@@ -122,32 +122,71 @@ pub fn run(ctx: &Context, args: SpawnArgs) -> Result<Done, Failure> {
 }
 
 /// The JSON of a spawn (docs/cli.md, "spawn").
-fn spawned_json(s: &Spawned, env: &[(&str, String)]) -> Value {
-    let env: serde_json::Map<String, Value> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
-        .collect();
-    json!({
-        "task": s.task.name,
-        "path": s.path,
-        "slot": s.slot_n,
-        "slot_source": match s.source { SlotSource::Created => "created", SlotSource::Reused => "reused", SlotSource::Existing => "existing" },
-        "branch": s.task.branch,
-        "base": s.task.base_oid,
-        "lease_id": s.tenure.lease_id,
-        "token": s.tenure.token,
-        "holder": s.tenure.holder,
-        "expires_at": time_json(s.tenure.expires_at),
-        "issue": s.issue_tenure.as_ref().map(|t| json!({
-            "issue": s.task.issue, "key": t.resource.key, "lease_id": t.lease_id, "token": t.token,
-            "expires_at": time_json(t.expires_at),
-        })),
-        "skipped": s.skipped.iter().map(|k| json!({ "path": k.path, "why": k.why })).collect::<Vec<_>>(),
-        "env": env,
-        "hooks": {
-            "in_force": s.hooks_problem.is_none(),
-            "problem": s.hooks_problem.as_ref().map(|(p, _)| p),
-            "hints": s.hooks_problem.as_ref().map(|(_, h)| h),
-        },
-    })
+#[derive(Serialize)]
+struct SpawnJson<'a> {
+    task: &'a str,
+    path: &'a std::path::Path,
+    slot: i64,
+    slot_source: SlotSource,
+    branch: &'a str,
+    base: Option<&'a str>,
+    lease_id: &'a str,
+    token: i64,
+    holder: &'a str,
+    expires_at: Option<Time>,
+    issue: Option<IssueJson<'a>>,
+    skipped: &'a [Skipped],
+    env: Vars<'a>,
+    hooks: HooksJson<'a>,
+}
+
+/// The issue lease a spawn took with `--issue`.
+#[derive(Serialize)]
+struct IssueJson<'a> {
+    issue: Option<&'a str>,
+    key: &'a str,
+    lease_id: &'a str,
+    token: i64,
+    expires_at: Option<Time>,
+}
+
+/// Whether the hooks enforce this lease: `problem` and `hints` are null when they do.
+#[derive(Serialize)]
+struct HooksJson<'a> {
+    in_force: bool,
+    problem: Option<&'a str>,
+    hints: Option<&'a [String]>,
+}
+
+impl<'a> SpawnJson<'a> {
+    fn of(s: &'a Spawned, env: &'a [(&'static str, String)]) -> Self {
+        let issue = |t: &'a Tenure| IssueJson {
+            issue: s.task.issue.as_deref(),
+            key: &t.resource.key,
+            lease_id: &t.lease_id,
+            token: t.token,
+            expires_at: Time::of(t.expires_at),
+        };
+        let problem = s.hooks_problem.as_ref();
+        Self {
+            task: &s.task.name,
+            path: &s.path,
+            slot: s.slot_n,
+            slot_source: s.source,
+            branch: &s.task.branch,
+            base: s.task.base_oid.as_deref(),
+            lease_id: &s.tenure.lease_id,
+            token: s.tenure.token,
+            holder: &s.tenure.holder,
+            expires_at: Time::of(s.tenure.expires_at),
+            issue: s.issue_tenure.as_ref().map(issue),
+            skipped: &s.skipped,
+            env: Vars(env),
+            hooks: HooksJson {
+                in_force: problem.is_none(),
+                problem: problem.map(|(p, _)| p.as_str()),
+                hints: problem.map(|(_, h)| h.as_slice()),
+            },
+        }
+    }
 }

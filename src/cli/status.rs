@@ -2,89 +2,131 @@
 //! decision the pre-push hook would give a push of its branch (branch fencing included), and
 //! whether the hooks are in force here at all.
 
-use clap::Args;
-use serde_json::{Value, json};
+use std::path::Path;
 
-use super::output::{Paint, expiry_text, paint, tenure_json};
+use serde::Serialize;
+
+use super::output::{Paint, TenureJson, expiry_text, paint};
 use super::{Done, Failure, Kind};
 use crate::clock::relative;
-use crate::hooks::Lapse;
+use crate::hooks::{Enforcer, Lapse};
 use crate::ops::Context;
 use crate::ops::hook::{self, Here, PushTarget, Refusal, Said};
-use crate::ops::verdict::Finding;
+use crate::ops::verdict::{Credential, Finding, Verdict};
 
-#[derive(Debug, Args)]
-pub struct StatusArgs {
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
-pub fn status(ctx: &Context, args: StatusArgs) -> Result<Done, Failure> {
+pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let here = hook::here(ctx)?;
-    if args.json {
-        return Ok(Done::json(&here_json(&here), None));
+    if json {
+        return here_json(&here, None);
     }
     Ok(Done::ok(render_here(&here, paint(ctx))))
 }
 
-/// The JSON of `status` and `check` (docs/cli.md): the verdict's fields, then `refusal` (what
+/// The JSON of `status` and `check` (docs/cli.md): the verdict's facts, then `refusal` (what
 /// refuses, `null` when allowed), `push` (the branch judged) and `hooks` (whether they are in
 /// force for this worktree). `allowed` is pre-push's answer, fencing included; `checked` says
 /// whether a push from here would be put to pre-push at all.
-pub fn here_json(here: &Here) -> Value {
+#[derive(Serialize)]
+struct HereJson<'a> {
+    verdict: Verdict,
+    allowed: bool,
+    worktree: Option<&'a Path>,
+    slot: Option<&'a str>,
+    task: Option<&'a str>,
+    credential: Option<&'a Credential>,
+    credential_error: Option<&'a str>,
+    lease: Option<TenureJson<'a>>,
+    newest: Option<TenureJson<'a>>,
+    issue_lease: Option<TenureJson<'a>>,
+    ledger: &'a Path,
+    refusal: Option<RefusalJson<'a>>,
+    push: Option<&'a PushTarget>,
+    checked: bool,
+    hooks: HooksJson<'a>,
+}
+
+/// What refuses the push: `{"kind": "verdict", "verdict"}` or `{"kind": "branch", "branch",
+/// "task", "lease"}`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum RefusalJson<'a> {
+    Verdict {
+        verdict: Verdict,
+    },
+    Branch {
+        branch: &'a str,
+        task: &'a str,
+        lease: TenureJson<'a>,
+    },
+}
+
+/// Whether the hooks are in force here; when that could not be told, `error` says why and
+/// `lapses` holds the lapse that follows.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum HooksJson<'a> {
+    Known {
+        in_force: bool,
+        dir: &'a Path,
+        hooks_path: Option<&'a str>,
+        pre_push: &'a Enforcer,
+        lapses: &'a [Lapse],
+    },
+    Unknown {
+        in_force: bool,
+        error: &'a str,
+        lapses: [Option<&'a Lapse>; 1],
+    },
+}
+
+/// `status --json` and `check --json`, exiting as `kind` says.
+fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure> {
     let f = here.finding();
-    let mut v = finding_json(&f, here.workdir.as_deref(), &here.ledger);
-    v["allowed"] = json!(here.decision.refusal.is_none());
-    v["refusal"] = match &here.decision.refusal {
-        None => Value::Null,
-        Some(Refusal::Verdict(f)) => json!({"kind": "verdict", "verdict": f.verdict}),
-        Some(Refusal::Branch {
+    let lapse = here.lapse();
+    let refusal = here.decision.refusal.as_ref().map(|r| match r {
+        Refusal::Verdict(f) => RefusalJson::Verdict { verdict: f.verdict },
+        Refusal::Branch {
             branch,
             task,
             tenure,
-        }) => json!({
-            "kind": "branch", "branch": branch, "task": task.name, "lease": tenure_json(tenure),
-        }),
+        } => RefusalJson::Branch {
+            branch,
+            task: &task.name,
+            lease: TenureJson::of(tenure),
+        },
+    });
+    let hooks = match &here.hooks {
+        Ok(h) => HooksJson::Known {
+            in_force: h.in_force(),
+            dir: &h.dir,
+            hooks_path: h.hooks_path.as_deref(),
+            pre_push: &h.pre_push,
+            lapses: &h.lapses,
+        },
+        Err(why) => HooksJson::Unknown {
+            in_force: false,
+            error: why,
+            lapses: [lapse.as_ref()],
+        },
     };
-    v["push"] = json!(here.target);
-    let lapse = here.lapse();
-    v["checked"] = json!(lapse.is_none());
-    v["hooks"] = match &here.hooks {
-        Ok(h) => json!({
-            "in_force": h.in_force(), "dir": h.dir, "hooks_path": h.hooks_path,
-            "pre_push": h.pre_push, "lapses": h.lapses,
-        }),
-        Err(why) => json!({"in_force": false, "error": why, "lapses": [lapse]}),
+    let shape = HereJson {
+        verdict: f.verdict,
+        allowed: here.decision.refusal.is_none(),
+        worktree: here.workdir.as_deref(),
+        slot: f.slot.as_deref(),
+        task: f.task.as_ref().map(|t| t.name.as_str()),
+        credential: f.credential.as_ref(),
+        credential_error: f.credential_error.as_deref(),
+        lease: f.tenure.as_ref().map(TenureJson::of),
+        newest: f.newest.as_ref().map(TenureJson::of),
+        issue_lease: f.issue.as_ref().map(TenureJson::of),
+        ledger: &here.ledger,
+        refusal,
+        push: here.target.as_ref(),
+        checked: lapse.is_none(),
+        hooks,
     };
-    v
-}
-
-pub fn finding_json(
-    f: &Finding,
-    workdir: Option<&std::path::Path>,
-    ledger: &std::path::Path,
-) -> Value {
-    json!({
-        "verdict": f.verdict,
-        "allowed": f.verdict.allows(),
-        "worktree": workdir,
-        "slot": f.slot,
-        "task": f.task.as_ref().map(|t| &t.name),
-        "credential": f.credential,
-        "credential_error": f.credential_error,
-        "lease": f.tenure.as_ref().map(tenure_json),
-        "newest": f.newest.as_ref().map(tenure_json),
-        "issue_lease": f.issue.as_ref().map(tenure_json),
-        "ledger": ledger,
-    })
+    Done::json(&shape, kind)
 }
 
 /// `status` as text (also the head of `git hand` with no verb).
@@ -198,12 +240,12 @@ fn render_finding(f: &Finding) -> String {
 
 /// `git hand check`: exactly pre-push's decision for this worktree, without pushing, and
 /// whether the hooks would put a push to it at all. Exit 1 when pre-push would refuse.
-pub fn check(ctx: &Context, args: CheckArgs) -> Result<Done, Failure> {
+pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let here = hook::here(ctx)?;
     let allowed = here.decision.refusal.is_none();
     let kind = (!allowed).then_some(Kind::Failed);
-    if args.json {
-        return Ok(Done::json(&here_json(&here), kind));
+    if json {
+        return here_json(&here, kind);
     }
     let p = paint(ctx);
     let lapse = here.lapse();

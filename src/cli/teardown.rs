@@ -1,7 +1,7 @@
 //! `git hand teardown` (alias `done`).
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use super::{Done, Failure};
 use crate::ops::Context;
@@ -14,12 +14,21 @@ pub struct TeardownArgs {
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]
     pub force: bool,
-    /// Print one JSON object (fields: docs/cli.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn run(ctx: &Context, args: TeardownArgs) -> Result<Done, Failure> {
+/// `teardown --json`.
+#[derive(Serialize)]
+struct TeardownJson<'a> {
+    /// `freed`, `lease-ended` or `already-done`.
+    outcome: &'static str,
+    task: &'a str,
+    branch: &'a str,
+    path: Option<&'a str>,
+    /// The uncommitted files `--force` discarded.
+    discarded: &'a [String],
+}
+
+pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     crate::ops::names::task_name(&args.task)?;
     let mut ledger = ctx.open_ledger()?;
@@ -77,17 +86,19 @@ pub fn run(ctx: &Context, args: TeardownArgs) -> Result<Done, Failure> {
             format!("task {} was already done\n", task.name),
         ),
     };
-    if args.json {
+    if json {
         let discarded = match &outcome {
-            TornDown::Freed { discarded, .. } => discarded.clone(),
-            _ => vec![],
+            TornDown::Freed { discarded, .. } => discarded.as_slice(),
+            _ => &[],
         };
-        return Ok(Done::json(
-            &json!({
-                "outcome": word, "task": task.name, "branch": task.branch, "path": task.slot_path, "discarded": discarded,
-            }),
-            None,
-        ));
+        let shape = TeardownJson {
+            outcome: word,
+            task: &task.name,
+            branch: &task.branch,
+            path: task.slot_path.as_deref(),
+            discarded,
+        };
+        return Done::json(&shape, None);
     }
     Ok(Done::ok(text))
 }

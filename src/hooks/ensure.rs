@@ -235,7 +235,8 @@ fn chain_occupied(
 }
 
 /// What one hook file in the active hooks directory is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FileState {
     Missing,
     /// git-hand's current shim, executable.
@@ -248,17 +249,7 @@ pub enum FileState {
     Foreign,
 }
 
-impl FileState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileState::Missing => "missing",
-            FileState::Current => "current",
-            FileState::Stale => "stale",
-            FileState::NotExecutable => "not-executable",
-            FileState::Foreign => "foreign",
-        }
-    }
-}
+crate::word::words!(FileState: "hook file state", LapseKind: "lapse kind");
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookState {
@@ -351,8 +342,8 @@ fn is_not_writable(e: &io::Error) -> bool {
     )
 }
 
-/// Why the hooks are not (fully) in force for one worktree. Serialized as [`LapseKind::as_str`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// Why the hooks are not (fully) in force for one worktree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LapseKind {
     /// No `pre-push` hook where git runs hooks from for this worktree.
@@ -380,20 +371,6 @@ pub enum LapseKind {
 }
 
 impl LapseKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LapseKind::Missing => "missing",
-            LapseKind::NotExecutable => "not-executable",
-            LapseKind::HooksPath => "hooks-path",
-            LapseKind::Renamed => "renamed",
-            LapseKind::Foreign => "foreign",
-            LapseKind::ChainedBroken => "chained-broken",
-            LapseKind::PostCheckout => "post-checkout",
-            LapseKind::NotOnPath => "not-on-path",
-            LapseKind::ReferenceTransaction => "reference-transaction",
-        }
-    }
-
     /// Whether this lapse lets a stale holder's push through unchecked.
     pub fn unchecks_pushes(self) -> bool {
         !matches!(

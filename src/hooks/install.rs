@@ -80,8 +80,8 @@ pub struct InstallOptions {
     pub force: bool,
 }
 
-/// What happened to one hook file. Serialized as [`Change::as_str`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// What happened to one hook file; its word is the stable one for JSON (docs/hooks.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Change {
     /// Install: the shim was written where there was no hook.
@@ -104,22 +104,9 @@ pub enum Change {
     NotOurs,
 }
 
-impl Change {
-    /// The stable word for JSON (docs/hooks.md).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Installed => "installed",
-            Change::Upgraded => "upgraded",
-            Change::Rewritten => "rewritten",
-            Change::Unchanged => "unchanged",
-            Change::Chained => "chained",
-            Change::Removed => "removed",
-            Change::Restored => "restored",
-            Change::NotInstalled => "not-installed",
-            Change::NotOurs => "not-ours",
-        }
-    }
+crate::word::words!(Change: "hook change", Warning: "warning");
 
+impl Change {
     /// Whether the hook file was written, moved or removed.
     pub fn wrote(self) -> bool {
         !matches!(
@@ -174,9 +161,10 @@ impl InstallReport {
     }
 }
 
-/// Something installed that will not work as hoped until the user acts. Serialized as
-/// `{"kind", "message"}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Something installed that will not work as hoped until the user acts. Its word is the `kind`
+/// of the warning in `install --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Warning {
     /// The shims exec `git-hand`, which the current PATH does not have, and could not record
     /// where this one is.
@@ -184,12 +172,6 @@ pub enum Warning {
 }
 
 impl Warning {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Warning::NotOnPath => "not-on-path",
-        }
-    }
-
     /// One sentence saying what is true and what to do.
     pub fn message(&self) -> String {
         match self {
@@ -201,16 +183,6 @@ impl Warning {
                     .into()
             }
         }
-    }
-}
-
-impl serde::Serialize for Warning {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut out = s.serialize_struct("Warning", 2)?;
-        out.serialize_field("kind", self.as_str())?;
-        out.serialize_field("message", &self.message())?;
-        out.end()
     }
 }
 

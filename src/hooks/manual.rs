@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use super::HookName;
 use super::locate::HooksLocation;
 
-/// A way of running hooks that git-hand has a recipe for. Serialized as [`Manager::as_str`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// A way of running hooks that git-hand has a recipe for. Its word (JSON, docs): `husky`,
+/// `pre-commit`, `lefthook`, `git-lfs`, `hand-written`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Manager {
     /// husky 9: `core.hooksPath=.husky/_`, generated files that run the committed `.husky/<hook>`.
@@ -30,19 +31,7 @@ pub enum Manager {
     HandWritten,
 }
 
-impl Manager {
-    /// The stable word for JSON and docs: `husky`, `pre-commit`, `lefthook`, `git-lfs`,
-    /// `hand-written`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Manager::Husky => "husky",
-            Manager::PreCommit => "pre-commit",
-            Manager::Lefthook => "lefthook",
-            Manager::GitLfs => "git-lfs",
-            Manager::HandWritten => "hand-written",
-        }
-    }
-}
+crate::word::words!(Manager: "hook manager");
 
 /// What detection looks at: where git runs hooks from, and the work tree (if any) whose files
 /// name the manager.

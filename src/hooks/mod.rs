@@ -16,9 +16,7 @@ pub mod locate;
 pub mod manual;
 pub mod shim;
 
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use crate::git::GitError;
 
@@ -36,7 +34,7 @@ pub use locate::{HooksLocation, locate};
 pub use manual::{Manager, Recipe, Scene};
 
 /// The hooks git-hand installs. Serialized as its file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookName {
     PrePush,
@@ -52,40 +50,14 @@ impl HookName {
         HookName::ReferenceTransaction,
     ];
 
-    /// The file name git looks for: `pre-push`, `post-checkout`, `reference-transaction`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookName::PrePush => "pre-push",
-            HookName::PostCheckout => "post-checkout",
-            HookName::ReferenceTransaction => "reference-transaction",
-        }
-    }
-
     /// The name a foreign hook is kept under once chained: `pre-push.git-hand-chained`.
     pub fn chained_file_name(self) -> String {
         format!("{}{CHAINED_SUFFIX}", self.as_str())
     }
 }
 
-impl fmt::Display for HookName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for HookName {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        HookName::ALL
-            .into_iter()
-            .find(|h| h.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown hook {s:?}: expected pre-push, post-checkout or reference-transaction"
-                )
-            })
-    }
-}
+// Spelled as the file name git looks for: `pre-push`, `post-checkout`, `reference-transaction`.
+crate::word::words!(HookName: "hook");
 
 /// Why a hook file could not be installed, uninstalled or inspected. Every variant names the
 /// paths involved; [`HookError::hints`] gives the commands that get the user out of it.

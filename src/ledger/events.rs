@@ -4,14 +4,15 @@
 //! audit trail. `git hand log` reads it newest first.
 
 use rusqlite::{Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::tenure::{Resource, Tenure};
 use super::{Result, Tx, View};
 use crate::clock::Millis;
 
-/// What happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What happened; its word is the `kind` stored in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum EventKind {
     Acquired,
     /// The same holder acquired again: same tenure, new expiry.
@@ -37,27 +38,7 @@ pub enum EventKind {
     Migrated,
 }
 
-impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Acquired => "acquired",
-            EventKind::Reacquired => "reacquired",
-            EventKind::Renewed => "renewed",
-            EventKind::Released => "released",
-            EventKind::Ended => "ended",
-            EventKind::Refused => "refused",
-            EventKind::PushRefused => "push-refused",
-            EventKind::RefUpdateRefused => "ref-update-refused",
-            EventKind::Repaired => "repaired",
-            EventKind::SlotPruned => "slot-pruned",
-            EventKind::TaskSpawned => "task-spawned",
-            EventKind::TaskDone => "task-done",
-            EventKind::WorktreeAdded => "worktree-added",
-            EventKind::CheckedOut => "checked-out",
-            EventKind::Migrated => "migrated",
-        }
-    }
-}
+crate::word::words!(EventKind: "event kind");
 
 /// One row of the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

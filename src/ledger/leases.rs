@@ -87,7 +87,7 @@ impl TryFrom<TenureRow> for Tenure {
         Ok(Tenure {
             lease_id: row.lease_id,
             resource: Resource {
-                kind: ResourceKind::parse(&row.kind)?,
+                kind: row.kind.parse()?,
                 key: row.key,
             },
             token: row.token,

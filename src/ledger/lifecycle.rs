@@ -10,16 +10,16 @@
 //! A task row is history: it is marked done, never deleted (except an intent taken back before
 //! it touched anything, [`Tx::withdraw_intent`]); a done task's name may be spawned again.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::events::EventKind;
 use super::leases::By;
 use super::tasks::Task;
 use super::tenure::Resource;
-use super::{LedgerError, Result, Tx};
+use super::{Result, Tx};
 
 /// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
     /// Intent recorded; the slot may not be ready yet.
@@ -31,7 +31,7 @@ pub enum TaskState {
 }
 
 /// How far a multi-step operation on a task got: what a retry or `doctor` resumes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Step {
     /// The leases are taken and nothing on disk was touched yet (spawn: the claimed slot is
@@ -53,7 +53,7 @@ pub enum Step {
 }
 
 /// Why a task ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndReason {
     /// `git hand teardown`: the slot was freed.
@@ -81,48 +81,8 @@ pub enum IssueLease {
     Keep,
 }
 
-/// The spelling of each word in the ledger (serde's, so JSON and rows agree).
-macro_rules! words {
-    ($ty:ident { $($variant:ident = $word:literal),* $(,)? }) => {
-        impl $ty {
-            pub fn as_str(self) -> &'static str {
-                match self { $($ty::$variant => $word),* }
-            }
-            pub(super) fn parse(s: &str) -> Result<Self> {
-                match s {
-                    $($word => Ok($ty::$variant),)*
-                    other => Err(LedgerError::Corrupt(format!(
-                        "unknown {} {other:?}", stringify!($ty)
-                    ))),
-                }
-            }
-        }
-    };
-}
-
-words!(TaskState {
-    Spawning = "spawning",
-    Active = "active",
-    TearingDown = "tearing-down",
-    Done = "done",
-});
-words!(Step {
-    Intent = "intent",
-    Preparing = "preparing",
-    Creating = "creating",
-    Active = "active",
-    Detached = "detached",
-    SlotReleased = "slot-released",
-    Done = "done",
-});
-words!(EndReason {
-    TornDown = "torn-down",
-    LeaseEnded = "lease-ended",
-    SpawnFailed = "spawn-failed",
-    AbandonedSpawn = "abandoned-spawn",
-    SlotMissing = "slot-missing",
-    SlotUnproven = "slot-unproven",
-});
+// Each word is spelled once, by serde: JSON and the ledger's rows agree.
+crate::word::words!(TaskState: "TaskState", Step: "Step", EndReason: "EndReason");
 
 impl Tx<'_> {
     /// Moves a task to `state` at `step`, recording which process does the work.

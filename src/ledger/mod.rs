@@ -110,6 +110,13 @@ pub enum LedgerError {
     Raced(String),
 }
 
+/// A stored word no variant has (a row written by something else): the row cannot be read.
+impl From<crate::word::Unknown> for LedgerError {
+    fn from(e: crate::word::Unknown) -> Self {
+        LedgerError::Corrupt(e.to_string())
+    }
+}
+
 impl From<rusqlite::Error> for LedgerError {
     fn from(e: rusqlite::Error) -> Self {
         if is_busy(&e) {

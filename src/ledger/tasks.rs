@@ -89,13 +89,9 @@ impl TryFrom<TaskRow> for Task {
     type Error = LedgerError;
     fn try_from(row: TaskRow) -> Result<Self> {
         Ok(Task {
-            state: TaskState::parse(&row.state)?,
-            step: row.step.as_deref().map(Step::parse).transpose()?,
-            done_reason: row
-                .done_reason
-                .as_deref()
-                .map(EndReason::parse)
-                .transpose()?,
+            state: row.state.parse()?,
+            step: row.step.as_deref().map(str::parse).transpose()?,
+            done_reason: row.done_reason.as_deref().map(str::parse).transpose()?,
             ..row.task
         })
     }

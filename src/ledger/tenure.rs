@@ -2,13 +2,12 @@
 //! tenure stands at an instant. Plain values shared by the lease engine ([`super::leases`]), the
 //! event log and the tasks; the SQL that reads and writes them lives in the engine.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{LedgerError, Result};
 use crate::clock::Millis;
 
 /// What kind of thing a lease is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceKind {
     /// A pool slot; key: the realpath of its work tree.
@@ -17,23 +16,7 @@ pub enum ResourceKind {
     Issue,
 }
 
-impl ResourceKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResourceKind::Worktree => "worktree",
-            ResourceKind::Issue => "issue",
-        }
-    }
-    pub(super) fn parse(s: &str) -> Result<Self> {
-        match s {
-            "worktree" => Ok(ResourceKind::Worktree),
-            "issue" => Ok(ResourceKind::Issue),
-            other => Err(LedgerError::Corrupt(format!(
-                "unknown resource kind {other:?}"
-            ))),
-        }
-    }
-}
+crate::word::words!(ResourceKind: "resource kind");
 
 /// Something leasable.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

@@ -198,7 +198,7 @@ pub enum Plan {
 }
 
 /// A slot not taken, and why.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Skipped {
     pub path: String,
     pub why: Vec<String>,

@@ -19,7 +19,7 @@ pub struct PruneReport {
 }
 
 /// A slot prune left in place.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Kept {
     pub path: String,
     pub why: Vec<String>,

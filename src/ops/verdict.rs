@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stamp::{self, Stamp};
 use super::{Context, Result};
@@ -14,7 +14,7 @@ use crate::ledger::{Ledger, Resource, Task, Tenure, TenureState, View};
 
 pub use super::credential::{Credential, CredentialSource, env_credential, parse_env_credential};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Not a pool slot: allowed.
@@ -39,19 +39,9 @@ impl Verdict {
     pub fn allows(self) -> bool {
         matches!(self, Verdict::Unmanaged | Verdict::Current)
     }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Unmanaged => "unmanaged",
-            Verdict::Current => "current",
-            Verdict::Stale => "stale",
-            Verdict::Expired => "expired",
-            Verdict::Released => "released",
-            Verdict::UnknownLease => "unknown-lease",
-            Verdict::IssueLost => "issue-lost",
-            Verdict::NoCredential => "no-credential",
-        }
-    }
 }
+
+crate::word::words!(Verdict: "verdict");
 
 /// A verdict and the facts behind it, for the message.
 #[derive(Debug, Clone)]

@@ -136,7 +136,8 @@ fn argument_errors_print_the_json_error_object_when_json_is_anywhere_in_argv() {
         &["spawn", "--json", "t", "--bogus"][..],
         &["spawn", "t", "--ttl", "5x", "--json"],
         &["lease", "acquire", "--json"],
-        &["--json", "list"],
+        // `--json` is one global flag: before the verb it is taken, and the error is the verb's.
+        &["--json", "list", "--bogus"],
     ] {
         let run = env.hand(&repo, args).code(2);
         let v = run.json();

@@ -53,8 +53,9 @@ pub struct SpawnOptions<'a> {
     pub fetch: bool,
 }
 
-/// How the slot was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the slot was obtained; its word is `spawn --json`'s `slot_source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SlotSource {
     Created,
     Reused,
