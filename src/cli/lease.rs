@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::output::{expiry_text, merge, no_tenure_json, paint, table, tenure_json};
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
-use crate::ledger::{By, Tenure};
+use crate::ledger::{By, LeaseId, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
 use crate::ops::{Context, names};
 
@@ -123,15 +123,23 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> Result<Done, Failure> {
             json,
         } => {
             let holder = ctx.holder(by.holder.as_deref())?;
+            let lease = by.lease.as_deref().map(names::lease_id).transpose()?;
             (
-                lease::renew(ctx, &mut ledger, &issue, by_of(&by, &holder), ttl.ttl)?,
+                lease::renew(
+                    ctx,
+                    &mut ledger,
+                    &issue,
+                    by_of(lease.as_ref(), &holder),
+                    ttl.ttl,
+                )?,
                 json,
             )
         }
         LeaseCommand::Release { issue, by, json } => {
             let holder = ctx.holder(by.holder.as_deref())?;
+            let lease = by.lease.as_deref().map(names::lease_id).transpose()?;
             (
-                lease::release(ctx, &mut ledger, &issue, by_of(&by, &holder))?,
+                lease::release(ctx, &mut ledger, &issue, by_of(lease.as_ref(), &holder))?,
                 json,
             )
         }
@@ -165,8 +173,8 @@ fn check(ctx: &Context, cmd: &LeaseCommand) -> Result<(), Failure> {
     Ok(())
 }
 
-fn by_of<'a>(by: &'a ByArgs, holder: &'a str) -> By<'a> {
-    match &by.lease {
+fn by_of<'a>(lease: Option<&'a LeaseId>, holder: &'a str) -> By<'a> {
+    match lease {
         Some(id) => By::Lease(id),
         None => By::Holder(holder),
     }
@@ -336,7 +344,7 @@ fn list(
                 t.token.to_string(),
                 relative(t.acquired_at, listing.now),
                 expiry_text(t.expires_at, listing.now),
-                t.lease_id.clone(),
+                t.lease_id.to_string(),
             ]
         })
         .collect();

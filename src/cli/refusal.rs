@@ -85,8 +85,8 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 fn presented(f: &Finding) -> Option<String> {
     let c = f.credential.as_ref()?;
     Some(match c.token {
-        Some(t) => format!("token {t} (lease {})", short(&c.lease_id)),
-        None => format!("lease {}", short(&c.lease_id)),
+        Some(t) => format!("token {t} (lease {})", short(c.lease_id.as_str())),
+        None => format!("lease {}", short(c.lease_id.as_str())),
     })
 }
 
@@ -165,7 +165,7 @@ fn unknown_lease_reason(
         ),
         (None, Some(c), Some(t)) => format!(
             "you present {yours}, but lease {} was granted with token {}.",
-            short(&c.lease_id),
+            short(c.lease_id.as_str()),
             t.token
         ),
     }

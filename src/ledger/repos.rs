@@ -37,7 +37,9 @@ impl Tx<'_> {
         if let Some(repo) = self.view().repo_by_dir(common_dir)? {
             return Ok(repo);
         }
-        let id = crate::ids::random_hex(8).map_err(LedgerError::Random)?;
+        let id = super::ids::RepoId::mint()
+            .map_err(LedgerError::Random)?
+            .to_string();
         self.conn.execute(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
             params![id, common_dir, self.now],

@@ -6,6 +6,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
+use super::ids::LeaseId;
 use super::lifecycle::{EndReason, Step, TaskState};
 use super::tenure::Resource;
 use super::{LedgerError, Result, Tx, View};
@@ -20,9 +21,9 @@ pub struct Task {
     pub slot_path: Option<String>,
     /// The slot tenure this task was spawned with. `None` only in rows that predate lease ids;
     /// those fall back to comparing the slot path.
-    pub lease_id: Option<String>,
+    pub lease_id: Option<LeaseId>,
     pub issue: Option<String>,
-    pub issue_lease_id: Option<String>,
+    pub issue_lease_id: Option<LeaseId>,
     pub branch: String,
     pub base_oid: Option<String>,
     pub holder: String,
@@ -131,9 +132,9 @@ pub struct NewTask<'a> {
     pub repo_id: &'a str,
     pub name: &'a str,
     pub slot_path: &'a str,
-    pub lease_id: &'a str,
+    pub lease_id: &'a LeaseId,
     pub issue: Option<&'a str>,
-    pub issue_lease_id: Option<&'a str>,
+    pub issue_lease_id: Option<&'a LeaseId>,
     pub branch: &'a str,
     pub base_oid: &'a str,
     pub holder: &'a str,
@@ -197,12 +198,12 @@ impl View<'_> {
     }
 
     /// The newest task spawned with this slot lease.
-    pub fn task_by_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+    pub fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", [lease_id])
     }
 
     /// The open task holding this issue lease.
-    pub fn open_task_by_issue_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+    pub fn open_task_by_issue_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where(
             "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
             [lease_id],
@@ -331,7 +332,7 @@ impl Tx<'_> {
 
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder
     /// re-acquired its slot).
-    pub fn set_task_lease(&self, id: i64, slot_path: &str, lease_id: &str) -> Result<()> {
+    pub fn set_task_lease(&self, id: i64, slot_path: &str, lease_id: &LeaseId) -> Result<()> {
         self.conn.execute(
             "UPDATE tasks SET slot_path = ?1, lease_id = ?2, updated_at = ?3 WHERE id = ?4",
             params![slot_path, lease_id, self.now, id],

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::ids::LeaseId;
 use super::{LedgerError, Result};
 use crate::clock::Millis;
 
@@ -60,7 +61,7 @@ impl Resource {
 /// One acquisition of one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenure {
-    pub lease_id: String,
+    pub lease_id: LeaseId,
     pub resource: Resource,
     pub token: i64,
     pub holder: String,

@@ -73,7 +73,7 @@ pub fn fenced(
         for task in tasks {
             let Some(tenure) = task
                 .lease_id
-                .as_deref()
+                .as_ref()
                 .map(|id| view.tenure(id))
                 .transpose()?
                 .flatten()

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Result, safety};
 use crate::git::link::{self, LinkError};
 use crate::git::{Git, GitError};
-use crate::ledger::{Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, Resource};
 
 /// Why the directory at a slot's path is not the slot git-hand made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -158,7 +158,7 @@ fn fnv1a(s: &std::ffi::OsStr) -> u64 {
 pub struct SlotGuard {
     common_dir: PathBuf,
     path: PathBuf,
-    lease_id: String,
+    lease_id: LeaseId,
     _lock: SlotLock,
 }
 
@@ -166,11 +166,11 @@ impl SlotGuard {
     /// Locks the slot for the holder of `lease_id`. The lease is checked before each change
     /// made through the guard ([`SlotGuard::git`], [`SlotGuard::check`]), not here: a check now
     /// would only be repeated a moment later (a ledger read each, on spawn's hot path).
-    pub fn lock(common_dir: &Path, path: &Path, lease_id: &str) -> Result<Self> {
+    pub fn lock(common_dir: &Path, path: &Path, lease_id: &LeaseId) -> Result<Self> {
         Ok(Self {
             common_dir: common_dir.to_path_buf(),
             path: path.to_path_buf(),
-            lease_id: lease_id.to_string(),
+            lease_id: lease_id.clone(),
             _lock: SlotLock::acquire(common_dir, path)?,
         })
     }
@@ -189,7 +189,7 @@ impl SlotGuard {
                 format!(
                     "slot {} is no longer held by lease {} ({}); git-hand stopped before changing it",
                     self.path.display(),
-                    short(&self.lease_id),
+                    short(self.lease_id.as_str()),
                     other.map_or_else(
                         || "it is free".to_string(),
                         |t| format!("{} holds it with token {}", t.holder, t.token)

@@ -4,7 +4,7 @@
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
-use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tasks, Tenure};
+use crate::ledger::{By, LeaseId, Ledger, Renew, Resource, Task, TaskState, Tasks, Tenure};
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
 pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<String>> {
@@ -161,7 +161,7 @@ enum Lost {
 fn renew_both(
     ledger: &mut Ledger,
     task: &Task,
-    lease: &str,
+    lease: &LeaseId,
     ttl: Option<Millis>,
 ) -> Result<std::result::Result<Renewed, Lost>> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
@@ -226,8 +226,13 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
 
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
 pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
-    let id = task.lease_id.clone().unwrap_or_default();
-    let (tenure, now) = ledger.read(|v| Ok((v.tenure(&id)?, v.now())))?;
+    let (tenure, now) = ledger.read(|v| {
+        let tenure = match &task.lease_id {
+            Some(id) => v.tenure(id)?,
+            None => None,
+        };
+        Ok((tenure, v.now()))
+    })?;
     tenure.map(|t| (t, now)).ok_or_else(|| {
         Error::failed(
             format!("task {} names a lease the ledger does not know", task.name),

@@ -13,8 +13,8 @@ use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::ledger::{
-    Acquire, By, EndReason, IssueLease, Ledger, PendingSync, Resource, Step, Task, TaskState,
-    Tenure,
+    Acquire, By, EndReason, IssueLease, LeaseId, Ledger, PendingSync, Resource, Step, Task,
+    TaskState, Tenure,
 };
 
 #[derive(Debug, Clone)]
@@ -197,7 +197,7 @@ fn put_slot_back(
     ledger: &mut Ledger,
     repo: &crate::git::Repo,
     task: &Task,
-    lease_id: &str,
+    lease_id: &LeaseId,
     proof: Proof,
     opts: &TeardownOptions<'_>,
     synced: PendingSync,
@@ -435,7 +435,7 @@ fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -
 /// What pinning the slot's lease found.
 enum Pinned {
     /// The slot tenure is the task's (`lease_id`, taken back first if it had expired).
-    Ours { task: Box<Task>, lease_id: String },
+    Ours { task: Box<Task>, lease_id: LeaseId },
     /// Another live process is tearing the task down.
     InProgress(i64),
     /// The slot is someone else's now: nothing on disk may be touched.
@@ -498,7 +498,7 @@ fn indent(lines: &[String]) -> String {
 }
 
 /// Releases the slot tenure by its lease id (never another tenure of the slot).
-fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &str) -> Result<()> {
+fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &LeaseId) -> Result<()> {
     let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
     ledger.write_relaxed(|tx| {
         tx.release(&slot, By::Lease(lease_id))?;

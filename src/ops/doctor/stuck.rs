@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{Checkup, Problem, record};
-use crate::ledger::{EndReason, IssueLease, Ledger, Step, Task, TaskState};
+use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState};
 use crate::ops::procs::{self, ProcessId};
 use crate::ops::slot::{self, SlotGuard};
 use crate::ops::teardown::{self, TeardownOptions};
@@ -113,28 +113,29 @@ impl Checkup<'_> {
     pub(super) fn undo_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<()> {
         let common = self.repo.loc.common_dir.as_path();
         let slot = task.slot_path.clone().unwrap_or_default();
-        let lease = task.lease_id.as_deref().unwrap_or_default();
         let path = Path::new(&slot);
-        if let Some(step @ (Step::Preparing | Step::Creating)) = task.step {
+        if let (Some(step @ (Step::Preparing | Step::Creating)), Some(lease)) =
+            (task.step, &task.lease_id)
+        {
             let guard = SlotGuard::lock(common, path, lease)?;
             // A lease that no longer holds the slot leaves it to its new holder.
             if guard.check(ledger).is_ok() {
                 guard.undo(ledger, step == Step::Creating)?;
             }
         }
-        remove_stamp_of(common, &slot, task.lease_id.as_deref());
+        remove_stamp_of(common, &slot, task.lease_id.as_ref());
         spawn::abandon(ledger, task, EndReason::AbandonedSpawn, IssueLease::Release)
     }
 }
 
 /// Removes the slot's stamp if it names `lease_id`, once the slot is proven to be itself (an
 /// orphan's admin dir is another worktree's).
-fn remove_stamp_of(common: &Path, slot: &str, lease_id: Option<&str>) {
+fn remove_stamp_of(common: &Path, slot: &str, lease_id: Option<&LeaseId>) {
     let Ok(admin) = slot::prove(common, Path::new(slot)) else {
         return;
     };
     if let Ok(Some(s)) = stamp::read(&admin)
-        && Some(s.lease_id.as_str()) == lease_id
+        && Some(&s.lease_id) == lease_id
     {
         let _ = stamp::remove(&admin);
     }

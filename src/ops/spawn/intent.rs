@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
 use crate::ledger::{
-    self, EventKind, Ledger, LedgerError, NewTask, PendingSync, Resource, Step, Task, Tenure,
+    self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, Resource, Step, Task,
+    Tenure,
 };
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Error, Result, procs, safety};
@@ -115,7 +116,7 @@ fn intent_for<'a>(
         },
         _ => Claim::Existing {
             path: path_key,
-            held: planned.held.as_deref(),
+            held: planned.held.as_ref(),
             last_token: planned.last_token,
         },
     };
@@ -164,7 +165,7 @@ enum Claim<'a> {
     /// slot that was probed.
     Existing {
         path: &'a str,
-        held: Option<&'a str>,
+        held: Option<&'a LeaseId>,
         last_token: i64,
     },
     /// A new slot, numbered inside the intent transaction, so parallel spawns creating slots
@@ -292,7 +293,7 @@ fn claim_slot(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<ledg
             let unchanged = view.last_token(&slot.resource())? == last_token
                 && match (&now_held, held) {
                     (None, None) => true,
-                    (Some(t), Some(id)) => t.lease_id == id && !t.is_live(tx.now()),
+                    (Some(t), Some(id)) => &t.lease_id == id && !t.is_live(tx.now()),
                     _ => false,
                 };
             Ok(unchanged.then_some(slot))
@@ -353,7 +354,7 @@ fn take_leases(
         slot_path: &slot.path,
         lease_id: &tenure.lease_id,
         issue: i.issue.map(|(_, id)| id),
-        issue_lease_id: issue_tenure.as_ref().map(|t| t.lease_id.as_str()),
+        issue_lease_id: issue_tenure.as_ref().map(|t| &t.lease_id),
         branch: i.branch,
         base_oid: i.base_oid,
         holder: i.holder,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
-use crate::ledger::{Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, Resource};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, base, procs};
 
@@ -165,7 +165,7 @@ pub(super) struct Planned {
     pub path: PathBuf,
     /// For a slot the ledger knows: the lease id of the tenure holding it when planned (`None`
     /// when free).
-    pub held: Option<String>,
+    pub held: Option<LeaseId>,
     /// For a slot the ledger knows: the last token issued for it when planned.
     pub last_token: i64,
     /// Every slot skipped so far, and why.

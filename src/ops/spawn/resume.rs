@@ -75,14 +75,15 @@ fn renew_slot_lease(
     opts: &SpawnOptions<'_>,
 ) -> Result<Tenure> {
     let res = Resource::worktree(slot_path.to_string());
-    let lease_id = task.lease_id.clone().unwrap_or_default();
     let tenure = ledger.write(|tx| {
         let current = tx.view().current(&res)?;
         match current {
-            Some(t) if t.lease_id == lease_id => match tx.acquire(&res, opts.holder, opts.ttl)? {
-                ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
-                ledger::Acquire::Held(_) => Ok(None),
-            },
+            Some(t) if task.lease_id.as_ref() == Some(&t.lease_id) => {
+                match tx.acquire(&res, opts.holder, opts.ttl)? {
+                    ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
+                    ledger::Acquire::Held(_) => Ok(None),
+                }
+            }
             _ => Ok(None),
         }
     })?;
