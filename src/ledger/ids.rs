@@ -81,8 +81,9 @@ impl RepoId {
         crate::ids::random_hex(8).map(Self)
     }
 
-    /// The id as stored in a row the caller read itself (a ledger rebuilt from stamps, a test).
-    pub fn from_stored(text: impl Into<String>) -> Self {
+    /// An id known from elsewhere than the ledger: a ledger rebuilt from the pool directories
+    /// that carry its first characters, a row a test wrote.
+    pub fn new(text: impl Into<String>) -> Self {
         Self(text.into())
     }
 }

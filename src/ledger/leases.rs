@@ -7,7 +7,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::events::EventKind;
-use super::ids::LeaseId;
+use super::ids::{LeaseId, RepoId};
 use super::tenure::{Resource, ResourceKind, Tenure, TenureState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
@@ -137,7 +137,7 @@ impl View<'_> {
     /// The held (not ended) tenure of every present slot of a repository, in one query: asking
     /// slot by slot cost a statement compilation each (SQLite recompiles a statement whose
     /// bound value it compared with a partial index's condition).
-    pub fn held_slots(&self, repo_id: &str) -> Result<Vec<Tenure>> {
+    pub fn held_slots(&self, repo_id: &RepoId) -> Result<Vec<Tenure>> {
         self.tenures_where(
             "t.ended_at IS NULL AND r.id IN \
              (SELECT resource_id FROM slots WHERE repo_id = ?1 AND removed_at IS NULL)",

@@ -5,11 +5,12 @@
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
+use super::ids::RepoId;
 use super::{LedgerError, Result, Tx, View};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Repo {
-    pub id: String,
+    pub id: RepoId,
     pub common_dir: String,
 }
 
@@ -37,9 +38,7 @@ impl Tx<'_> {
         if let Some(repo) = self.view().repo_by_dir(common_dir)? {
             return Ok(repo);
         }
-        let id = super::ids::RepoId::mint()
-            .map_err(LedgerError::Random)?
-            .to_string();
+        let id = RepoId::mint().map_err(LedgerError::Random)?;
         self.conn.execute(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
             params![id, common_dir, self.now],

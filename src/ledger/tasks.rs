@@ -6,7 +6,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::ids::LeaseId;
+use super::ids::{LeaseId, RepoId};
 use super::lifecycle::{EndReason, Step, TaskState};
 use super::tenure::Resource;
 use super::{LedgerError, Result, Tx, View};
@@ -15,7 +15,7 @@ use crate::clock::Millis;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
     pub id: i64,
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub name: String,
     pub state: TaskState,
     pub slot_path: Option<String>,
@@ -114,7 +114,7 @@ pub enum Tasks {
 /// A pool slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub n: i64,
     pub path: String,
     pub created_at: Millis,
@@ -129,7 +129,7 @@ impl Slot {
 /// What spawn records as its intent.
 #[derive(Debug, Clone)]
 pub struct NewTask<'a> {
-    pub repo_id: &'a str,
+    pub repo_id: &'a RepoId,
     pub name: &'a str,
     pub slot_path: &'a str,
     pub lease_id: &'a LeaseId,
@@ -165,7 +165,7 @@ impl View<'_> {
     }
 
     /// The task of this name that is not done, if any.
-    pub fn open_task(&self, repo_id: &str, name: &str) -> Result<Option<Task>> {
+    pub fn open_task(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND name = ?2 AND state <> 'done'",
             params![repo_id, name],
@@ -177,7 +177,7 @@ impl View<'_> {
     }
 
     /// The open task on a branch (branch fencing).
-    pub fn open_task_on_branch(&self, repo_id: &str, branch: &str) -> Result<Option<Task>> {
+    pub fn open_task_on_branch(&self, repo_id: &RepoId, branch: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
             params![repo_id, branch],
@@ -191,7 +191,7 @@ impl View<'_> {
     pub fn open_tasks_on_pushed_branch(
         &self,
         remote: &str,
-        repo_id: Option<&str>,
+        repo_id: Option<&RepoId>,
         branch: &str,
     ) -> Result<Vec<Task>> {
         self.tasks_where(&pushed_branch_clause(), params![remote, repo_id, branch])
@@ -211,7 +211,7 @@ impl View<'_> {
     }
 
     /// The tasks of a repository, oldest first: the open ones, or all of them.
-    pub fn tasks(&self, repo_id: &str, which: Tasks) -> Result<Vec<Task>> {
+    pub fn tasks(&self, repo_id: &RepoId, which: Tasks) -> Result<Vec<Task>> {
         if which == Tasks::All {
             self.tasks_where("repo_id = ?1 ORDER BY id", [repo_id])
         } else {
@@ -220,7 +220,7 @@ impl View<'_> {
     }
 
     /// The slots of a repository that have not been pruned, by number.
-    pub fn slots(&self, repo_id: &str) -> Result<Vec<Slot>> {
+    pub fn slots(&self, repo_id: &RepoId) -> Result<Vec<Slot>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT repo_id, n, path, created_at FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
         )?;
@@ -238,7 +238,7 @@ impl View<'_> {
 
     /// The last token issued for each present slot of a repository, by path: any claim of a
     /// slot since (even one released again) changes it.
-    pub fn slot_last_tokens(&self, repo_id: &str) -> Result<Vec<(String, i64)>> {
+    pub fn slot_last_tokens(&self, repo_id: &RepoId) -> Result<Vec<(String, i64)>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT s.path, r.last_token FROM slots s JOIN resources r ON r.id = s.resource_id \
              WHERE s.repo_id = ?1 AND s.removed_at IS NULL",
@@ -249,7 +249,7 @@ impl View<'_> {
 
     /// Every slot number a repository has ever used (pruned ones included) and its path: a
     /// pruned number may come back only at the same path, which continues its token history.
-    pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<(i64, String)>> {
+    pub fn slot_numbers(&self, repo_id: &RepoId) -> Result<Vec<(i64, String)>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n")?;
@@ -279,7 +279,7 @@ fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
 
 impl Tx<'_> {
     /// Records a slot (a new one, or a pruned one coming back at the same number and path).
-    pub fn ensure_slot(&self, repo_id: &str, n: i64, path: &str) -> Result<Slot> {
+    pub fn ensure_slot(&self, repo_id: &RepoId, n: i64, path: &str) -> Result<Slot> {
         let rid = self.resource_id(&Resource::worktree(path))?;
         self.conn.execute(
             "INSERT INTO slots (resource_id, repo_id, n, path, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \

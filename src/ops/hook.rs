@@ -141,14 +141,8 @@ pub fn decide(
             .tenure
             .as_ref()
             .filter(|_| finding.verdict == Verdict::Current)
-            .map(|t| t.lease_id.as_str());
-        let fenced = fence::fenced(
-            v,
-            remote.as_deref(),
-            repo_id.as_deref(),
-            branches,
-            presented,
-        )?;
+            .map(|t| &t.lease_id);
+        let fenced = fence::fenced(v, remote.as_deref(), repo_id.as_ref(), branches, presented)?;
         Ok((finding, fenced))
     })?;
     out.now = finding.now;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Result, names, safety};
 use crate::git::lock::LOCK_FILE;
 use crate::git::{Repo, WorktreeListLock};
-use crate::ledger::{Slot, Task, Tenure, TenureState, View};
+use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View};
 
 /// Default `hand.maxSlots`.
 pub const DEFAULT_MAX_SLOTS: i64 = 16;
@@ -76,19 +76,19 @@ pub fn max_slots(repo: &Repo) -> Result<i64> {
 }
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
-pub fn pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
-    let id6 = &repo_id[..6.min(repo_id.len())];
+pub fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
+    let id6 = &repo_id.as_str()[..6.min(repo_id.as_str().len())];
     Ok(root(repo)?.join(format!("{}-{id6}", repo.name())))
 }
 
 /// The paths of the slots the ledger knows for a repository.
-pub fn known_slot_paths(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<String>> {
+pub fn known_slot_paths(view: &View<'_>, repo_id: &RepoId) -> crate::ledger::Result<Vec<String>> {
     Ok(view.slots(repo_id)?.into_iter().map(|s| s.path).collect())
 }
 
 /// This repository's pool directory, created (0700) and canonicalized, so slot paths built on
 /// it are realpaths and can be ledger keys before the slot exists.
-pub fn ensure_pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
+pub fn ensure_pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
     let dir = pool_dir(repo, repo_id)?;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -158,7 +158,7 @@ impl SlotInfo {
 
 /// Every present slot of a repository with its holder, open tasks and last token: four queries
 /// whatever the number of slots.
-pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotInfo>> {
+pub fn slots(view: &View<'_>, repo_id: &RepoId) -> crate::ledger::Result<Vec<SlotInfo>> {
     let mut held: std::collections::HashMap<String, Tenure> = view
         .held_slots(repo_id)?
         .into_iter()

@@ -17,7 +17,7 @@ use super::evidence::{self, Evidence, PoolSlot, Trace};
 use super::{Context, Error, Result};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
-use crate::ledger::{EventKind, Ledger, LedgerError, Resource};
+use crate::ledger::{EventKind, Ledger, LedgerError, RepoId, Resource};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
@@ -227,7 +227,7 @@ struct Plan {
 
 struct RepoPlan {
     common_dir: String,
-    id: String,
+    id: RepoId,
     /// Slot number, realpath, the largest token its stamp shows.
     slots: Vec<(i64, String, i64)>,
 }
@@ -281,7 +281,7 @@ impl Plan {
                         .map_err(|e| Error::from(LedgerError::Random(e)))?;
                     plan.repos.push(RepoPlan {
                         common_dir: common,
-                        id: format!("{id6}{rest}"),
+                        id: RepoId::new(format!("{id6}{rest}")),
                         slots: vec![],
                     });
                     plan.repos

@@ -4,10 +4,10 @@
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
-use crate::ledger::{By, LeaseId, Ledger, Renew, Resource, Task, TaskState, Tasks, Tenure};
+use crate::ledger::{By, LeaseId, Ledger, Renew, RepoId, Resource, Task, TaskState, Tasks, Tenure};
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
-pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<String>> {
+pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<RepoId>> {
     let common = ctx.repo()?.loc.common_dir.to_string_lossy().into_owned();
     Ok(ledger.read(|v| Ok(v.repo_by_dir(&common)?.map(|r| r.id)))?)
 }

@@ -11,7 +11,7 @@ impl Checkup<'_> {
     /// Active tasks whose slot lease expired and was never taken over: the slot is blocked until
     /// someone ends the lease. Ended when the slot holds no work; otherwise reported.
     pub(super) fn expired_leases(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
-        let (ctx, repo_id, repair) = (self.ctx, self.repo_id.as_str(), self.repair);
+        let (ctx, repo_id, repair) = (self.ctx, &self.repo_id, self.repair);
 
         let repo = ctx.repo()?;
         let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;

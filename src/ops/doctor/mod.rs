@@ -17,7 +17,7 @@ mod unproven;
 mod worktrees;
 
 use crate::git::Git;
-use crate::ledger::{EventKind, Ledger, Resource};
+use crate::ledger::{EventKind, Ledger, RepoId, Resource};
 
 use super::{Context, Result, tasks};
 
@@ -96,6 +96,6 @@ pub(super) struct Checkup<'a> {
     ctx: &'a Context,
     repo: &'a crate::git::Repo,
     git: Git,
-    repo_id: String,
+    repo_id: RepoId,
     repair: bool,
 }

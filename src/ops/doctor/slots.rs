@@ -17,7 +17,7 @@ impl Checkup<'_> {
         let (git, common, repo_id, repair) = (
             &self.git,
             self.repo.loc.common_dir.as_path(),
-            self.repo_id.as_str(),
+            &self.repo_id,
             self.repair,
         );
 
@@ -61,7 +61,7 @@ impl Checkup<'_> {
 
     /// Directories in this repository's pool that the ledger does not know as slots.
     pub(super) fn unknown_slots(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
-        let (repo, repo_id, repair) = (self.repo, self.repo_id.as_str(), self.repair);
+        let (repo, repo_id, repair) = (self.repo, &self.repo_id, self.repair);
         let Ok(pool_dir) = std::fs::canonicalize(pool::pool_dir(repo, repo_id)?) else {
             return Ok(());
         };

@@ -11,8 +11,7 @@ impl Checkup<'_> {
         ledger: &mut Ledger,
         out: &mut Vec<Problem>,
     ) -> Result<()> {
-        let (repo, git, repo_id, repair) =
-            (self.repo, &self.git, self.repo_id.as_str(), self.repair);
+        let (repo, git, repo_id, repair) = (self.repo, &self.git, &self.repo_id, self.repair);
         let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;
         let gone: Vec<_> = repo
             .linked_worktrees()?

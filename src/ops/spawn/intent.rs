@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
 use crate::ledger::{
-    self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, Resource, Step, Task,
-    Tenure,
+    self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId, Resource, Step,
+    Task, Tenure,
 };
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Error, Result, procs, safety};
@@ -139,7 +139,7 @@ fn intent_for<'a>(
 }
 
 struct Intent<'a> {
-    repo_id: &'a str,
+    repo_id: &'a RepoId,
     task: &'a str,
     claim: Claim<'a>,
     branch: &'a str,

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
-use crate::ledger::{LeaseId, Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, RepoId, Resource};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, base, procs};
 
 /// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
 /// sees this repository.
-pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<String> {
+pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<RepoId> {
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
     Ok(match ledger.read(|v| v.repo_by_dir(&common))? {
         Some(known) => known.id,
@@ -26,7 +26,7 @@ pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<String> 
 pub(super) struct Groundwork<'a> {
     pub repo: &'a Repo,
     pub git: Git,
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub task: String,
     pub branch: String,
     /// The branch existed before this spawn (named with `--branch`, and checked out nowhere);
@@ -52,7 +52,7 @@ impl<'a> Groundwork<'a> {
         ledger: &mut Ledger,
         opts: &SpawnOptions<'a>,
         checked: Checked,
-        repo_id: String,
+        repo_id: RepoId,
     ) -> Result<Self> {
         let repo = ctx.repo()?;
         let git = repo.git();
@@ -179,7 +179,7 @@ pub(super) fn next(
     ground: &Groundwork<'_>,
     unsafe_slots: &UnsafeSlots,
 ) -> Result<Planned> {
-    let repo_id = ground.repo_id.as_str();
+    let repo_id = &ground.repo_id;
     let (infos, numbers, now) =
         ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.slot_numbers(repo_id)?, v.now())))?;
     let (pool_dir, max) = (&ground.pool_dir, ground.max);
