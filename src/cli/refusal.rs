@@ -159,10 +159,14 @@ fn unknown_lease_reason(
         (None, Some(_), None) => {
             format!("the ledger never granted the lease you present, {yours}.")
         }
-        (None, Some(_), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
-            "the lease you present, {yours}, was granted for {}, not for this worktree.",
-            t.resource.key
-        ),
+        (None, Some(_), Some(t))
+            if Some(t.resource.key.as_str()) != f.slot.as_ref().map(|s| s.as_str()) =>
+        {
+            format!(
+                "the lease you present, {yours}, was granted for {}, not for this worktree.",
+                t.resource.key
+            )
+        }
         (None, Some(c), Some(t)) => format!(
             "you present {yours}, but lease {} was granted with token {}.",
             short(c.lease_id.as_str()),

@@ -104,14 +104,28 @@ impl WorktreeKey {
         Self(path.to_string_lossy().into_owned())
     }
 
-    /// The key as stored in a row (a task's `slot_path`, an event), for lookups by it.
-    pub fn from_stored(text: impl Into<String>) -> Self {
-        Self(text.into())
+    /// The key of no worktree: what a task row without a slot path (the column allows one)
+    /// reads as, so that it matches no slot, as the empty text always did.
+    pub(super) fn none() -> Self {
+        Self(String::new())
     }
 
     /// The worktree's path.
     pub fn as_path(&self) -> &Path {
         Path::new(&self.0)
+    }
+}
+
+/// The key is the worktree's path, so it goes wherever a path does (`Path::new`, `git -C`).
+impl AsRef<Path> for WorktreeKey {
+    fn as_ref(&self) -> &Path {
+        self.as_path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for WorktreeKey {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_ref()
     }
 }
 

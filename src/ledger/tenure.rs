@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::ids::LeaseId;
+use super::ids::{LeaseId, WorktreeKey};
 use super::{LedgerError, Result};
 use crate::clock::Millis;
 
@@ -44,10 +44,10 @@ pub struct Resource {
 }
 
 impl Resource {
-    pub fn worktree(path: impl Into<String>) -> Self {
+    pub fn worktree(key: &WorktreeKey) -> Self {
         Self {
             kind: ResourceKind::Worktree,
-            key: path.into(),
+            key: key.to_string(),
         }
     }
     pub fn issue(namespace: &str, id: &str) -> Self {

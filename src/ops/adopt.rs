@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::{Context, Error, Result, stamp};
 use crate::git::Repo;
-use crate::ledger::{Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure};
+use crate::ledger::{
+    Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,
+};
 
 /// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
 /// `hand.adoptWorktrees`, leased as task `adopted_as`).
@@ -43,7 +45,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
 /// event log, nothing is leased.
 fn record_only(ledger: &mut Ledger, repo: &Repo, workdir: &Path) -> Result<()> {
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let res = Resource::worktree(workdir.to_string_lossy().into_owned());
+    let res = Resource::worktree(&WorktreeKey::from_canonical(workdir));
     ledger.write(|tx| {
         tx.ensure_repo(&common)?;
         tx.log(
@@ -65,9 +67,9 @@ fn lease_as_task(
     repo: &Repo,
     workdir: &Path,
 ) -> Result<Option<(String, Tenure)>> {
-    let key = workdir.to_string_lossy().into_owned();
+    let key = WorktreeKey::from_canonical(workdir);
     let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let res = Resource::worktree(key.clone());
+    let res = Resource::worktree(&key);
     let holder = ctx.holder(None)?;
     let base = task_name_for(workdir);
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
 use super::{Context, Result, fence, stamp};
-use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure};
+use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure, WorktreeKey};
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,7 +275,7 @@ pub(super) fn record_refusal(
     ledger: &mut Ledger,
     f: &Finding,
     refusal: &Refusal,
-    workdir: &str,
+    workdir: &WorktreeKey,
     said: Said,
 ) -> Result<()> {
     let (kind, what, by) = match said {
@@ -284,7 +284,7 @@ pub(super) fn record_refusal(
     };
     let (res, tenure, detail) = match refusal {
         Refusal::Verdict(_) => (
-            Resource::worktree(f.slot.clone().unwrap_or_else(|| workdir.to_string())),
+            Resource::worktree(f.slot.as_ref().unwrap_or(workdir)),
             f.tenure.clone(),
             format!("{what}: {}", f.verdict.as_str()),
         ),
@@ -346,7 +346,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
             verdict: Verdict::UnknownLease,
         });
     };
-    let key = workdir.to_string_lossy().into_owned();
+    let key = WorktreeKey::from_canonical(&workdir);
     let finding = ledger.read(|v| {
         verdict::judge(
             v,
@@ -369,7 +369,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
             tx.set_checked_out(task.id, &branch)?;
             tx.log(
                 EventKind::CheckedOut,
-                &Resource::worktree(key.clone()),
+                &Resource::worktree(&key),
                 finding.tenure.as_ref(),
                 Some(&branch),
             )

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Result, safety};
 use crate::git::link::{self, LinkError};
 use crate::git::{Git, GitError};
-use crate::ledger::{LeaseId, Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, Resource, WorktreeKey};
 
 /// Why the directory at a slot's path is not the slot git-hand made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -181,7 +181,7 @@ impl SlotGuard {
 
     /// Fails unless this guard's lease is still the slot's held tenure.
     pub fn check(&self, ledger: &mut Ledger) -> Result<()> {
-        let res = Resource::worktree(self.path.to_string_lossy().into_owned());
+        let res = Resource::worktree(&WorktreeKey::from_canonical(&self.path));
         let held = ledger.read(|v| v.held(&res))?;
         match held {
             Some(t) if t.lease_id == self.lease_id => Ok(()),

@@ -1,7 +1,5 @@
 //! Slot leases that expired and were never taken over: each blocks its slot until ended.
 
-use std::path::Path;
-
 use super::{Checkup, Problem, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::teardown::{self, TeardownOptions};
@@ -28,7 +26,7 @@ impl Checkup<'_> {
             let name = task
                 .as_ref()
                 .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
-            let blockers = safety::reuse_blockers(repo, Path::new(&info.slot.path));
+            let blockers = safety::reuse_blockers(repo, info.slot.path.as_path());
             let mut p = Problem {
                 kind: "expired-lease",
                 subject: name.clone(),
@@ -40,7 +38,7 @@ impl Checkup<'_> {
                 repaired: false,
                 command: None,
             };
-            if !blockers.is_empty() && Path::new(&info.slot.path).exists() {
+            if !blockers.is_empty() && info.slot.path.as_path().exists() {
                 p.detail
                     .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
                 p.action = "none: the slot holds work".into();

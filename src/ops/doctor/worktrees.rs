@@ -1,7 +1,7 @@
 //! Worktrees git still lists whose directory is gone and that are no slot of ours.
 
 use super::{Checkup, Problem};
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, WorktreeKey};
 use crate::ops::{Result, pool};
 
 impl Checkup<'_> {
@@ -16,7 +16,7 @@ impl Checkup<'_> {
         let gone: Vec<_> = repo
             .linked_worktrees()?
             .into_iter()
-            .filter(|w| !w.exists && !known.contains(&w.path.to_string_lossy().into_owned()))
+            .filter(|w| !w.exists && !known.contains(&WorktreeKey::from_canonical(&w.path)))
             .collect();
         for w in gone {
             let path = w.path.to_string_lossy().into_owned();

@@ -8,7 +8,7 @@ use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
 use crate::ledger::{
     self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId, Resource, Step,
-    Task, Tenure,
+    Task, Tenure, WorktreeKey,
 };
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Error, Result, procs, safety};
@@ -62,7 +62,7 @@ pub(super) fn record(
     ground: &Groundwork<'_>,
     planned: Planned,
 ) -> Result<Recorded> {
-    let path_key = planned.path.to_string_lossy().into_owned();
+    let path_key = WorktreeKey::from_canonical(&planned.path);
     let intent = intent_for(ground, &planned, &path_key);
     let plan = &planned.plan;
     let (recorded, probe) = std::thread::scope(|scope| {
@@ -106,7 +106,7 @@ pub(super) fn record(
 fn intent_for<'a>(
     ground: &'a Groundwork<'_>,
     planned: &'a Planned,
-    path_key: &'a str,
+    path_key: &'a WorktreeKey,
 ) -> Intent<'a> {
     let claim = match planned.plan {
         Plan::Create { .. } => Claim::New {
@@ -164,7 +164,7 @@ enum Claim<'a> {
     /// a slot claimed and released again meanwhile (a spawn that failed halfway) is not the
     /// slot that was probed.
     Existing {
-        path: &'a str,
+        path: &'a WorktreeKey,
         held: Option<&'a LeaseId>,
         last_token: i64,
     },
@@ -309,11 +309,8 @@ fn claim_slot(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<ledg
             }
             let numbers = view.slot_numbers(i.repo_id)?;
             let (n, path) = pool::new_slot(&present, &numbers, pool_dir, repo);
-            Ok(Some(tx.ensure_slot(
-                i.repo_id,
-                n,
-                &path.to_string_lossy(),
-            )?))
+            let key = WorktreeKey::from_canonical(&path);
+            Ok(Some(tx.ensure_slot(i.repo_id, n, &key)?))
         }
     }
 }
@@ -324,7 +321,7 @@ fn take_leases(
     i: &Intent<'_>,
     slot: ledger::Slot,
 ) -> ledger::Result<std::result::Result<Taken, NotTaken>> {
-    let slot_res = Resource::worktree(slot.path.clone());
+    let slot_res = Resource::worktree(&slot.path);
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
     // task) means a concurrent spawn won it. (Checked above for a known slot; a new one has no
     // tenure unless the ledger is inconsistent.)

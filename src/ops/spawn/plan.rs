@@ -3,7 +3,7 @@
 //! slot to try ([`pool::choose`]). Nothing is leased here: the plan is only a guess that the
 //! intent transaction confirms or throws away.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
@@ -195,10 +195,9 @@ pub(super) fn next(
     )
     .map_err(|skipped| no_slot(max, &[unsafe_skipped, &skipped].concat()))?;
     let (path, seen) = match &plan {
-        Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => (
-            p.clone(),
-            infos.iter().find(|i| Path::new(&i.slot.path) == p),
-        ),
+        Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
+            (p.clone(), infos.iter().find(|i| i.slot.path.as_path() == p))
+        }
         Plan::Create { path, .. } => (path.clone(), None),
     };
     Ok(Planned {
