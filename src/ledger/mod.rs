@@ -30,7 +30,7 @@ pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
 pub use location::{LedgerLocation, default_location};
-pub use repos::Repo;
+pub use repos::RegisteredRepo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};
 pub use tenure::{Resource, ResourceKind, Tenure, TenureState};

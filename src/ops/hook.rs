@@ -129,14 +129,14 @@ pub fn decide(
     let Some(mut ledger) = subject.ledger(ctx)? else {
         return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
     };
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let remote = url.map(|u| fence::pushed_remote(u, base));
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
         if !fence || branches.is_empty() {
             return Ok((finding, None));
         }
-        let repo_id = v.repo_by_dir(&common)?.map(|r| r.id);
+        let repo_id = v.repo_by_dir(common)?.map(|r| r.id);
         let presented = finding
             .tenure
             .as_ref()
@@ -252,9 +252,9 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let branches: Vec<String> = target.iter().map(|t| t.branch.clone()).collect();
     let url = target.as_ref().and_then(|t| t.url.clone());
     let (decision, ledger) = decide(ctx, url.as_deref(), &base, &branches)?;
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let known = match ledger {
-        Some(mut l) => l.read(|v| Ok(v.repo_by_dir(&common)?.is_some()))?,
+        Some(mut l) => l.read(|v| Ok(v.repo_by_dir(common)?.is_some()))?,
         None => false,
     };
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));

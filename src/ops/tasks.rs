@@ -10,8 +10,8 @@ use crate::ledger::{
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
 pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<RepoId>> {
-    let common = ctx.repo()?.loc.common_dir.to_string_lossy().into_owned();
-    Ok(ledger.read(|v| Ok(v.repo_by_dir(&common)?.map(|r| r.id)))?)
+    let common = &ctx.repo()?.loc.common_dir;
+    Ok(ledger.read(|v| Ok(v.repo_by_dir(common)?.map(|r| r.id)))?)
 }
 
 /// A task with its leases, as `list` shows it.

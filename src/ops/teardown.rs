@@ -93,9 +93,9 @@ pub fn teardown(
 
 /// The open task of that name in this repository, else the last one of that name.
 fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result<Task> {
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let found = ledger.read(|v| {
-        let Some(repo) = v.repo_by_dir(&common)? else {
+        let Some(repo) = v.repo_by_dir(common)? else {
             return Ok(None);
         };
         let open = v.open_task(&repo.id, name)?;

@@ -14,10 +14,10 @@ use crate::ops::{Context, Error, Result, base, procs};
 /// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
 /// sees this repository.
 pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<RepoId> {
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    Ok(match ledger.read(|v| v.repo_by_dir(&common))? {
+    let common = &repo.loc.common_dir;
+    Ok(match ledger.read(|v| v.repo_by_dir(common))? {
         Some(known) => known.id,
-        None => ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?,
+        None => ledger.write(|tx| Ok(tx.ensure_repo(common)?.id))?,
     })
 }
 
