@@ -6,7 +6,7 @@ use std::path::Path;
 use super::{Checkup, Problem, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::procs::{self, ProcessId};
-use crate::ops::slot::{self, SlotGuard};
+use crate::ops::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::teardown::{self, TeardownOptions};
 use crate::ops::{Result, spawn, stamp};
 
@@ -119,8 +119,8 @@ impl Checkup<'_> {
         {
             let guard = SlotGuard::lock(common, path, lease)?;
             // A lease that no longer holds the slot leaves it to its new holder.
-            if guard.check(ledger).is_ok() {
-                guard.undo(ledger, step == Step::Creating)?;
+            if guard.ensure_still_held(ledger).is_ok() {
+                guard.undo(ledger, SpawnWork::at(Some(step)))?;
             }
         }
         remove_stamp_of(common, &slot, task.lease_id.as_ref());

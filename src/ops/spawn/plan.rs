@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use super::prepare::BranchOrigin;
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
 use crate::ledger::{LeaseId, Ledger, RepoId, Resource};
@@ -29,9 +30,7 @@ pub(super) struct Groundwork<'a> {
     pub repo_id: RepoId,
     pub task: String,
     pub branch: String,
-    /// The branch existed before this spawn (named with `--branch`, and checked out nowhere);
-    /// otherwise spawn creates it at the base.
-    pub branch_exists: bool,
+    pub branch_origin: BranchOrigin,
     pub base: base::Base,
     /// The issue's resource and id, with `--issue`.
     pub issue: Option<(Resource, String)>,
@@ -68,6 +67,11 @@ impl<'a> Groundwork<'a> {
             (true, true) => Existing::Named,
             (true, false) => Existing::Unnamed,
         };
+        let branch_origin = if branch_exists {
+            BranchOrigin::Existing
+        } else {
+            BranchOrigin::Created
+        };
         check_branch_free(repo, &checked.task, &branch, existing)?;
         let issue = match checked.issue {
             Some(id) => Some((
@@ -86,7 +90,7 @@ impl<'a> Groundwork<'a> {
             repo_id,
             task: checked.task,
             branch,
-            branch_exists,
+            branch_origin,
             base,
             issue,
             holder: opts.holder,
