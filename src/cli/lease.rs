@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::output::{TenureJson, expiry_text, paint, table};
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
-use crate::ledger::{By, Resource, Tenure};
+use crate::ledger::{By, LeaseId, Resource, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
 use crate::ops::{Context, names};
 
@@ -81,11 +81,19 @@ pub fn run(ctx: &Context, cmd: LeaseCommand, json: bool) -> Result<Done, Failure
         }
         LeaseCommand::Renew { issue, by, ttl } => {
             let holder = ctx.holder(by.holder.as_deref())?;
-            lease::renew(ctx, &mut ledger, &issue, by_of(&by, &holder), ttl.ttl)?
+            let lease = by.lease.as_deref().map(names::lease_id).transpose()?;
+            lease::renew(
+                ctx,
+                &mut ledger,
+                &issue,
+                by_of(lease.as_ref(), &holder),
+                ttl.ttl,
+            )?
         }
         LeaseCommand::Release { issue, by } => {
             let holder = ctx.holder(by.holder.as_deref())?;
-            lease::release(ctx, &mut ledger, &issue, by_of(&by, &holder))?
+            let lease = by.lease.as_deref().map(names::lease_id).transpose()?;
+            lease::release(ctx, &mut ledger, &issue, by_of(lease.as_ref(), &holder))?
         }
         LeaseCommand::Current { issue } => lease::current(ctx, &mut ledger, &issue)?,
         LeaseCommand::List { all } => return list(ctx, &mut ledger, all, json),
@@ -117,8 +125,8 @@ fn check(ctx: &Context, cmd: &LeaseCommand) -> Result<(), Failure> {
     Ok(())
 }
 
-fn by_of<'a>(by: &'a ByArgs, holder: &'a str) -> By<'a> {
-    match &by.lease {
+fn by_of<'a>(lease: Option<&'a LeaseId>, holder: &'a str) -> By<'a> {
+    match lease {
         Some(id) => By::Lease(id),
         None => By::Holder(holder),
     }
@@ -329,7 +337,7 @@ fn list(
                 t.token.to_string(),
                 relative(t.acquired_at, listing.now),
                 expiry_text(t.expires_at, listing.now),
-                t.lease_id.clone(),
+                t.lease_id.to_string(),
             ]
         })
         .collect();

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::output::{Paint, TenureJson, Time, expiry_text, paint, table};
 use super::{Done, Failure};
-use crate::ledger::{EndReason, TaskState, Tasks};
+use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
 use crate::ops::tasks::{self, FreeSlot, TaskView};
 
@@ -27,7 +27,7 @@ struct ListJson<'a> {
 struct TaskJson<'a> {
     task: &'a str,
     state: TaskState,
-    path: Option<&'a str>,
+    path: Option<&'a WorktreeKey>,
     slot: Option<i64>,
     branch: &'a str,
     base: Option<&'a str>,
@@ -45,7 +45,7 @@ impl<'a> TaskJson<'a> {
         Self {
             task: &v.task.name,
             state: v.task.state,
-            path: v.task.slot_path.as_deref(),
+            path: v.task.slot_path.as_ref(),
             slot: v.slot_n,
             branch: &v.task.branch,
             base: v.task.base_oid.as_deref(),
@@ -64,7 +64,7 @@ impl<'a> TaskJson<'a> {
 #[derive(Serialize)]
 struct FreeSlotJson<'a> {
     slot: i64,
-    path: &'a str,
+    path: &'a WorktreeKey,
     problem: Option<&'a str>,
 }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::output::{Time, paint, table};
 use super::{Done, Failure};
 use crate::clock::relative;
-use crate::ledger::Event;
+use crate::ledger::{Event, LeaseId};
 use crate::ops::Context;
 use crate::ops::lease;
 
@@ -30,7 +30,7 @@ struct EventJson<'a> {
     kind: &'a str,
     /// Null for an event about no resource.
     resource: Option<ResourceJson<'a>>,
-    lease_id: Option<&'a str>,
+    lease_id: Option<&'a LeaseId>,
     token: Option<i64>,
     holder: Option<&'a str>,
     detail: Option<&'a str>,
@@ -52,7 +52,7 @@ impl<'a> EventJson<'a> {
                 kind,
                 key: e.resource_key.as_deref(),
             }),
-            lease_id: e.lease_id.as_deref(),
+            lease_id: e.lease_id.as_ref(),
             token: e.token,
             holder: e.holder.as_deref(),
             detail: e.detail.as_deref(),

@@ -5,7 +5,7 @@
 use serde::{Serialize, Serializer};
 
 use crate::clock::{Millis, relative, rfc3339};
-use crate::ledger::Tenure;
+use crate::ledger::{LeaseId, Tenure};
 use crate::ops::Context;
 
 /// Whether to colour human output: stdout is a terminal, `NO_COLOR` is unset and git's
@@ -75,7 +75,7 @@ pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
 /// [`TenureJson::NONE`], for an outcome with no tenure; a tenure fills all but the last three.
 #[derive(Debug, Clone, Serialize)]
 pub struct TenureJson<'a> {
-    pub lease_id: Option<&'a str>,
+    pub lease_id: Option<&'a LeaseId>,
     pub token: Option<i64>,
     pub holder: Option<&'a str>,
     pub acquired_at: Option<Time>,

@@ -85,8 +85,8 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 fn presented(f: &Finding) -> Option<String> {
     let c = f.credential.as_ref()?;
     Some(match c.token {
-        Some(t) => format!("token {t} (lease {})", short(&c.lease_id)),
-        None => format!("lease {}", short(&c.lease_id)),
+        Some(t) => format!("token {t} (lease {})", short(c.lease_id.as_str())),
+        None => format!("lease {}", short(c.lease_id.as_str())),
     })
 }
 
@@ -159,13 +159,17 @@ fn unknown_lease_reason(
         (None, Some(_), None) => {
             format!("the ledger never granted the lease you present, {yours}.")
         }
-        (None, Some(_), Some(t)) if Some(t.resource.key.as_str()) != f.slot.as_deref() => format!(
-            "the lease you present, {yours}, was granted for {}, not for this worktree.",
-            t.resource.key
-        ),
+        (None, Some(_), Some(t))
+            if Some(t.resource.key.as_str()) != f.slot.as_ref().map(|s| s.as_str()) =>
+        {
+            format!(
+                "the lease you present, {yours}, was granted for {}, not for this worktree.",
+                t.resource.key
+            )
+        }
         (None, Some(c), Some(t)) => format!(
             "you present {yours}, but lease {} was granted with token {}.",
-            short(&c.lease_id),
+            short(c.lease_id.as_str()),
             t.token
         ),
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
-use crate::ledger::Tenure;
+use crate::ledger::{LeaseId, Tenure};
 use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
 use crate::ops::{Context, exec};
@@ -130,7 +130,7 @@ struct SpawnJson<'a> {
     slot_source: SlotSource,
     branch: &'a str,
     base: Option<&'a str>,
-    lease_id: &'a str,
+    lease_id: &'a LeaseId,
     token: i64,
     holder: &'a str,
     expires_at: Option<Time>,
@@ -145,7 +145,7 @@ struct SpawnJson<'a> {
 struct IssueJson<'a> {
     issue: Option<&'a str>,
     key: &'a str,
-    lease_id: &'a str,
+    lease_id: &'a LeaseId,
     token: i64,
     expires_at: Option<Time>,
 }

@@ -10,6 +10,7 @@ use super::output::{Paint, TenureJson, expiry_text, paint};
 use super::{Done, Failure, Kind};
 use crate::clock::relative;
 use crate::hooks::{Enforcer, Lapse};
+use crate::ledger::WorktreeKey;
 use crate::ops::Context;
 use crate::ops::hook::{self, Here, PushTarget, Refusal, Said};
 use crate::ops::verdict::{Credential, Finding, Verdict};
@@ -31,7 +32,7 @@ struct HereJson<'a> {
     verdict: Verdict,
     allowed: bool,
     worktree: Option<&'a Path>,
-    slot: Option<&'a str>,
+    slot: Option<&'a WorktreeKey>,
     task: Option<&'a str>,
     credential: Option<&'a Credential>,
     credential_error: Option<&'a str>,
@@ -113,7 +114,7 @@ fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure> {
         verdict: f.verdict,
         allowed: here.decision.refusal.is_none(),
         worktree: here.workdir.as_deref(),
-        slot: f.slot.as_deref(),
+        slot: f.slot.as_ref(),
         task: f.task.as_ref().map(|t| t.name.as_str()),
         credential: f.credential.as_ref(),
         credential_error: f.credential_error.as_deref(),

@@ -4,6 +4,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Done, Failure};
+use crate::ledger::WorktreeKey;
 use crate::ops::Context;
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
 
@@ -23,7 +24,7 @@ struct TeardownJson<'a> {
     outcome: &'static str,
     task: &'a str,
     branch: &'a str,
-    path: Option<&'a str>,
+    path: Option<&'a WorktreeKey>,
     /// The uncommitted files `--force` discarded.
     discarded: &'a [String],
 }
@@ -95,7 +96,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             outcome: word,
             task: &task.name,
             branch: &task.branch,
-            path: task.slot_path.as_deref(),
+            path: task.slot_path.as_ref(),
             discarded,
         };
         return Done::json(&shape, None);

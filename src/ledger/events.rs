@@ -6,6 +6,7 @@
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
 
+use super::ids::LeaseId;
 use super::tenure::{Resource, Tenure};
 use super::{Result, Tx, View};
 use crate::clock::Millis;
@@ -48,7 +49,7 @@ pub struct Event {
     pub kind: String,
     pub resource_kind: Option<String>,
     pub resource_key: Option<String>,
-    pub lease_id: Option<String>,
+    pub lease_id: Option<LeaseId>,
     pub token: Option<i64>,
     pub holder: Option<String>,
     pub detail: Option<String>,
@@ -109,7 +110,7 @@ impl View<'_> {
     }
 
     /// Every event about one lease, oldest first.
-    pub fn events_of_lease(&self, lease_id: &str) -> Result<Vec<Event>> {
+    pub fn events_of_lease(&self, lease_id: &LeaseId) -> Result<Vec<Event>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, at, kind, resource_kind, resource_key, lease_id, token, holder, detail \
              FROM events WHERE lease_id = ?1 ORDER BY id",

@@ -7,6 +7,7 @@
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::events::EventKind;
+use super::ids::{LeaseId, RepoId};
 use super::tenure::{Resource, ResourceKind, Tenure, TenureState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
@@ -15,7 +16,7 @@ use crate::clock::Millis;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By<'a> {
     Holder(&'a str),
-    Lease(&'a str),
+    Lease(&'a LeaseId),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +51,7 @@ const TENURE_COLUMNS: &str = "t.lease_id, r.kind, r.key, t.token, t.holder, t.tt
 
 /// A tenure as SQLite returns it, before its kind is checked.
 struct TenureRow {
-    lease_id: String,
+    lease_id: LeaseId,
     kind: String,
     key: String,
     token: i64,
@@ -121,7 +122,7 @@ impl View<'_> {
     }
 
     /// The tenure with this lease id, live or not.
-    pub fn tenure(&self, lease_id: &str) -> Result<Option<Tenure>> {
+    pub fn tenure(&self, lease_id: &LeaseId) -> Result<Option<Tenure>> {
         self.tenure_where("t.lease_id = ?1", [lease_id])
     }
 
@@ -136,7 +137,7 @@ impl View<'_> {
     /// The held (not ended) tenure of every present slot of a repository, in one query: asking
     /// slot by slot cost a statement compilation each (SQLite recompiles a statement whose
     /// bound value it compared with a partial index's condition).
-    pub fn held_slots(&self, repo_id: &str) -> Result<Vec<Tenure>> {
+    pub fn held_slots(&self, repo_id: &RepoId) -> Result<Vec<Tenure>> {
         self.tenures_where(
             "t.ended_at IS NULL AND r.id IN \
              (SELECT resource_id FROM slots WHERE repo_id = ?1 AND removed_at IS NULL)",
@@ -262,7 +263,7 @@ impl Tx<'_> {
             |r| r.get(0),
         )?;
         let token = last + 1;
-        let lease_id = crate::ids::lease_id().map_err(LedgerError::Random)?;
+        let lease_id = LeaseId::mint().map_err(LedgerError::Random)?;
         let expires_at = self.expiry(ttl);
         self.conn.execute(
             "UPDATE resources SET last_token = ?1 WHERE id = ?2",
@@ -321,7 +322,7 @@ impl Tx<'_> {
         let live = held.clone().filter(|t| t.is_live(self.now));
         let mine = match by {
             By::Holder(h) => held.filter(|t| t.holder == h),
-            By::Lease(id) => held.filter(|t| t.lease_id == id),
+            By::Lease(id) => held.filter(|t| &t.lease_id == id),
         };
         Ok((mine, live))
     }

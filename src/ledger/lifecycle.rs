@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use super::events::EventKind;
 use super::leases::By;
 use super::tasks::Task;
-use super::tenure::Resource;
 use super::{Result, Tx};
 
 /// Where a task is in its life.
@@ -123,7 +122,7 @@ impl Tx<'_> {
             rusqlite::params![self.now, reason.as_str(), task.id],
         )?;
         if changed > 0 {
-            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+            let slot = task.slot_resource();
             let detail = format!("task {} ({})", task.name, reason.as_str());
             self.log(EventKind::TaskDone, &slot, None, Some(&detail))?;
         }

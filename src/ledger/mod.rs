@@ -7,6 +7,7 @@
 
 mod events;
 mod file;
+mod ids;
 mod leases;
 mod lifecycle;
 mod location;
@@ -25,10 +26,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::clock::{Clock, Millis, SystemClock};
 
 pub use events::{Event, EventKind};
+pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
 pub use location::{LedgerLocation, default_location};
-pub use repos::Repo;
+pub use repos::RegisteredRepo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};
 pub use tenure::{Resource, ResourceKind, Tenure, TenureState};

@@ -13,6 +13,7 @@ use rusqlite::{Connection, params};
 
 use super::events::EventKind;
 use super::file::{self, sibling};
+use super::ids::RepoId;
 use super::tenure::Resource;
 use super::{LATEST_VERSION, LedgerError, Result, Tx, schema};
 use crate::clock::Millis;
@@ -252,7 +253,7 @@ pub fn move_aside(path: &Path, at: Millis) -> Result<PathBuf> {
 impl Tx<'_> {
     /// Registers a repository under the id the caller chose: a rebuilt ledger gives it the
     /// six characters its pool directory is named after, so its slots stay where they are.
-    pub fn restore_repo(&self, common_dir: &str, id: &str) -> Result<()> {
+    pub fn restore_repo(&self, common_dir: &str, id: &RepoId) -> Result<()> {
         self.conn.execute(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
             params![id, common_dir, self.now],

@@ -2,26 +2,39 @@
 //!
 //! A repository is never identified by its origin URL: renaming a remote must not orphan leases.
 
+use std::borrow::Cow;
+use std::path::Path;
+
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
+use super::ids::RepoId;
 use super::{LedgerError, Result, Tx, View};
 
+/// A repository the ledger has registered: its row in `repos`. (An opened repository, which
+/// git reads, is `git::Repo`; the ledger never sees one.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Repo {
-    pub id: String,
+pub struct RegisteredRepo {
+    pub id: RepoId,
     pub common_dir: String,
 }
 
+/// A repository's key in `repos`: the realpath of its common dir (which the caller
+/// canonicalized) as text, converted here and nowhere else.
+fn dir_key(common_dir: &Path) -> Cow<'_, str> {
+    common_dir.to_string_lossy()
+}
+
 impl View<'_> {
-    pub fn repo_by_dir(&self, common_dir: &str) -> Result<Option<Repo>> {
+    /// The repository registered at `common_dir` (a realpath), if any.
+    pub fn repo_by_dir(&self, common_dir: &Path) -> Result<Option<RegisteredRepo>> {
         Ok(self
             .conn
             .query_row(
                 "SELECT id, common_dir FROM repos WHERE common_dir = ?1",
-                [common_dir],
+                [dir_key(common_dir)],
                 |r| {
-                    Ok(Repo {
+                    Ok(RegisteredRepo {
                         id: r.get(0)?,
                         common_dir: r.get(1)?,
                     })
@@ -33,18 +46,16 @@ impl View<'_> {
 
 impl Tx<'_> {
     /// The repository at `common_dir`, registered with a fresh id if the ledger has not seen it.
-    pub fn ensure_repo(&self, common_dir: &str) -> Result<Repo> {
+    pub fn ensure_repo(&self, common_dir: &Path) -> Result<RegisteredRepo> {
         if let Some(repo) = self.view().repo_by_dir(common_dir)? {
             return Ok(repo);
         }
-        let id = crate::ids::random_hex(8).map_err(LedgerError::Random)?;
+        let id = RepoId::mint().map_err(LedgerError::Random)?;
+        let common_dir = dir_key(common_dir).into_owned();
         self.conn.execute(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
             params![id, common_dir, self.now],
         )?;
-        Ok(Repo {
-            id,
-            common_dir: common_dir.to_string(),
-        })
+        Ok(RegisteredRepo { id, common_dir })
     }
 }

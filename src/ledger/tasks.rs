@@ -6,6 +6,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
+use super::ids::{LeaseId, RepoId, WorktreeKey};
 use super::lifecycle::{EndReason, Step, TaskState};
 use super::tenure::Resource;
 use super::{LedgerError, Result, Tx, View};
@@ -14,15 +15,15 @@ use crate::clock::Millis;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
     pub id: i64,
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub name: String,
     pub state: TaskState,
-    pub slot_path: Option<String>,
+    pub slot_path: Option<WorktreeKey>,
     /// The slot tenure this task was spawned with. `None` only in rows that predate lease ids;
     /// those fall back to comparing the slot path.
-    pub lease_id: Option<String>,
+    pub lease_id: Option<LeaseId>,
     pub issue: Option<String>,
-    pub issue_lease_id: Option<String>,
+    pub issue_lease_id: Option<LeaseId>,
     pub branch: String,
     pub base_oid: Option<String>,
     pub holder: String,
@@ -97,6 +98,19 @@ impl TryFrom<TaskRow> for Task {
     }
 }
 
+impl Task {
+    /// The key of the task's slot. Every task records one; a row without it reads as a key
+    /// that names no slot.
+    pub fn slot_key(&self) -> WorktreeKey {
+        self.slot_path.clone().unwrap_or_else(WorktreeKey::none)
+    }
+
+    /// The worktree resource of the task's slot (see [`Task::slot_key`]).
+    pub fn slot_resource(&self) -> Resource {
+        Resource::worktree(&self.slot_key())
+    }
+}
+
 /// Which tasks [`View::tasks`] lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tasks {
@@ -109,27 +123,27 @@ pub enum Tasks {
 /// A pool slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub n: i64,
-    pub path: String,
+    pub path: WorktreeKey,
     pub created_at: Millis,
 }
 
 impl Slot {
     pub fn resource(&self) -> Resource {
-        Resource::worktree(self.path.clone())
+        Resource::worktree(&self.path)
     }
 }
 
 /// What spawn records as its intent.
 #[derive(Debug, Clone)]
 pub struct NewTask<'a> {
-    pub repo_id: &'a str,
+    pub repo_id: &'a RepoId,
     pub name: &'a str,
-    pub slot_path: &'a str,
-    pub lease_id: &'a str,
+    pub slot_path: &'a WorktreeKey,
+    pub lease_id: &'a LeaseId,
     pub issue: Option<&'a str>,
-    pub issue_lease_id: Option<&'a str>,
+    pub issue_lease_id: Option<&'a LeaseId>,
     pub branch: &'a str,
     pub base_oid: &'a str,
     pub holder: &'a str,
@@ -160,7 +174,7 @@ impl View<'_> {
     }
 
     /// The task of this name that is not done, if any.
-    pub fn open_task(&self, repo_id: &str, name: &str) -> Result<Option<Task>> {
+    pub fn open_task(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND name = ?2 AND state <> 'done'",
             params![repo_id, name],
@@ -172,7 +186,7 @@ impl View<'_> {
     }
 
     /// The open task on a branch (branch fencing).
-    pub fn open_task_on_branch(&self, repo_id: &str, branch: &str) -> Result<Option<Task>> {
+    pub fn open_task_on_branch(&self, repo_id: &RepoId, branch: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
             params![repo_id, branch],
@@ -186,19 +200,19 @@ impl View<'_> {
     pub fn open_tasks_on_pushed_branch(
         &self,
         remote: &str,
-        repo_id: Option<&str>,
+        repo_id: Option<&RepoId>,
         branch: &str,
     ) -> Result<Vec<Task>> {
         self.tasks_where(&pushed_branch_clause(), params![remote, repo_id, branch])
     }
 
     /// The newest task spawned with this slot lease.
-    pub fn task_by_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+    pub fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", [lease_id])
     }
 
     /// The open task holding this issue lease.
-    pub fn open_task_by_issue_lease(&self, lease_id: &str) -> Result<Option<Task>> {
+    pub fn open_task_by_issue_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where(
             "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
             [lease_id],
@@ -206,7 +220,7 @@ impl View<'_> {
     }
 
     /// The tasks of a repository, oldest first: the open ones, or all of them.
-    pub fn tasks(&self, repo_id: &str, which: Tasks) -> Result<Vec<Task>> {
+    pub fn tasks(&self, repo_id: &RepoId, which: Tasks) -> Result<Vec<Task>> {
         if which == Tasks::All {
             self.tasks_where("repo_id = ?1 ORDER BY id", [repo_id])
         } else {
@@ -215,7 +229,7 @@ impl View<'_> {
     }
 
     /// The slots of a repository that have not been pruned, by number.
-    pub fn slots(&self, repo_id: &str) -> Result<Vec<Slot>> {
+    pub fn slots(&self, repo_id: &RepoId) -> Result<Vec<Slot>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT repo_id, n, path, created_at FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
         )?;
@@ -224,7 +238,7 @@ impl View<'_> {
     }
 
     /// The slot at this path (pruned or not).
-    pub fn slot_by_path(&self, path: &str) -> Result<Option<Slot>> {
+    pub fn slot_by_path(&self, path: &WorktreeKey) -> Result<Option<Slot>> {
         Ok(self
             .conn
             .query_row("SELECT repo_id, n, path, created_at FROM slots WHERE path = ?1 AND removed_at IS NULL", [path], slot_from_row)
@@ -233,7 +247,7 @@ impl View<'_> {
 
     /// The last token issued for each present slot of a repository, by path: any claim of a
     /// slot since (even one released again) changes it.
-    pub fn slot_last_tokens(&self, repo_id: &str) -> Result<Vec<(String, i64)>> {
+    pub fn slot_last_tokens(&self, repo_id: &RepoId) -> Result<Vec<(WorktreeKey, i64)>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT s.path, r.last_token FROM slots s JOIN resources r ON r.id = s.resource_id \
              WHERE s.repo_id = ?1 AND s.removed_at IS NULL",
@@ -244,7 +258,7 @@ impl View<'_> {
 
     /// Every slot number a repository has ever used (pruned ones included) and its path: a
     /// pruned number may come back only at the same path, which continues its token history.
-    pub fn slot_numbers(&self, repo_id: &str) -> Result<Vec<(i64, String)>> {
+    pub fn slot_numbers(&self, repo_id: &RepoId) -> Result<Vec<(i64, WorktreeKey)>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n")?;
@@ -274,7 +288,7 @@ fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
 
 impl Tx<'_> {
     /// Records a slot (a new one, or a pruned one coming back at the same number and path).
-    pub fn ensure_slot(&self, repo_id: &str, n: i64, path: &str) -> Result<Slot> {
+    pub fn ensure_slot(&self, repo_id: &RepoId, n: i64, path: &WorktreeKey) -> Result<Slot> {
         let rid = self.resource_id(&Resource::worktree(path))?;
         self.conn.execute(
             "INSERT INTO slots (resource_id, repo_id, n, path, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -289,7 +303,7 @@ impl Tx<'_> {
     /// Takes a slot out of the pool, unless it is unknown, already out, or held by a tenure
     /// (live or expired): a decision taken from an older read must never remove a slot that was
     /// leased since. Its resource (and so its token history) stays. Returns whether it did.
-    pub fn remove_free_slot(&self, path: &str) -> Result<bool> {
+    pub fn remove_free_slot(&self, path: &WorktreeKey) -> Result<bool> {
         let view = self.view();
         let held = view.held(&Resource::worktree(path))?.is_some();
         if view.slot_by_path(path)?.is_none() || held {
@@ -303,7 +317,7 @@ impl Tx<'_> {
     }
 
     /// Undoes [`Tx::remove_free_slot`] when git refused to remove the worktree.
-    pub fn restore_slot(&self, path: &str) -> Result<()> {
+    pub fn restore_slot(&self, path: &WorktreeKey) -> Result<()> {
         self.conn
             .execute("UPDATE slots SET removed_at = NULL WHERE path = ?1", [path])?;
         Ok(())
@@ -327,7 +341,12 @@ impl Tx<'_> {
 
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder
     /// re-acquired its slot).
-    pub fn set_task_lease(&self, id: i64, slot_path: &str, lease_id: &str) -> Result<()> {
+    pub fn set_task_lease(
+        &self,
+        id: i64,
+        slot_path: &WorktreeKey,
+        lease_id: &LeaseId,
+    ) -> Result<()> {
         self.conn.execute(
             "UPDATE tasks SET slot_path = ?1, lease_id = ?2, updated_at = ?3 WHERE id = ?4",
             params![slot_path, lease_id, self.now, id],

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::{LeaseId, WorktreeKey};
 use crate::clock::Millis;
 
 /// What kind of thing a lease is on.
@@ -26,10 +27,10 @@ pub struct Resource {
 }
 
 impl Resource {
-    pub fn worktree(path: impl Into<String>) -> Self {
+    pub fn worktree(key: &WorktreeKey) -> Self {
         Self {
             kind: ResourceKind::Worktree,
-            key: path.into(),
+            key: key.to_string(),
         }
     }
     pub fn issue(namespace: &str, id: &str) -> Self {
@@ -43,7 +44,7 @@ impl Resource {
 /// One acquisition of one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenure {
-    pub lease_id: String,
+    pub lease_id: LeaseId,
     pub resource: Resource,
     pub token: i64,
     pub holder: String,

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::{Context, Error, Result, stamp};
 use crate::git::Repo;
-use crate::ledger::{Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure};
+use crate::ledger::{
+    Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,
+};
 
 /// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
 /// `hand.adoptWorktrees`, leased as task `adopted_as`).
@@ -42,10 +44,10 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
 /// With `hand.adoptWorktrees` off: the repository is known and the new worktree is in the
 /// event log, nothing is leased.
 fn record_only(ledger: &mut Ledger, repo: &Repo, workdir: &Path) -> Result<()> {
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let res = Resource::worktree(workdir.to_string_lossy().into_owned());
+    let common = &repo.loc.common_dir;
+    let res = Resource::worktree(&WorktreeKey::from_canonical(workdir));
     ledger.write(|tx| {
-        tx.ensure_repo(&common)?;
+        tx.ensure_repo(common)?;
         tx.log(
             EventKind::WorktreeAdded,
             &res,
@@ -65,9 +67,9 @@ fn lease_as_task(
     repo: &Repo,
     workdir: &Path,
 ) -> Result<Option<(String, Tenure)>> {
-    let key = workdir.to_string_lossy().into_owned();
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    let res = Resource::worktree(key.clone());
+    let key = WorktreeKey::from_canonical(workdir);
+    let common = &repo.loc.common_dir;
+    let res = Resource::worktree(&key);
     let holder = ctx.holder(None)?;
     let base = task_name_for(workdir);
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
@@ -75,7 +77,7 @@ fn lease_as_task(
     let me = super::procs::me();
     let remote = super::fence::task_remote(repo);
     Ok(ledger.write(|tx| {
-        let repo_row = tx.ensure_repo(&common)?;
+        let repo_row = tx.ensure_repo(common)?;
         let view = tx.view();
         let (tenure, fresh) = match tx.acquire(&res, &holder, None)? {
             Acquire::Acquired { tenure, fresh, .. } => (tenure, fresh),

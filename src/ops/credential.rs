@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use serde::Serialize;
 
 use super::stamp::Stamp;
-use crate::ledger::{Task, Tenure};
+use crate::ledger::{LeaseId, Task, Tenure};
 
 /// The lease id a holder presents.
 pub const LEASE_ENV: &str = "GIT_HAND_LEASE";
@@ -20,7 +20,7 @@ pub const TASK_ENV: &str = "GIT_HAND_TASK";
 /// sets them.
 pub fn env_vars(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String)> {
     vec![
-        (LEASE_ENV, tenure.lease_id.clone()),
+        (LEASE_ENV, tenure.lease_id.to_string()),
         (TOKEN_ENV, tenure.token.to_string()),
         (TASK_ENV, task.name.clone()),
     ]
@@ -39,7 +39,7 @@ pub enum CredentialSource {
 /// What a holder presents: a lease id and, usually, the token that came with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Credential {
-    pub lease_id: String,
+    pub lease_id: LeaseId,
     pub token: Option<i64>,
     pub source: CredentialSource,
 }
@@ -72,8 +72,8 @@ pub fn parse_env_credential(
                 "GIT_HAND_TOKEN is set but GIT_HAND_LEASE is empty".into()
             ));
         }
-        Some(raw) => match raw.to_str().filter(|id| crate::ids::is_lease_id(id)) {
-            Some(id) => id.to_string(),
+        Some(raw) => match raw.to_str().and_then(LeaseId::parse) {
+            Some(id) => id,
             None => {
                 return Some(Err(format!(
                     "GIT_HAND_LEASE={:?} is not a lease id (32 lower-case hex characters)",

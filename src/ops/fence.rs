@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::git::Repo;
 use crate::git::url::normalize_remote_url;
-use crate::ledger::{Task, Tenure, View};
+use crate::ledger::{LeaseId, RepoId, Task, Tenure, View};
 
 /// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
 /// applied), normalized. `None` for a repository without an origin.
@@ -55,9 +55,9 @@ pub type Fenced = (String, Task, Tenure);
 pub fn fenced(
     view: &View<'_>,
     remote: Option<&str>,
-    repo_id: Option<&str>,
+    repo_id: Option<&RepoId>,
     branches: &[String],
-    presented: Option<&str>,
+    presented: Option<&LeaseId>,
 ) -> crate::ledger::Result<Option<Fenced>> {
     for branch in branches {
         let tasks = match (remote, repo_id) {
@@ -71,14 +71,14 @@ pub fn fenced(
         for task in tasks {
             let Some(tenure) = task
                 .lease_id
-                .as_deref()
+                .as_ref()
                 .map(|id| view.tenure(id))
                 .transpose()?
                 .flatten()
             else {
                 continue;
             };
-            if tenure.is_live(view.now()) && presented != Some(tenure.lease_id.as_str()) {
+            if tenure.is_live(view.now()) && presented != Some(&tenure.lease_id) {
                 return Ok(Some((branch.clone(), task, tenure)));
             }
         }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
 use super::{Context, Result, fence, stamp};
-use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure};
+use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure, WorktreeKey};
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,26 +129,20 @@ pub fn decide(
     let Some(mut ledger) = subject.ledger(ctx)? else {
         return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
     };
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let remote = url.map(|u| fence::pushed_remote(u, base));
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
         if !fence || branches.is_empty() {
             return Ok((finding, None));
         }
-        let repo_id = v.repo_by_dir(&common)?.map(|r| r.id);
+        let repo_id = v.repo_by_dir(common)?.map(|r| r.id);
         let presented = finding
             .tenure
             .as_ref()
             .filter(|_| finding.verdict == Verdict::Current)
-            .map(|t| t.lease_id.as_str());
-        let fenced = fence::fenced(
-            v,
-            remote.as_deref(),
-            repo_id.as_deref(),
-            branches,
-            presented,
-        )?;
+            .map(|t| &t.lease_id);
+        let fenced = fence::fenced(v, remote.as_deref(), repo_id.as_ref(), branches, presented)?;
         Ok((finding, fenced))
     })?;
     out.now = finding.now;
@@ -258,9 +252,9 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let branches: Vec<String> = target.iter().map(|t| t.branch.clone()).collect();
     let url = target.as_ref().and_then(|t| t.url.clone());
     let (decision, ledger) = decide(ctx, url.as_deref(), &base, &branches)?;
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let known = match ledger {
-        Some(mut l) => l.read(|v| Ok(v.repo_by_dir(&common)?.is_some()))?,
+        Some(mut l) => l.read(|v| Ok(v.repo_by_dir(common)?.is_some()))?,
         None => false,
     };
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
@@ -281,7 +275,7 @@ pub(super) fn record_refusal(
     ledger: &mut Ledger,
     f: &Finding,
     refusal: &Refusal,
-    workdir: &str,
+    workdir: &WorktreeKey,
     said: Said,
 ) -> Result<()> {
     let (kind, what, by) = match said {
@@ -290,7 +284,7 @@ pub(super) fn record_refusal(
     };
     let (res, tenure, detail) = match refusal {
         Refusal::Verdict(_) => (
-            Resource::worktree(f.slot.clone().unwrap_or_else(|| workdir.to_string())),
+            Resource::worktree(f.slot.as_ref().unwrap_or(workdir)),
             f.tenure.clone(),
             format!("{what}: {}", f.verdict.as_str()),
         ),
@@ -352,7 +346,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
             verdict: Verdict::UnknownLease,
         });
     };
-    let key = workdir.to_string_lossy().into_owned();
+    let key = WorktreeKey::from_canonical(&workdir);
     let finding = ledger.read(|v| {
         verdict::judge(
             v,
@@ -375,7 +369,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
             tx.set_checked_out(task.id, &branch)?;
             tx.log(
                 EventKind::CheckedOut,
-                &Resource::worktree(key.clone()),
+                &Resource::worktree(&key),
                 finding.tenure.as_ref(),
                 Some(&branch),
             )

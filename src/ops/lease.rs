@@ -60,14 +60,14 @@ pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     Ok(repo.origin_url().map(|u| normalize_remote_url(&u)))
 }
 
-fn repo_namespace(repo: &ledger::Repo) -> String {
+fn repo_namespace(repo: &ledger::RegisteredRepo) -> String {
     format!("repo:{}", repo.id)
 }
 
 /// Where the namespace comes from: git config/origin, or this repository's id in the ledger.
 enum NamespaceSource {
     Configured(String),
-    Repo { common_dir: String },
+    Repo { common_dir: std::path::PathBuf },
 }
 
 impl NamespaceSource {
@@ -75,7 +75,7 @@ impl NamespaceSource {
         Ok(match configured_namespace(ctx)? {
             Some(ns) => NamespaceSource::Configured(ns),
             None => NamespaceSource::Repo {
-                common_dir: ctx.repo()?.loc.common_dir.to_string_lossy().into_owned(),
+                common_dir: ctx.repo()?.loc.common_dir.clone(),
             },
         })
     }

@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use super::{Error, Result};
+use crate::ledger::LeaseId;
 
 /// Whether `c` may not appear in anything a user names: a control character or one of the
 /// bidirectional-formatting characters (embeddings and overrides U+202A–U+202E, isolates
@@ -104,15 +105,13 @@ pub fn holder(holder: &str) -> Result<&str> {
 }
 
 /// A lease id given on the command line (`--lease`): 32 lower-case hex characters, as minted.
-pub fn lease_id(id: &str) -> Result<&str> {
-    if crate::ids::is_lease_id(id) {
-        Ok(id)
-    } else {
-        Err(Error::usage(format!(
+pub fn lease_id(id: &str) -> Result<LeaseId> {
+    LeaseId::parse(id).ok_or_else(|| {
+        Error::usage(format!(
             "--lease {id:?} is not a lease id (32 lower-case hex characters); nothing was changed"
         ))
-        .with_hint("git hand lease current <issue>   # shows the live lease id"))
-    }
+        .with_hint("git hand lease current <issue>   # shows the live lease id")
+    })
 }
 
 /// A path git-hand records (in the ledger, the stamp, messages): it must be UTF-8 and carry no

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Result, names, safety};
 use crate::git::lock::LOCK_FILE;
 use crate::git::{Repo, WorktreeListLock};
-use crate::ledger::{Slot, Task, Tenure, TenureState, View};
+use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 
 /// Default `hand.maxSlots`.
 pub const DEFAULT_MAX_SLOTS: i64 = 16;
@@ -76,19 +76,22 @@ pub fn max_slots(repo: &Repo) -> Result<i64> {
 }
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
-pub fn pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
-    let id6 = &repo_id[..6.min(repo_id.len())];
+pub fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
+    let id6 = &repo_id.as_str()[..6.min(repo_id.as_str().len())];
     Ok(root(repo)?.join(format!("{}-{id6}", repo.name())))
 }
 
 /// The paths of the slots the ledger knows for a repository.
-pub fn known_slot_paths(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<String>> {
+pub fn known_slot_paths(
+    view: &View<'_>,
+    repo_id: &RepoId,
+) -> crate::ledger::Result<Vec<WorktreeKey>> {
     Ok(view.slots(repo_id)?.into_iter().map(|s| s.path).collect())
 }
 
 /// This repository's pool directory, created (0700) and canonicalized, so slot paths built on
 /// it are realpaths and can be ledger keys before the slot exists.
-pub fn ensure_pool_dir(repo: &Repo, repo_id: &str) -> Result<PathBuf> {
+pub fn ensure_pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
     let dir = pool_dir(repo, repo_id)?;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -158,24 +161,24 @@ impl SlotInfo {
 
 /// Every present slot of a repository with its holder, open tasks and last token: four queries
 /// whatever the number of slots.
-pub fn slots(view: &View<'_>, repo_id: &str) -> crate::ledger::Result<Vec<SlotInfo>> {
+pub fn slots(view: &View<'_>, repo_id: &RepoId) -> crate::ledger::Result<Vec<SlotInfo>> {
     let mut held: std::collections::HashMap<String, Tenure> = view
         .held_slots(repo_id)?
         .into_iter()
         .map(|t| (t.resource.key.clone(), t))
         .collect();
     let open = view.tasks(repo_id, crate::ledger::Tasks::Open)?;
-    let tokens: std::collections::HashMap<String, i64> =
+    let tokens: std::collections::HashMap<WorktreeKey, i64> =
         view.slot_last_tokens(repo_id)?.into_iter().collect();
     Ok(view
         .slots(repo_id)?
         .into_iter()
         .map(|slot| SlotInfo {
             last_token: tokens.get(&slot.path).copied().unwrap_or(0),
-            held: held.remove(&slot.path),
+            held: held.remove(slot.path.as_str()),
             tasks: open
                 .iter()
-                .filter(|t| t.slot_path.as_deref() == Some(slot.path.as_str()))
+                .filter(|t| t.slot_path.as_ref() == Some(&slot.path))
                 .cloned()
                 .collect(),
             slot,
@@ -212,7 +215,7 @@ pub struct Skipped {
 /// that task's.
 pub fn choose(
     infos: &[SlotInfo],
-    numbers_used: &[(i64, String)],
+    numbers_used: &[(i64, WorktreeKey)],
     pool_dir: &Path,
     repo: &Repo,
     max: i64,
@@ -235,7 +238,7 @@ pub fn choose(
             .is_some_and(|t| t.state(now) == TenureState::Expired)
     });
     for info in free.chain(expired) {
-        let path = PathBuf::from(&info.slot.path);
+        let path = info.slot.path.as_path().to_path_buf();
         if exclude.contains(&path) {
             continue;
         }
@@ -244,7 +247,7 @@ pub fn choose(
         // from older ledgers, with no lease id, fall back to the path.
         if let Some(legacy) = info.tasks.iter().find(|t| t.lease_id.is_none()) {
             skipped.push(Skipped {
-                path: info.slot.path.clone(),
+                path: info.slot.path.to_string(),
                 why: vec![format!("task {} (no lease id) names it", legacy.name)],
             });
             continue;
@@ -272,7 +275,7 @@ pub fn choose(
             return Ok((Plan::Reuse(path), skipped));
         }
         skipped.push(Skipped {
-            path: info.slot.path.clone(),
+            path: info.slot.path.to_string(),
             why,
         });
     }
@@ -288,7 +291,7 @@ pub fn choose(
                 .map_or_else(String::new, |t| format!(" by task {}", t.name));
             let holder = info.held.as_ref().map_or("", |t| t.holder.as_str());
             skipped.push(Skipped {
-                path: info.slot.path.clone(),
+                path: info.slot.path.to_string(),
                 why: vec![format!("leased to {holder}{task}")],
             });
         }
@@ -301,7 +304,7 @@ pub fn choose(
 
 fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {
     Skipped {
-        path: info.slot.path.clone(),
+        path: info.slot.path.to_string(),
         why: vec![format!(
             "not the slot git-hand made ({e}): git hand doctor --repair sets it aside"
         )],
@@ -314,13 +317,13 @@ fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {
 /// change under it.
 pub fn new_slot(
     present: &[i64],
-    numbers_used: &[(i64, String)],
+    numbers_used: &[(i64, WorktreeKey)],
     pool_dir: &Path,
     repo: &Repo,
 ) -> (i64, PathBuf) {
     let usable = |n: i64| {
         let path = slot_path(pool_dir, n, repo);
-        let key = path.to_string_lossy();
+        let key = WorktreeKey::from_canonical(&path);
         !present.contains(&n)
             && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
             && std::fs::symlink_metadata(pool_dir.join(n.to_string())).is_err()

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result, safety, tasks};
 use crate::git::{Git, GitError};
-use crate::ledger::{EventKind, Ledger};
+use crate::ledger::{EventKind, Ledger, WorktreeKey};
 
 #[derive(Debug, Clone)]
 pub struct PruneReport {
@@ -60,7 +60,7 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport
     for info in infos {
         let why = keep_reasons(repo, &info, now);
         if !why.is_empty() {
-            report.kept.push(Kept::new(info.slot.path, why));
+            report.kept.push(Kept::new(info.slot.path.to_string(), why));
             continue;
         }
         if yes {
@@ -69,17 +69,19 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport
                 Ok(true) => {}
                 Ok(false) => {
                     let why = vec!["it was leased while prune ran".into()];
-                    report.kept.push(Kept::new(info.slot.path, why));
+                    report.kept.push(Kept::new(info.slot.path.to_string(), why));
                     continue;
                 }
                 Err(Error::Git(GitError::Failed { stderr, .. })) => {
-                    report.kept.push(refused_by_git(info.slot.path, &stderr));
+                    report
+                        .kept
+                        .push(refused_by_git(info.slot.path.to_string(), &stderr));
                     continue;
                 }
                 Err(e) => return Err(e),
             }
         }
-        report.removed.push(info.slot.path);
+        report.removed.push(info.slot.path.to_string());
     }
     Ok(report)
 }
@@ -114,7 +116,7 @@ fn keep_reasons(repo: &crate::git::Repo, info: &SlotInfo, now: i64) -> Vec<Strin
     if let Some(task) = info.tasks.first() {
         return vec![format!("task {} is {}", task.name, task.state.as_str())];
     }
-    let path = Path::new(&info.slot.path);
+    let path = info.slot.path.as_path();
     if !path.exists() {
         return vec![];
     }
@@ -139,13 +141,13 @@ pub fn remove_slot(
     git: &Git,
     common: &Path,
     ledger: &mut Ledger,
-    path: &str,
+    path: &WorktreeKey,
     expect: OnDisk,
 ) -> Result<bool> {
     // Lock order: the slot's, then the worktree list's.
-    let _slot = super::slot::SlotLock::acquire(common, Path::new(path))?;
+    let _slot = super::slot::SlotLock::acquire(common, path.as_path())?;
     let _lock = super::pool::lock_worktree_list(common)?;
-    if (expect == OnDisk::Missing) == Path::new(path).exists() {
+    if (expect == OnDisk::Missing) == path.as_path().exists() {
         return Ok(false); // The disk changed since we looked: leave it to the next run.
     }
     let res = crate::ledger::Resource::worktree(path);
@@ -160,15 +162,21 @@ pub fn remove_slot(
         return Ok(false);
     }
     // Unlocking an unlocked worktree fails harmlessly; `remove` (or `prune`) must succeed.
-    let _ = git.output(&["worktree", "unlock", path]);
+    let _ = git.output(&["worktree", "unlock", path.as_str()]);
     let removed = match expect {
-        OnDisk::Present => git.run(&["worktree", "remove", path]),
+        OnDisk::Present => git.run(&["worktree", "remove", path.as_str()]),
         OnDisk::Missing => git.run(&["worktree", "prune"]),
     };
     if let Err(e) = removed {
         // git kept the worktree (it found changes, say): so does the ledger.
         ledger.write(|tx| tx.restore_slot(path))?;
-        let _ = git.output(&["worktree", "lock", "--reason", "git-hand slot", path]);
+        let _ = git.output(&[
+            "worktree",
+            "lock",
+            "--reason",
+            "git-hand slot",
+            path.as_str(),
+        ]);
         return Err(e.into());
     }
     if let Some(parent) = Path::new(path).parent() {

@@ -17,7 +17,7 @@ use super::evidence::{self, Evidence, PoolSlot, Trace};
 use super::{Context, Error, Result};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
-use crate::ledger::{EventKind, Ledger, LedgerError, Resource};
+use crate::ledger::{EventKind, Ledger, LedgerError, RepoId, Resource, WorktreeKey};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
@@ -179,12 +179,12 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
             tx.restore_repo(&repo.common_dir, &repo.id)?;
             for (n, worktree, token) in &repo.slots {
                 tx.ensure_slot(&repo.id, *n, worktree)?;
-                tx.raise_last_token(&Resource::worktree(worktree.clone()), *token)?;
+                tx.raise_last_token(&Resource::worktree(worktree), *token)?;
                 slots += 1;
             }
         }
         for (worktree, token) in &plan.floors {
-            tx.raise_last_token(&Resource::worktree(worktree.clone()), *token)?;
+            tx.raise_last_token(&Resource::worktree(worktree), *token)?;
         }
         let detail = format!(
             "rebuilt: {why}; {} and {} restored from the disk, tokens continue after the \
@@ -196,7 +196,7 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
             for (_, worktree, token) in &repo.slots {
                 tx.log(
                     EventKind::Repaired,
-                    &Resource::worktree(worktree.clone()),
+                    &Resource::worktree(worktree),
                     None,
                     Some(&format!(
                         "slot restored by a rebuild; tokens continue after {token}"
@@ -222,14 +222,14 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
 struct Plan {
     repos: Vec<RepoPlan>,
     /// Worktrees outside a restored pool (adopted ones, other pools): only their tokens.
-    floors: Vec<(String, i64)>,
+    floors: Vec<(WorktreeKey, i64)>,
 }
 
 struct RepoPlan {
     common_dir: String,
-    id: String,
+    id: RepoId,
     /// Slot number, realpath, the largest token its stamp shows.
-    slots: Vec<(i64, String, i64)>,
+    slots: Vec<(i64, WorktreeKey, i64)>,
 }
 
 /// A trace whose slot can be restored: its worktree proves itself and its repository is
@@ -262,7 +262,7 @@ impl Plan {
         };
         for t in &evidence.traces {
             let token = t.stamp.as_ref().map_or(0, |s| s.token);
-            let key = t.worktree.to_string_lossy().into_owned();
+            let key = WorktreeKey::from_canonical(&t.worktree);
             let pool = restorable(t).and_then(|(common, slot)| {
                 pools
                     .iter()
@@ -281,7 +281,7 @@ impl Plan {
                         .map_err(|e| Error::from(LedgerError::Random(e)))?;
                     plan.repos.push(RepoPlan {
                         common_dir: common,
-                        id: format!("{id6}{rest}"),
+                        id: RepoId::new(format!("{id6}{rest}")),
                         slots: vec![],
                     });
                     plan.repos

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Result, safety};
 use crate::git::link::{self, LinkError};
 use crate::git::{Git, GitError};
-use crate::ledger::{Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
 
 /// Why the directory at a slot's path is not the slot git-hand made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -152,25 +152,45 @@ fn fnv1a(s: &std::ffi::OsStr) -> u64 {
     })
 }
 
+/// What a spawn being undone was doing to its slot's worktree (its [`Step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpawnWork {
+    /// Switching a worktree that was there before (`preparing`, or an earlier step).
+    Switching,
+    /// Making the worktree (`creating`: a new slot, or one the disk lost).
+    Creating,
+}
+
+impl SpawnWork {
+    /// What a spawn recorded at `step` was doing.
+    pub fn at(step: Option<Step>) -> Self {
+        if step == Some(Step::Creating) {
+            SpawnWork::Creating
+        } else {
+            SpawnWork::Switching
+        }
+    }
+}
+
 /// A slot this process may change: locked, and held by `lease_id` in the ledger, which every
 /// git command through [`SlotGuard::git`] checks again first.
 #[derive(Debug)]
 pub struct SlotGuard {
     common_dir: PathBuf,
     path: PathBuf,
-    lease_id: String,
+    lease_id: LeaseId,
     _lock: SlotLock,
 }
 
 impl SlotGuard {
     /// Locks the slot for the holder of `lease_id`. The lease is checked before each change
-    /// made through the guard ([`SlotGuard::git`], [`SlotGuard::check`]), not here: a check now
+    /// made through the guard ([`SlotGuard::git`], [`SlotGuard::ensure_still_held`]), not here: a check now
     /// would only be repeated a moment later (a ledger read each, on spawn's hot path).
-    pub fn lock(common_dir: &Path, path: &Path, lease_id: &str) -> Result<Self> {
+    pub fn lock(common_dir: &Path, path: &Path, lease_id: &LeaseId) -> Result<Self> {
         Ok(Self {
             common_dir: common_dir.to_path_buf(),
             path: path.to_path_buf(),
-            lease_id: lease_id.to_string(),
+            lease_id: lease_id.clone(),
             _lock: SlotLock::acquire(common_dir, path)?,
         })
     }
@@ -180,8 +200,8 @@ impl SlotGuard {
     }
 
     /// Fails unless this guard's lease is still the slot's held tenure.
-    pub fn check(&self, ledger: &mut Ledger) -> Result<()> {
-        let res = Resource::worktree(self.path.to_string_lossy().into_owned());
+    pub fn ensure_still_held(&self, ledger: &mut Ledger) -> Result<()> {
+        let res = Resource::worktree(&WorktreeKey::from_canonical(&self.path));
         let held = ledger.read(|v| v.held(&res))?;
         match held {
             Some(t) if t.lease_id == self.lease_id => Ok(()),
@@ -189,7 +209,7 @@ impl SlotGuard {
                 format!(
                     "slot {} is no longer held by lease {} ({}); git-hand stopped before changing it",
                     self.path.display(),
-                    short(&self.lease_id),
+                    short(self.lease_id.as_str()),
                     other.map_or_else(
                         || "it is free".to_string(),
                         |t| format!("{} holds it with token {}", t.holder, t.token)
@@ -212,12 +232,12 @@ impl SlotGuard {
     /// process sits inside the slot. Without that, one `kill -9` at the wrong moment left a slot
     /// that every later teardown, spawn and repair failed on.
     pub fn git(&self, ledger: &mut Ledger, args: &[&str]) -> Result<String> {
-        self.check(ledger)?;
+        self.ensure_still_held(ledger)?;
         let admin = self.prove()?;
         let git = Git::new(&self.path);
         match git.run(args) {
             Err(GitError::Failed { stderr, .. }) if self.remove_stale_lock(&admin, &stderr) => {
-                self.check(ledger)?;
+                self.ensure_still_held(ledger)?;
                 Ok(git.run(args)?)
             }
             other => Ok(other?),
@@ -237,10 +257,11 @@ impl SlotGuard {
     }
 
     /// Undoes what a failed or killed spawn did to the slot: a clean detached checkout again; or,
-    /// for a slot the spawn was making (`creating`) that git cannot read any more (a `worktree
-    /// add` killed halfway), the worktree is removed, so the slot is simply missing and the next
-    /// spawn makes it again.
-    pub fn undo(&self, ledger: &mut Ledger, creating: bool) -> Result<()> {
+    /// for a slot the spawn was making ([`SpawnWork::Creating`]) that git cannot read any more
+    /// (a `worktree add` killed halfway), the worktree is removed, so the slot is simply missing
+    /// and the next spawn makes it again.
+    pub fn undo(&self, ledger: &mut Ledger, work: SpawnWork) -> Result<()> {
+        let creating = work == SpawnWork::Creating;
         let restored = match prove(&self.common_dir, &self.path) {
             Ok(_) => self.restore_clean(ledger),
             // Nothing was made there: nothing to undo, unless an admin dir was.
@@ -259,7 +280,7 @@ impl SlotGuard {
     /// worktree` command of the repository), then the slot's directory. Nothing of anyone's is
     /// in it: the spawn that made it was never handed it.
     fn unmake(&self, ledger: &mut Ledger) -> Result<()> {
-        self.check(ledger)?;
+        self.ensure_still_held(ledger)?;
         let _list = super::pool::lock_worktree_list(&self.common_dir)?;
         let failed = |what: &Path, e: std::io::Error| {
             Error::failed(

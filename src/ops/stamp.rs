@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::ledger::LeaseId;
+
 const FILE: &str = "git-hand-stamp";
 
 /// Beside the stamp when `hand.requireCredential` is true: the reference-transaction shim must
@@ -17,7 +19,7 @@ const REQUIRE_FILE: &str = "git-hand-require-credential";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
-    pub lease_id: String,
+    pub lease_id: LeaseId,
     pub token: i64,
     pub task: String,
     pub ledger: PathBuf,
@@ -161,9 +163,8 @@ fn parse(text: &str) -> Result<Stamp, String> {
         value.ok_or_else(|| format!("no {key}"))
     }
     let lease_id = field(lease_id, "lease_id")?;
-    if !crate::ids::is_lease_id(lease_id) {
-        return Err(format!("lease_id {lease_id:?} is not 32 hex characters"));
-    }
+    let lease_id = LeaseId::parse(lease_id)
+        .ok_or_else(|| format!("lease_id {lease_id:?} is not 32 hex characters"))?;
     let token = field(token, "token")?;
     let token = Some(token)
         .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
@@ -181,7 +182,7 @@ fn parse(text: &str) -> Result<Stamp, String> {
         ));
     }
     Ok(Stamp {
-        lease_id: lease_id.to_string(),
+        lease_id,
         token,
         task: task.to_string(),
         ledger: PathBuf::from(ledger),
@@ -236,7 +237,7 @@ mod tests {
     fn stamp_round_trips_and_rejects_damage() {
         let dir = tempfile::tempdir().unwrap();
         let stamp = Stamp {
-            lease_id: "ab".repeat(16),
+            lease_id: LeaseId::parse(&"ab".repeat(16)).unwrap(),
             token: 7,
             task: "t".into(),
             ledger: "/l/ledger.sqlite".into(),
@@ -282,7 +283,7 @@ mod tests {
     fn a_stamp_whose_ledger_path_would_break_its_lines_is_not_written() {
         let dir = tempfile::tempdir().unwrap();
         let stamp = Stamp {
-            lease_id: "ab".repeat(16),
+            lease_id: LeaseId::parse(&"ab".repeat(16)).unwrap(),
             token: 7,
             task: "t".into(),
             ledger: "/l/a\nlease_id=forged/ledger.sqlite".into(),

@@ -4,12 +4,14 @@
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
-use crate::ledger::{By, Ledger, Renew, Resource, Task, TaskState, Tasks, Tenure};
+use crate::ledger::{
+    By, LeaseId, Ledger, Renew, RepoId, Resource, Task, TaskState, Tasks, Tenure, WorktreeKey,
+};
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
-pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<String>> {
-    let common = ctx.repo()?.loc.common_dir.to_string_lossy().into_owned();
-    Ok(ledger.read(|v| Ok(v.repo_by_dir(&common)?.map(|r| r.id)))?)
+pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<RepoId>> {
+    let common = &ctx.repo()?.loc.common_dir;
+    Ok(ledger.read(|v| Ok(v.repo_by_dir(common)?.map(|r| r.id)))?)
 }
 
 /// A task with its leases, as `list` shows it.
@@ -72,7 +74,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
             .map(|info| {
-                let problem = super::slot::prove(&common, std::path::Path::new(&info.slot.path))
+                let problem = super::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
                     .map(|e| e.to_string());
@@ -106,16 +108,9 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
                 )
             });
     }
-    let workdir = ctx
-        .repo()?
-        .loc
-        .workdir
-        .clone()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
+    let workdir = ctx.repo()?.loc.workdir.clone().unwrap_or_default();
     let task = ledger.read(|v| {
-        let held = v.held(&Resource::worktree(workdir.clone()))?;
+        let held = v.held(&Resource::worktree(&WorktreeKey::from_canonical(&workdir)))?;
         match held {
             Some(t) => v.task_by_lease(&t.lease_id),
             None => Ok(None),
@@ -161,10 +156,10 @@ enum Lost {
 fn renew_both(
     ledger: &mut Ledger,
     task: &Task,
-    lease: &str,
+    lease: &LeaseId,
     ttl: Option<Millis>,
 ) -> Result<std::result::Result<Renewed, Lost>> {
-    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    let slot = task.slot_resource();
     Ok(ledger.write(|tx| {
         let view = tx.view();
         let issue = match &task.issue_lease_id {
@@ -197,7 +192,7 @@ fn renew_both(
 fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
     Ok(match lost {
         Lost::Slot => {
-            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+            let slot = task.slot_resource();
             let live = ledger.read(|v| v.current(&slot))?;
             let who = live
                 .map(|t| format!("; the slot is now held by {} (token {})", t.holder, t.token))
@@ -226,8 +221,13 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
 
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
 pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
-    let id = task.lease_id.clone().unwrap_or_default();
-    let (tenure, now) = ledger.read(|v| Ok((v.tenure(&id)?, v.now())))?;
+    let (tenure, now) = ledger.read(|v| {
+        let tenure = match &task.lease_id {
+            Some(id) => v.tenure(id)?,
+            None => None,
+        };
+        Ok((tenure, v.now()))
+    })?;
     tenure.map(|t| (t, now)).ok_or_else(|| {
         Error::failed(
             format!("task {} names a lease the ledger does not know", task.name),

@@ -13,8 +13,8 @@ use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::ledger::{
-    Acquire, By, EndReason, IssueLease, Ledger, PendingSync, Resource, Step, Task, TaskState,
-    Tenure,
+    Acquire, By, EndReason, IssueLease, LeaseId, Ledger, PendingSync, Step, Task, TaskState,
+    Tenure, WorktreeKey,
 };
 
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub enum TornDown {
     /// The slot was freed and the task is done.
     Freed {
         task: Task,
-        slot: String,
+        slot: WorktreeKey,
         discarded: Vec<String>,
     },
     /// The task's lease had ended and the slot may be someone else's: only the row was settled.
@@ -76,13 +76,13 @@ pub fn teardown(
         }
         Pinned::NotOurs => {
             synced.wait()?;
-            let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+            let slot = task.slot_resource();
             let successor = ledger.read(|v| v.current(&slot))?;
             return end_row_only(ledger, &task, successor);
         }
     };
     let discarded = put_slot_back(ledger, repo, &task, &lease_id, proof, opts, synced)?;
-    let slot = task.slot_path.clone().unwrap_or_default();
+    let slot = task.slot_key();
     let task = finish(ledger, &task, EndReason::TornDown)?;
     Ok(TornDown::Freed {
         task,
@@ -93,9 +93,9 @@ pub fn teardown(
 
 /// The open task of that name in this repository, else the last one of that name.
 fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result<Task> {
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     let found = ledger.read(|v| {
-        let Some(repo) = v.repo_by_dir(&common)? else {
+        let Some(repo) = v.repo_by_dir(common)? else {
             return Ok(None);
         };
         let open = v.open_task(&repo.id, name)?;
@@ -143,7 +143,7 @@ enum SlotTenure {
 
 /// Compares lease ids, never paths (see the module docs). Only reads.
 fn slot_tenure(ledger: &mut Ledger, task: &Task) -> Result<SlotTenure> {
-    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    let slot = task.slot_resource();
     Ok(ledger.read(|v| {
         let held = v.held(&slot)?;
         Ok(match held {
@@ -174,7 +174,7 @@ fn prove_safe_to_free(
     task: &Task,
     opts: &TeardownOptions<'_>,
 ) -> Result<Proof> {
-    let slot = task.slot_path.clone().unwrap_or_default();
+    let slot = task.slot_key();
     let path = Path::new(&slot);
     // Proven before it is even read: an orphaned slot's git reports another worktree's files.
     let on_disk = match slot::prove(&repo.loc.common_dir, path) {
@@ -197,12 +197,12 @@ fn put_slot_back(
     ledger: &mut Ledger,
     repo: &crate::git::Repo,
     task: &Task,
-    lease_id: &str,
+    lease_id: &LeaseId,
     proof: Proof,
     opts: &TeardownOptions<'_>,
     synced: PendingSync,
 ) -> Result<Vec<String>> {
-    let slot = task.slot_path.clone().unwrap_or_default();
+    let slot = task.slot_key();
     let guard = SlotGuard::lock(&repo.loc.common_dir, Path::new(&slot), lease_id)?;
     failpoint::hit("teardown-after-intent");
     let discarded = if opts.force && !proof.dirty.is_empty() {
@@ -435,7 +435,7 @@ fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -
 /// What pinning the slot's lease found.
 enum Pinned {
     /// The slot tenure is the task's (`lease_id`, taken back first if it had expired).
-    Ours { task: Box<Task>, lease_id: String },
+    Ours { task: Box<Task>, lease_id: LeaseId },
     /// Another live process is tearing the task down.
     InProgress(i64),
     /// The slot is someone else's now: nothing on disk may be touched.
@@ -450,7 +450,7 @@ enum Pinned {
 /// first one's process lives is refused here, in the transaction that would otherwise let both
 /// work in the slot at once. Records `tearing-down`. Its fsync runs while git switches the slot.
 fn pin_slot_lease(ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSync)> {
-    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+    let slot = task.slot_resource();
     Ok(ledger.write_syncing_meanwhile(|tx| {
         let view = tx.view();
         let Some(now) = view.task(task.id)? else {
@@ -469,7 +469,7 @@ fn pin_slot_lease(ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSy
             let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)? else {
                 return Ok(Pinned::NotOurs);
             };
-            tx.set_task_lease(task.id, &slot.key, &tenure.lease_id)?;
+            tx.set_task_lease(task.id, &task.slot_key(), &tenure.lease_id)?;
             tenure
         } else if held.expires_at.is_some() {
             tx.hold_open(&held)?
@@ -498,8 +498,8 @@ fn indent(lines: &[String]) -> String {
 }
 
 /// Releases the slot tenure by its lease id (never another tenure of the slot).
-fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &str) -> Result<()> {
-    let slot = Resource::worktree(task.slot_path.clone().unwrap_or_default());
+fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &LeaseId) -> Result<()> {
+    let slot = task.slot_resource();
     ledger.write_relaxed(|tx| {
         tx.release(&slot, By::Lease(lease_id))?;
         tx.set_task_step(task.id, Step::SlotReleased)

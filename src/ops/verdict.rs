@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::stamp::{self, Stamp};
 use super::{Context, Result};
 use crate::clock::Millis;
-use crate::ledger::{Ledger, Resource, Task, Tenure, TenureState, View};
+use crate::ledger::{Ledger, Resource, Task, Tenure, TenureState, View, WorktreeKey};
 
 pub use super::credential::{Credential, CredentialSource, env_credential, parse_env_credential};
 
@@ -48,7 +48,7 @@ crate::word::words!(Verdict: "verdict");
 pub struct Finding {
     pub verdict: Verdict,
     /// The slot (worktree key), when this is a managed worktree.
-    pub slot: Option<String>,
+    pub slot: Option<WorktreeKey>,
     pub credential: Option<Credential>,
     /// Why the credential in the environment does not parse (the verdict is then
     /// `unknown-lease`): names the variable.
@@ -97,7 +97,7 @@ pub enum CredentialRule {
 /// Judges the worktree at `workdir` (a realpath).
 pub fn judge(
     view: &View<'_>,
-    workdir: &str,
+    workdir: &WorktreeKey,
     stamp: Option<&Stamp>,
     env: Option<Result<Credential, String>>,
     rule: CredentialRule,
@@ -109,7 +109,7 @@ pub fn judge(
         return Ok(f);
     }
     let slot = Resource::worktree(workdir);
-    f.slot = Some(workdir.to_string());
+    f.slot = Some(workdir.clone());
     f.newest = view.newest(&slot)?;
     let env = match env {
         Some(Err(why)) => {
@@ -171,7 +171,7 @@ pub fn judge(
 pub struct Subject {
     pub stamp: Option<Stamp>,
     /// The work tree's realpath (a slot's ledger key).
-    pub key: String,
+    pub key: WorktreeKey,
     /// The stamp's ledger when there is a stamp (it granted the lease: a hook running under
     /// another HOME or XDG_STATE_HOME still checks the right one instead of failing open), else
     /// the default location.
@@ -181,14 +181,9 @@ pub struct Subject {
 
 impl Subject {
     /// The work tree's realpath, as [`Subject::key`] (the ledger key of a slot).
-    pub fn key_of(ctx: &Context) -> Result<String> {
-        Ok(ctx
-            .repo()?
-            .loc
-            .workdir
-            .as_deref()
-            .map(|w| w.to_string_lossy().into_owned())
-            .unwrap_or_default())
+    pub fn key_of(ctx: &Context) -> Result<WorktreeKey> {
+        let workdir = ctx.repo()?.loc.workdir.clone().unwrap_or_default();
+        Ok(WorktreeKey::from_canonical(&workdir))
     }
 
     pub fn of(ctx: &Context) -> Result<Self> {

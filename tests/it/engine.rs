@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use git_hand::clock::ManualClock;
-use git_hand::ledger::{Acquire, By, Ledger, Release, Renew, Resource, Tenure};
+use git_hand::ledger::{Acquire, By, LeaseId, Ledger, Release, Renew, Resource, Tenure};
 
 const T0: i64 = 1_795_949_785_000;
 const MIN: i64 = 60_000;
@@ -63,7 +63,7 @@ fn acquire_free_issue_gets_token_1() {
     assert_eq!(t.token, 1);
     assert_eq!(t.holder, "alice");
     assert_eq!(t.expires_at, Some(T0 + 30 * MIN));
-    assert!(git_hand::ids::is_lease_id(&t.lease_id));
+    assert!(git_hand::ids::is_lease_id(t.lease_id.as_str()));
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn renew_by_non_holder_returns_not_holder() {
         Renew::NotHolder(Some(a.clone()))
     );
     assert_eq!(
-        e.renew(By::Lease(&"0".repeat(32)), None),
+        e.renew(By::Lease(&LeaseId::parse(&"0".repeat(32)).unwrap()), None),
         Renew::NotHolder(Some(a))
     );
 }

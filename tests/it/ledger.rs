@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use git_hand::ledger::schema::{self, MIGRATIONS, Migration};
-use git_hand::ledger::{By, LATEST_VERSION, Ledger, LedgerError, Resource};
+use git_hand::ledger::{By, LATEST_VERSION, Ledger, LedgerError, RepoId, Resource};
 
 use crate::support::TestEnv;
 
@@ -392,11 +392,16 @@ fn a_version_3_task_migrates_without_a_remote_and_is_fenced_by_its_repository() 
     .unwrap();
     drop(conn);
     let mut ledger = Ledger::open(&path).unwrap();
-    let task = ledger.read(|v| v.open_task("r1", "a")).unwrap().unwrap();
+    let task = ledger
+        .read(|v| v.open_task(&RepoId::new("r1"), "a"))
+        .unwrap()
+        .unwrap();
     assert_eq!(task.remote, None);
     let mut fenced = |remote: &str, repo: Option<&str>| {
         ledger
-            .read(|v| v.open_tasks_on_pushed_branch(remote, repo, "hand/a"))
+            .read(|v| {
+                v.open_tasks_on_pushed_branch(remote, repo.map(RepoId::new).as_ref(), "hand/a")
+            })
             .unwrap()
             .len()
     };

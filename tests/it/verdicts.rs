@@ -4,11 +4,13 @@
 //! `issue-lost` and `no-credential` beside them).
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use git_hand::clock::ManualClock;
-use git_hand::ledger::{Acquire, By, Ledger, NewTask, Release, Resource, Step, Tenure};
+use git_hand::ledger::{
+    Acquire, By, LeaseId, Ledger, NewTask, Release, RepoId, Resource, Step, Tenure, WorktreeKey,
+};
 use git_hand::ops::stamp::Stamp;
 use git_hand::ops::verdict::{
     Credential, CredentialRule, CredentialSource, Finding, Verdict, judge, parse_env_credential,
@@ -23,12 +25,17 @@ const OTHER_SLOT: &str = "/pools/app-0a1b2c/2/app";
 const MAIN: &str = "/work/app";
 const NEVER_GRANTED: &str = "0123456789abcdef0123456789abcdef";
 
+/// A worktree's key, as the ledger stores it.
+fn key(path: &str) -> WorktreeKey {
+    WorktreeKey::from_canonical(Path::new(path))
+}
+
 /// A ledger with one repository and two slots, and a clock the test moves.
 struct World {
     _dir: tempfile::TempDir,
     clock: Rc<ManualClock>,
     ledger: Ledger,
-    repo_id: String,
+    repo_id: RepoId,
     tasks: u32,
 }
 
@@ -49,9 +56,9 @@ impl World {
                 .unwrap();
         let repo_id = ledger
             .write(|tx| {
-                let repo = tx.ensure_repo("/work/app/.git")?;
-                tx.ensure_slot(&repo.id, 1, SLOT)?;
-                tx.ensure_slot(&repo.id, 2, OTHER_SLOT)?;
+                let repo = tx.ensure_repo(Path::new("/work/app/.git"))?;
+                tx.ensure_slot(&repo.id, 1, &key(SLOT))?;
+                tx.ensure_slot(&repo.id, 2, &key(OTHER_SLOT))?;
                 Ok(repo.id)
             })
             .unwrap();
@@ -77,7 +84,7 @@ impl World {
         self.ledger
             .write(|tx| {
                 let Acquire::Acquired { tenure, .. } =
-                    tx.acquire(&Resource::worktree(slot), "alice", ttl)?
+                    tx.acquire(&Resource::worktree(&key(slot)), "alice", ttl)?
                 else {
                     panic!("{slot} is held");
                 };
@@ -85,10 +92,10 @@ impl World {
                 tx.insert_task(&NewTask {
                     repo_id: &repo_id,
                     name: &name,
-                    slot_path: slot,
+                    slot_path: &key(slot),
                     lease_id: &tenure.lease_id,
                     issue: issue.map(|t| t.resource.key.as_str()),
-                    issue_lease_id: issue.map(|t| t.lease_id.as_str()),
+                    issue_lease_id: issue.map(|t| &t.lease_id),
                     branch: &branch,
                     base_oid: "0000000000000000000000000000000000000000",
                     holder: "alice",
@@ -129,14 +136,14 @@ impl World {
 
     fn judge(&mut self, p: Presented) -> Finding {
         self.ledger
-            .read(|view| judge(view, p.workdir, p.stamp.as_ref(), p.env, p.rule))
+            .read(|view| judge(view, &key(p.workdir), p.stamp.as_ref(), p.env, p.rule))
             .unwrap()
     }
 }
 
 /// `GIT_HAND_LEASE` and `GIT_HAND_TOKEN` of `tenure`, as the environment carries them.
 fn env_of(tenure: &Tenure) -> Option<Result<Credential, String>> {
-    env_raw(&tenure.lease_id, &tenure.token.to_string())
+    env_raw(tenure.lease_id.as_str(), &tenure.token.to_string())
 }
 
 /// The credential the environment variables `lease` and `token` carry (empty: unset).
@@ -204,7 +211,7 @@ const CASES: &[Case] = &[
         name: "a lease id without its token is judged by the lease id",
         build: |w| {
             let t = w.lease(SLOT, None, None);
-            in_slot(env_raw(&t.lease_id, ""), None)
+            in_slot(env_raw(t.lease_id.as_str(), ""), None)
         },
         want: Verdict::Current,
     },
@@ -344,7 +351,7 @@ const CASES: &[Case] = &[
         name: "the slot's live lease with another token is unknown-lease",
         build: |w| {
             let t = w.lease(SLOT, None, None);
-            in_slot(env_raw(&t.lease_id, "7"), None)
+            in_slot(env_raw(t.lease_id.as_str(), "7"), None)
         },
         want: Verdict::UnknownLease,
     },
@@ -354,7 +361,7 @@ const CASES: &[Case] = &[
             let a = w.lease(SLOT, None, None);
             w.release(&a);
             w.lease(SLOT, None, None);
-            in_slot(env_raw(&a.lease_id, "2"), None)
+            in_slot(env_raw(a.lease_id.as_str(), "2"), None)
         },
         want: Verdict::UnknownLease,
     },
@@ -380,7 +387,7 @@ const CASES: &[Case] = &[
         name: "a token that is no positive integer is unknown-lease",
         build: |w| {
             let t = w.lease(SLOT, None, None);
-            in_slot(env_raw(&t.lease_id, "-1"), None)
+            in_slot(env_raw(t.lease_id.as_str(), "-1"), None)
         },
         want: Verdict::UnknownLease,
     },
@@ -515,7 +522,7 @@ fn a_stale_finding_names_the_tenure_that_superseded_it() {
     assert_eq!(f.tenure.as_ref().map(|t| t.token), Some(a.token));
     assert_eq!(f.newest.as_ref().map(|t| &t.lease_id), Some(&b.lease_id));
     assert_eq!(b.token, a.token + 1);
-    assert_eq!(f.slot.as_deref(), Some(SLOT));
+    assert_eq!(f.slot, Some(key(SLOT)));
     assert_eq!(f.now, T0);
 }
 
@@ -528,7 +535,7 @@ fn an_unknown_lease_finding_says_what_was_presented_and_why() {
     assert_eq!(
         f.credential,
         Some(Credential {
-            lease_id: NEVER_GRANTED.into(),
+            lease_id: LeaseId::parse(NEVER_GRANTED).unwrap(),
             token: Some(3),
             source: CredentialSource::Env,
         })

@@ -23,8 +23,8 @@ impl Checkup<'_> {
         let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
         worktrees.extend(
             open.iter()
-                .filter_map(|t| t.slot_path.as_deref())
-                .map(PathBuf::from)
+                .filter_map(|t| t.slot_path.as_ref())
+                .map(|key| key.as_path().to_path_buf())
                 .filter(|p| p.is_dir()),
         );
         let opted_out = !self.repo.config_bool("hand.installHooks", true)?;

@@ -1,7 +1,5 @@
 //! Slot leases that expired and were never taken over: each blocks its slot until ended.
 
-use std::path::Path;
-
 use super::{Checkup, Problem, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::teardown::{self, TeardownOptions};
@@ -11,7 +9,7 @@ impl Checkup<'_> {
     /// Active tasks whose slot lease expired and was never taken over: the slot is blocked until
     /// someone ends the lease. Ended when the slot holds no work; otherwise reported.
     pub(super) fn expired_leases(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
-        let (ctx, repo_id, repair) = (self.ctx, self.repo_id.as_str(), self.repair);
+        let (ctx, repo_id, repair) = (self.ctx, &self.repo_id, self.repair);
 
         let repo = ctx.repo()?;
         let (slots, now) = ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.now())))?;
@@ -28,7 +26,7 @@ impl Checkup<'_> {
             let name = task
                 .as_ref()
                 .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
-            let blockers = safety::reuse_blockers(repo, Path::new(&info.slot.path));
+            let blockers = safety::reuse_blockers(repo, info.slot.path.as_path());
             let mut p = Problem {
                 kind: "expired-lease",
                 subject: name.clone(),
@@ -40,7 +38,7 @@ impl Checkup<'_> {
                 repaired: false,
                 command: None,
             };
-            if !blockers.is_empty() && Path::new(&info.slot.path).exists() {
+            if !blockers.is_empty() && info.slot.path.as_path().exists() {
                 p.detail
                     .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
                 p.action = "none: the slot holds work".into();

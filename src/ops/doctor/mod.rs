@@ -17,7 +17,7 @@ mod unproven;
 mod worktrees;
 
 use crate::git::Git;
-use crate::ledger::{EventKind, Ledger, Resource};
+use crate::ledger::{EventKind, Ledger, RepoId, Resource, WorktreeKey};
 
 use super::{Context, Result, tasks};
 
@@ -79,7 +79,7 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
 }
 
 /// Appends a `repaired` event naming the slot and what was done to it.
-fn record(ledger: &mut Ledger, slot: &str, what: &str) -> Result<()> {
+fn record(ledger: &mut Ledger, slot: &WorktreeKey, what: &str) -> Result<()> {
     ledger.write(|tx| {
         tx.log(
             EventKind::Repaired,
@@ -96,6 +96,6 @@ pub(super) struct Checkup<'a> {
     ctx: &'a Context,
     repo: &'a crate::git::Repo,
     git: Git,
-    repo_id: String,
+    repo_id: RepoId,
     repair: bool,
 }

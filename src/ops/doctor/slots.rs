@@ -1,11 +1,11 @@
 //! Slots the ledger and the disk disagree about: known but gone, there but unknown, free but
 //! holding files nobody owns.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::{Checkup, Problem, record};
 use crate::git::Git;
-use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState};
+use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
 use crate::ops::{Result, pool, safety, slot, spawn};
 
@@ -17,14 +17,14 @@ impl Checkup<'_> {
         let (git, common, repo_id, repair) = (
             &self.git,
             self.repo.loc.common_dir.as_path(),
-            self.repo_id.as_str(),
+            &self.repo_id,
             self.repair,
         );
 
         let slots = ledger.read(|v| pool::slots(v, repo_id))?;
         for info in slots
             .into_iter()
-            .filter(|i| slot::prove(common, Path::new(&i.slot.path)).is_err_and(|e| e.is_gone()))
+            .filter(|i| slot::prove(common, i.slot.path.as_path()).is_err_and(|e| e.is_gone()))
         {
             let task: Option<Task> = match &info.held {
                 Some(t) => ledger.read(|v| v.task_by_lease(&t.lease_id))?,
@@ -35,7 +35,7 @@ impl Checkup<'_> {
             }
             let mut p = Problem {
                 kind: "missing-slot",
-                subject: info.slot.path.clone(),
+                subject: info.slot.path.to_string(),
                 detail: match &task {
                     Some(t) => format!(
                         "slot {} of active task {} is gone from disk; its commits are on {}",
@@ -61,7 +61,7 @@ impl Checkup<'_> {
 
     /// Directories in this repository's pool that the ledger does not know as slots.
     pub(super) fn unknown_slots(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
-        let (repo, repo_id, repair) = (self.repo, self.repo_id.as_str(), self.repair);
+        let (repo, repo_id, repair) = (self.repo, &self.repo_id, self.repair);
         let Ok(pool_dir) = std::fs::canonicalize(pool::pool_dir(repo, repo_id)?) else {
             return Ok(());
         };
@@ -83,14 +83,14 @@ impl Checkup<'_> {
                 continue;
             };
             let path = pool::slot_path(&pool_dir, n, repo);
-            let key = path.to_string_lossy().into_owned();
+            let key = WorktreeKey::from_canonical(&path);
             if known.contains(&key) || !path.exists() {
                 continue;
             }
             let is_worktree = registered.contains(&path);
             let mut p = Problem {
                 kind: "unknown-slot",
-                subject: key.clone(),
+                subject: key.to_string(),
                 detail: if is_worktree {
                     "a worktree of this repository in the pool that the ledger does not know".into()
                 } else {
@@ -128,7 +128,7 @@ impl Checkup<'_> {
         let (slots, now) = ledger.read(|v| Ok((pool::slots(v, &self.repo_id)?, v.now())))?;
         for info in slots {
             let free = info.held.as_ref().is_none_or(|t| !t.is_live(now)) && info.tasks.is_empty();
-            let path = Path::new(&info.slot.path);
+            let path = info.slot.path.as_path();
             if !free || slot::prove(common, path).is_err() {
                 continue;
             }
@@ -139,7 +139,7 @@ impl Checkup<'_> {
             };
             out.push(Problem {
                 kind: "unusable-slot",
-                subject: info.slot.path.clone(),
+                subject: info.slot.path.to_string(),
                 detail: format!(
                     "free slot {} holds {} uncommitted or untracked file(s) (e.g. {}), so no spawn \
                      will take it",

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::{Checkup, Problem, record};
-use crate::ledger::{EndReason, IssueLease, Ledger, Step, Task, TaskState};
+use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::procs::{self, ProcessId};
-use crate::ops::slot::{self, SlotGuard};
+use crate::ops::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::teardown::{self, TeardownOptions};
 use crate::ops::{Result, spawn, stamp};
 
@@ -27,7 +27,7 @@ impl Checkup<'_> {
 
     /// A spawn that stopped: `--repair` undoes it (see [`Checkup::undo_spawn`]).
     fn stuck_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
-        let slot = task.slot_path.clone().unwrap_or_default();
+        let slot = task.slot_key();
         let mut p = Problem {
             kind: "stuck-spawn",
             subject: task.name.clone(),
@@ -68,7 +68,7 @@ impl Checkup<'_> {
     /// A teardown that stopped: `--repair` finishes it, keeping unpushed commits on the branch
     /// (the user already chose to end the task); uncommitted changes still block it.
     fn stuck_teardown(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
-        let slot = task.slot_path.clone().unwrap_or_default();
+        let slot = task.slot_key();
         let mut p = Problem {
             kind: "stuck-teardown",
             subject: task.name.clone(),
@@ -112,29 +112,30 @@ impl Checkup<'_> {
     /// had only claimed, not yet proven safe, is left exactly as it is.
     pub(super) fn undo_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<()> {
         let common = self.repo.loc.common_dir.as_path();
-        let slot = task.slot_path.clone().unwrap_or_default();
-        let lease = task.lease_id.as_deref().unwrap_or_default();
-        let path = Path::new(&slot);
-        if let Some(step @ (Step::Preparing | Step::Creating)) = task.step {
+        let slot = task.slot_key();
+        let path = slot.as_path();
+        if let (Some(step @ (Step::Preparing | Step::Creating)), Some(lease)) =
+            (task.step, &task.lease_id)
+        {
             let guard = SlotGuard::lock(common, path, lease)?;
             // A lease that no longer holds the slot leaves it to its new holder.
-            if guard.check(ledger).is_ok() {
-                guard.undo(ledger, step == Step::Creating)?;
+            if guard.ensure_still_held(ledger).is_ok() {
+                guard.undo(ledger, SpawnWork::at(Some(step)))?;
             }
         }
-        remove_stamp_of(common, &slot, task.lease_id.as_deref());
+        remove_stamp_of(common, &slot, task.lease_id.as_ref());
         spawn::abandon(ledger, task, EndReason::AbandonedSpawn, IssueLease::Release)
     }
 }
 
 /// Removes the slot's stamp if it names `lease_id`, once the slot is proven to be itself (an
 /// orphan's admin dir is another worktree's).
-fn remove_stamp_of(common: &Path, slot: &str, lease_id: Option<&str>) {
-    let Ok(admin) = slot::prove(common, Path::new(slot)) else {
+fn remove_stamp_of(common: &Path, slot: &WorktreeKey, lease_id: Option<&LeaseId>) {
+    let Ok(admin) = slot::prove(common, slot.as_path()) else {
         return;
     };
     if let Ok(Some(s)) = stamp::read(&admin)
-        && Some(s.lease_id.as_str()) == lease_id
+        && Some(&s.lease_id) == lease_id
     {
         let _ = stamp::remove(&admin);
     }

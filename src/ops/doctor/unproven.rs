@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Checkup, Problem, record};
 use crate::git::Git;
-use crate::ledger::{EndReason, IssueLease, Ledger, TaskState};
+use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
 use crate::ops::{Result, pool, slot, spawn};
 
 impl Checkup<'_> {
@@ -21,7 +21,7 @@ impl Checkup<'_> {
         let common = self.repo.loc.common_dir.as_path();
         let slots = ledger.read(|v| pool::slots(v, &self.repo_id))?;
         for info in slots {
-            let path = Path::new(&info.slot.path);
+            let path = info.slot.path.as_path();
             let why = match slot::prove(common, path) {
                 Ok(_) => continue,
                 Err(e) if e.is_gone() => continue,
@@ -37,7 +37,7 @@ impl Checkup<'_> {
             }
             let mut p = Problem {
                 kind: "unproven-slot",
-                subject: info.slot.path.clone(),
+                subject: info.slot.path.to_string(),
                 detail: format!(
                     "slot {} is not the worktree git-hand made: {why}{}",
                     info.slot.n,
@@ -78,10 +78,10 @@ fn set_aside(
     ledger: &mut Ledger,
     repo: &crate::git::Repo,
     git: &Git,
-    path: &str,
+    path: &WorktreeKey,
 ) -> Result<Option<String>> {
     let common = repo.loc.common_dir.as_path();
-    let _lock = slot::SlotLock::acquire(common, Path::new(path))?;
+    let _lock = slot::SlotLock::acquire(common, path.as_path())?;
     let retired = ledger.write(|tx| tx.remove_free_slot(path))?;
     if !retired {
         return Ok(None);

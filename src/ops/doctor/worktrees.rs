@@ -1,7 +1,7 @@
 //! Worktrees git still lists whose directory is gone and that are no slot of ours.
 
 use super::{Checkup, Problem};
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, WorktreeKey};
 use crate::ops::{Result, pool};
 
 impl Checkup<'_> {
@@ -11,13 +11,12 @@ impl Checkup<'_> {
         ledger: &mut Ledger,
         out: &mut Vec<Problem>,
     ) -> Result<()> {
-        let (repo, git, repo_id, repair) =
-            (self.repo, &self.git, self.repo_id.as_str(), self.repair);
+        let (repo, git, repo_id, repair) = (self.repo, &self.git, &self.repo_id, self.repair);
         let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;
         let gone: Vec<_> = repo
             .linked_worktrees()?
             .into_iter()
-            .filter(|w| !w.exists && !known.contains(&w.path.to_string_lossy().into_owned()))
+            .filter(|w| !w.exists && !known.contains(&WorktreeKey::from_canonical(&w.path)))
             .collect();
         for w in gone {
             let path = w.path.to_string_lossy().into_owned();

@@ -67,9 +67,9 @@ fn open_task_exists(ctx: &Context, repo: &Repo, task: &str) -> Result<bool> {
     let Some(mut ledger) = Ledger::open_existing(&ctx.ledger_location()?.path)? else {
         return Ok(false);
     };
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
+    let common = &repo.loc.common_dir;
     Ok(ledger.read(|v| {
-        Ok(match v.repo_by_dir(&common)? {
+        Ok(match v.repo_by_dir(common)? {
             Some(r) => v.open_task(&r.id, task)?.is_some(),
             None => false,
         })

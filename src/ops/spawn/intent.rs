@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
 use crate::ledger::{
-    self, EventKind, Ledger, LedgerError, NewTask, PendingSync, Resource, Step, Task, Tenure,
+    self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId, Resource, Step,
+    Task, Tenure, WorktreeKey,
 };
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Error, Result, procs, safety};
@@ -61,7 +62,7 @@ pub(super) fn record(
     ground: &Groundwork<'_>,
     planned: Planned,
 ) -> Result<Recorded> {
-    let path_key = planned.path.to_string_lossy().into_owned();
+    let path_key = WorktreeKey::from_canonical(&planned.path);
     let intent = intent_for(ground, &planned, &path_key);
     let plan = &planned.plan;
     let (recorded, probe) = std::thread::scope(|scope| {
@@ -105,7 +106,7 @@ pub(super) fn record(
 fn intent_for<'a>(
     ground: &'a Groundwork<'_>,
     planned: &'a Planned,
-    path_key: &'a str,
+    path_key: &'a WorktreeKey,
 ) -> Intent<'a> {
     let claim = match planned.plan {
         Plan::Create { .. } => Claim::New {
@@ -115,7 +116,7 @@ fn intent_for<'a>(
         },
         _ => Claim::Existing {
             path: path_key,
-            held: planned.held.as_deref(),
+            held: planned.held.as_ref(),
             last_token: planned.last_token,
         },
     };
@@ -138,7 +139,7 @@ fn intent_for<'a>(
 }
 
 struct Intent<'a> {
-    repo_id: &'a str,
+    repo_id: &'a RepoId,
     task: &'a str,
     claim: Claim<'a>,
     branch: &'a str,
@@ -163,8 +164,8 @@ enum Claim<'a> {
     /// a slot claimed and released again meanwhile (a spawn that failed halfway) is not the
     /// slot that was probed.
     Existing {
-        path: &'a str,
-        held: Option<&'a str>,
+        path: &'a WorktreeKey,
+        held: Option<&'a LeaseId>,
         last_token: i64,
     },
     /// A new slot, numbered inside the intent transaction, so parallel spawns creating slots
@@ -292,7 +293,7 @@ fn claim_slot(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<ledg
             let unchanged = view.last_token(&slot.resource())? == last_token
                 && match (&now_held, held) {
                     (None, None) => true,
-                    (Some(t), Some(id)) => t.lease_id == id && !t.is_live(tx.now()),
+                    (Some(t), Some(id)) => &t.lease_id == id && !t.is_live(tx.now()),
                     _ => false,
                 };
             Ok(unchanged.then_some(slot))
@@ -308,11 +309,8 @@ fn claim_slot(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<ledg
             }
             let numbers = view.slot_numbers(i.repo_id)?;
             let (n, path) = pool::new_slot(&present, &numbers, pool_dir, repo);
-            Ok(Some(tx.ensure_slot(
-                i.repo_id,
-                n,
-                &path.to_string_lossy(),
-            )?))
+            let key = WorktreeKey::from_canonical(&path);
+            Ok(Some(tx.ensure_slot(i.repo_id, n, &key)?))
         }
     }
 }
@@ -323,7 +321,7 @@ fn take_leases(
     i: &Intent<'_>,
     slot: ledger::Slot,
 ) -> ledger::Result<std::result::Result<Taken, NotTaken>> {
-    let slot_res = Resource::worktree(slot.path.clone());
+    let slot_res = Resource::worktree(&slot.path);
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
     // task) means a concurrent spawn won it. (Checked above for a known slot; a new one has no
     // tenure unless the ledger is inconsistent.)
@@ -353,7 +351,7 @@ fn take_leases(
         slot_path: &slot.path,
         lease_id: &tenure.lease_id,
         issue: i.issue.map(|(_, id)| id),
-        issue_lease_id: issue_tenure.as_ref().map(|t| t.lease_id.as_str()),
+        issue_lease_id: issue_tenure.as_ref().map(|t| &t.lease_id),
         branch: i.branch,
         base_oid: i.base_oid,
         holder: i.holder,

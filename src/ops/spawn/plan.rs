@@ -3,21 +3,22 @@
 //! slot to try ([`pool::choose`]). Nothing is leased here: the plan is only a guess that the
 //! intent transaction confirms or throws away.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use super::prepare::BranchOrigin;
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
-use crate::ledger::{Ledger, Resource};
+use crate::ledger::{LeaseId, Ledger, RepoId, Resource};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, base, procs};
 
 /// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
 /// sees this repository.
-pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<String> {
-    let common = repo.loc.common_dir.to_string_lossy().into_owned();
-    Ok(match ledger.read(|v| v.repo_by_dir(&common))? {
+pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<RepoId> {
+    let common = &repo.loc.common_dir;
+    Ok(match ledger.read(|v| v.repo_by_dir(common))? {
         Some(known) => known.id,
-        None => ledger.write(|tx| Ok(tx.ensure_repo(&common)?.id))?,
+        None => ledger.write(|tx| Ok(tx.ensure_repo(common)?.id))?,
     })
 }
 
@@ -26,12 +27,10 @@ pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<String> 
 pub(super) struct Groundwork<'a> {
     pub repo: &'a Repo,
     pub git: Git,
-    pub repo_id: String,
+    pub repo_id: RepoId,
     pub task: String,
     pub branch: String,
-    /// The branch existed before this spawn (named with `--branch`, and checked out nowhere);
-    /// otherwise spawn creates it at the base.
-    pub branch_exists: bool,
+    pub branch_origin: BranchOrigin,
     pub base: base::Base,
     /// The issue's resource and id, with `--issue`.
     pub issue: Option<(Resource, String)>,
@@ -52,7 +51,7 @@ impl<'a> Groundwork<'a> {
         ledger: &mut Ledger,
         opts: &SpawnOptions<'a>,
         checked: Checked,
-        repo_id: String,
+        repo_id: RepoId,
     ) -> Result<Self> {
         let repo = ctx.repo()?;
         let git = repo.git();
@@ -67,6 +66,11 @@ impl<'a> Groundwork<'a> {
             (false, _) => Existing::No,
             (true, true) => Existing::Named,
             (true, false) => Existing::Unnamed,
+        };
+        let branch_origin = if branch_exists {
+            BranchOrigin::Existing
+        } else {
+            BranchOrigin::Created
         };
         check_branch_free(repo, &checked.task, &branch, existing)?;
         let issue = match checked.issue {
@@ -86,7 +90,7 @@ impl<'a> Groundwork<'a> {
             repo_id,
             task: checked.task,
             branch,
-            branch_exists,
+            branch_origin,
             base,
             issue,
             holder: opts.holder,
@@ -165,7 +169,7 @@ pub(super) struct Planned {
     pub path: PathBuf,
     /// For a slot the ledger knows: the lease id of the tenure holding it when planned (`None`
     /// when free).
-    pub held: Option<String>,
+    pub held: Option<LeaseId>,
     /// For a slot the ledger knows: the last token issued for it when planned.
     pub last_token: i64,
     /// Every slot skipped so far, and why.
@@ -179,7 +183,7 @@ pub(super) fn next(
     ground: &Groundwork<'_>,
     unsafe_slots: &UnsafeSlots,
 ) -> Result<Planned> {
-    let repo_id = ground.repo_id.as_str();
+    let repo_id = &ground.repo_id;
     let (infos, numbers, now) =
         ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.slot_numbers(repo_id)?, v.now())))?;
     let (pool_dir, max) = (&ground.pool_dir, ground.max);
@@ -195,10 +199,9 @@ pub(super) fn next(
     )
     .map_err(|skipped| no_slot(max, &[unsafe_skipped, &skipped].concat()))?;
     let (path, seen) = match &plan {
-        Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => (
-            p.clone(),
-            infos.iter().find(|i| Path::new(&i.slot.path) == p),
-        ),
+        Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
+            (p.clone(), infos.iter().find(|i| i.slot.path.as_path() == p))
+        }
         Plan::Create { path, .. } => (path.clone(), None),
     };
     Ok(Planned {

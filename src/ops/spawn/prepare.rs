@@ -34,17 +34,26 @@ pub(super) enum PrepareError {
 /// The branch a spawn puts in its slot.
 pub(super) struct Target<'a> {
     pub branch: &'a str,
-    /// The branch existed before this spawn (named with `--branch`); otherwise spawn creates it
-    /// at `base`, and undoing the spawn deletes it again if it still points there.
-    pub exists: bool,
+    pub origin: BranchOrigin,
     pub base: &'a str,
+}
+
+/// Where a spawn's branch comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BranchOrigin {
+    /// It existed before this spawn (named with `--branch`, and checked out nowhere): the slot
+    /// switches to it.
+    Existing,
+    /// Spawn creates it at the base; undoing the spawn deletes it again if it still points
+    /// there.
+    Created,
 }
 
 impl Groundwork<'_> {
     pub(super) fn target(&self) -> Target<'_> {
         Target {
             branch: &self.branch,
-            exists: self.branch_exists,
+            origin: self.branch_origin,
             base: &self.base.oid,
         }
     }
@@ -123,7 +132,7 @@ fn create_slot(
     args.extend(["-f", "-f"]);
     args.extend([
         &*p,
-        if target.exists {
+        if target.origin == BranchOrigin::Existing {
             target.branch
         } else {
             target.base
@@ -131,7 +140,7 @@ fn create_slot(
     ]);
     {
         let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
-        guard.check(ledger)?;
+        guard.ensure_still_held(ledger)?;
         git.run(&args)?;
     }
     // The index is empty: --discard-changes fills it and the files from the target.
@@ -149,7 +158,7 @@ fn switch_to(
     extra: &[&str],
 ) -> Result<()> {
     let hooks = pool::switch_hook_args(repo);
-    let switch: &[&str] = if target.exists {
+    let switch: &[&str] = if target.origin == BranchOrigin::Existing {
         &[target.branch]
     } else {
         &["--no-track", "-c", target.branch, target.base]

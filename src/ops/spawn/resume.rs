@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
-use crate::ledger::{self, Ledger, Resource, Task, TaskState, Tenure};
+use crate::ledger::{self, Ledger, Resource, Task, TaskState, Tenure, WorktreeKey};
 use crate::ops::{Error, Result, base};
 
 /// Gives the open task back to its holder, or refuses.
 pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
     refuse_unless_active_for(&task, opts.holder)?;
-    let slot_path = task.slot_path.clone().unwrap_or_default();
+    let slot_path = task.slot_key();
     let tenure = renew_slot_lease(ledger, &task, &slot_path, opts)?;
     let (issue_tenure, slot_n) = ledger.read(|v| {
         let issue = match &task.issue_lease_id {
@@ -56,7 +56,7 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
             format!(
                 "task {name} is active and held by {} (in {}); nothing was created",
                 task.holder,
-                task.slot_path.as_deref().unwrap_or("?")
+                task.slot_path.as_ref().map_or("?", |s| s.as_str())
             ),
             vec![
                 format!("ask {} to run: git hand teardown {name}", task.holder),
@@ -71,18 +71,19 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
 fn renew_slot_lease(
     ledger: &mut Ledger,
     task: &Task,
-    slot_path: &str,
+    slot_path: &WorktreeKey,
     opts: &SpawnOptions<'_>,
 ) -> Result<Tenure> {
-    let res = Resource::worktree(slot_path.to_string());
-    let lease_id = task.lease_id.clone().unwrap_or_default();
+    let res = Resource::worktree(slot_path);
     let tenure = ledger.write(|tx| {
         let current = tx.view().current(&res)?;
         match current {
-            Some(t) if t.lease_id == lease_id => match tx.acquire(&res, opts.holder, opts.ttl)? {
-                ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
-                ledger::Acquire::Held(_) => Ok(None),
-            },
+            Some(t) if task.lease_id.as_ref() == Some(&t.lease_id) => {
+                match tx.acquire(&res, opts.holder, opts.ttl)? {
+                    ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
+                    ledger::Acquire::Held(_) => Ok(None),
+                }
+            }
             _ => Ok(None),
         }
     })?;

@@ -83,13 +83,15 @@ enum Preparing {
 /// found someone's work in it. A relaxed commit: a power cut that loses it makes `doctor` only
 /// release the leases and leave the slot to be proven again.
 fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
-    let lease = task.lease_id.clone().unwrap_or_default();
     Ok(ledger.write_relaxed(|tx| {
         let view = tx.view();
         let spawning = view
             .task(task.id)?
             .is_some_and(|t| t.state == TaskState::Spawning);
-        let held = view.tenure(&lease)?.is_some_and(|t| t.ended_at.is_none());
+        let held = match &task.lease_id {
+            Some(lease) => view.tenure(lease)?.is_some_and(|t| t.ended_at.is_none()),
+            None => false,
+        };
         if !spawning || !held {
             return Ok(Preparing::Settled);
         }

@@ -39,7 +39,9 @@ pub(super) fn stamp_slot(
     let repo = ground.repo;
     let required = repo.config_bool("hand.requireCredential", false)?;
     stamp::refresh_required(&repo.loc.common_dir, required).map_err(StampSlotError::MarkSlots)?;
-    guard.check(ledger).map_err(StampSlotError::NotOurs)?;
+    guard
+        .ensure_still_held(ledger)
+        .map_err(StampSlotError::NotOurs)?;
     let admin = guard.prove().map_err(StampSlotError::NotOurs)?;
     let stamped = Stamp {
         lease_id: claimed.tenure.lease_id.clone(),

@@ -4,10 +4,10 @@
 
 use super::intent::Claimed;
 use super::plan::Groundwork;
-use super::prepare::PrepareError;
+use super::prepare::{BranchOrigin, PrepareError};
 use super::stamping::StampSlotError;
-use crate::ledger::{EndReason, IssueLease, Ledger, Step, Task};
-use crate::ops::slot::SlotGuard;
+use crate::ledger::{EndReason, IssueLease, Ledger, Task};
+use crate::ops::slot::{SlotGuard, SpawnWork};
 use crate::ops::{Error, Result};
 
 /// What failed once the slot was claimed and git was let at it.
@@ -34,12 +34,11 @@ pub(super) fn failed_spawn(
     why: &AfterClaim,
 ) -> Error {
     let task = &claimed.task;
-    let creating = matches!(task.step, Some(Step::Creating));
     let restored = match guard {
-        Some(guard) => guard.undo(ledger, creating),
+        Some(guard) => guard.undo(ledger, SpawnWork::at(task.step)),
         None => Ok(()),
     };
-    let lease_lost = guard.is_some_and(|g| g.check(ledger).is_err());
+    let lease_lost = guard.is_some_and(|g| g.ensure_still_held(ledger).is_err());
     if let Err(e) = &restored
         && !lease_lost
     {
@@ -53,7 +52,7 @@ pub(super) fn failed_spawn(
         );
     }
     let target = ground.target();
-    if !target.exists {
+    if target.origin == BranchOrigin::Created {
         // Compare-and-delete: only the branch as this spawn made it, at the base.
         let name = format!("refs/heads/{}", target.branch);
         let _ = ground.git.output(&["update-ref", "-d", &name, target.base]);
