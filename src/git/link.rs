@@ -54,6 +54,17 @@ pub fn has_git_file(worktree: &Path) -> bool {
     worktree.join(".git").is_file()
 }
 
+/// Cuts a worktree off from its repository: its `.git` file (never a symlink's target) is renamed
+/// to `.git-hand-orphaned-link`, kept for a human to read, so no git command run there acts on
+/// the repository it named. Nothing to do when there is no such file.
+pub fn disarm(worktree: &Path) -> std::io::Result<()> {
+    let link = worktree.join(".git");
+    if std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
+        std::fs::rename(&link, worktree.join(".git-hand-orphaned-link"))?;
+    }
+    Ok(())
+}
+
 /// The admin dir a worktree's `.git` file names (canonical), without checking the way back.
 pub fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
     let git_file = worktree.join(".git");

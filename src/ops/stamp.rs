@@ -105,13 +105,7 @@ pub fn mark_required(admin_dir: &Path, required: bool) -> std::io::Result<()> {
 /// [`mark_required`] for every linked worktree of the repository at `common_dir` that carries a
 /// stamp (the slots and adopted worktrees git-hand leased): a directory listing and a stat each.
 pub fn refresh_required(common_dir: &Path, required: bool) -> std::io::Result<()> {
-    let entries = match std::fs::read_dir(common_dir.join("worktrees")) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    for entry in entries.flatten() {
-        let admin = entry.path();
+    for admin in crate::git::link::admin_dirs(common_dir)? {
         if path(&admin).exists() {
             mark_required(&admin, required)?;
         }

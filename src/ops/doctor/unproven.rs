@@ -120,10 +120,7 @@ fn set_aside(
     std::fs::create_dir_all(&aside).map_err(failed)?;
     let dest = aside.join(p.file_name().unwrap_or_default());
     std::fs::rename(p, &dest).map_err(failed)?;
-    let link = dest.join(".git");
-    if std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
-        std::fs::rename(&link, dest.join(".git-hand-orphaned-link")).map_err(failed)?;
-    }
+    crate::git::link::disarm(&dest).map_err(failed)?;
     let _ = std::fs::remove_dir(n_dir);
     forget_registration(repo, git, p)?;
     Ok(Some(format!("its files are in {}", dest.display())))
