@@ -20,6 +20,8 @@ mod managers_precommit;
 mod newcomer;
 mod ownership;
 mod pinned;
+mod pinned_errors;
+mod pinned_help;
 mod pool;
 mod races;
 mod ref_fence;
