@@ -22,6 +22,7 @@ mod ownership;
 mod pinned;
 mod pinned_errors;
 mod pinned_help;
+mod pinned_troubles;
 mod pool;
 mod races;
 mod ref_fence;

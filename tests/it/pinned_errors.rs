@@ -7,93 +7,13 @@
 //! Snapshots in `tests/it/snapshots/`, normalized by `support::normalize`; accept a change of
 //! wording as `pinned.rs` says (`INSTA_UPDATE=always cargo test --locked pinned_errors::`).
 
-use std::path::Path;
-
-use crate::support::{
-    GitPause, Shown, TestEnv, cred, finish, installed, path_of, shot, spawn, write_hook,
-};
-
-/// `git hand <args>` in `dir` (with `vars` in its environment), shown as text under `label`;
-/// a pid in the text ("by process 1234") is `[pid]`, like the JSON's.
-fn said(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(String, String)]) -> String {
-    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let run = env.hand_env(dir, args, &pairs);
-    let label = args
-        .iter()
-        .map(|a| match a.contains(' ') || a.is_empty() {
-            true => format!("{a:?}"),
-            false => a.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
-    let label = format!("git hand {label}").trim_end().to_string();
-    let shown = match args.contains(&"--json") {
-        true => Shown::Json,
-        false => Shown::Text,
-    };
-    short_oid_free(&pid_free(&shot(env, &label, &run, shown)))
-}
-
-/// A commit id as git abbreviates it in a list of commits (`c4cbc98 change a.txt`), 7 to 12
-/// hex characters with a digit in them or a commit subject after them → `[oid:short]`.
-fn short_oid_free(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut word = String::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        if c.is_ascii_alphanumeric() {
-            word.push(c);
-            if chars.peek().is_some_and(|(_, n)| n.is_ascii_alphanumeric()) {
-                continue;
-            }
-            let hex = word
-                .chars()
-                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
-            let digit = word.chars().any(|c| c.is_ascii_digit());
-            let letter = word.chars().any(|c| c.is_ascii_alphabetic());
-            let subject = text[at + 1..].starts_with(" change ");
-            if hex && (7..=12).contains(&word.len()) && letter && (digit || subject) {
-                out.push_str("[oid:short]");
-            } else {
-                out.push_str(&word);
-            }
-            word.clear();
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Each of `commands` in `dir`, no credential.
-fn transcript(env: &TestEnv, dir: &Path, commands: &[&[&str]]) -> String {
-    commands
-        .iter()
-        .map(|args| said(env, dir, args, &[]))
-        .collect()
-}
-
-/// "process 1234" → "process [pid]".
-fn pid_free(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("process ") {
-        let (head, tail) = rest.split_at(at + "process ".len());
-        out.push_str(head);
-        let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        if digits > 0 {
-            out.push_str("[pid]");
-        }
-        rest = &tail[digits..];
-    }
-    out + rest
-}
+use crate::support::{GitPause, TestEnv, cred, finish, installed, path_of, said, said_each, spawn};
 
 #[test]
 fn the_text_of_each_usage_error() {
     let (env, repo) = installed();
     spawn(&env, &repo, "a", &["--holder", "alice"]);
-    let text = transcript(
+    let text = said_each(
         &env,
         &repo,
         &[
@@ -122,7 +42,7 @@ fn the_text_of_each_usage_error() {
         ],
     );
     env.git(&repo, &["config", "hand.maxSlots", "abc"]);
-    let text = text + &transcript(&env, &repo, &[&["spawn", "b"], &["list"]]);
+    let text = text + &said_each(&env, &repo, &[&["spawn", "b"], &["list"]]);
     insta::assert_snapshot!("usage", text);
 }
 
@@ -130,7 +50,7 @@ fn the_text_of_each_usage_error() {
 fn the_text_outside_a_repository_and_in_an_empty_one() {
     let env = TestEnv::new();
     let outside = env.path("work");
-    let text = transcript(
+    let text = said_each(
         &env,
         &outside,
         &[
@@ -150,20 +70,20 @@ fn the_text_outside_a_repository_and_in_an_empty_one() {
     let empty = env.path("work/empty");
     env.git(&outside, &["init", "-q", "-b", "main", "empty"]);
     let text = text
-        + &transcript(
+        + &said_each(
             &env,
             &empty,
             &[&["spawn", "a"], &[], &["status"], &["list"], &["check"]],
         );
     env.git(&empty, &["config", "init.defaultBranch", "main"]);
-    let text = text + &transcript(&env, &empty, &[&["spawn", "a"]]);
+    let text = text + &said_each(&env, &empty, &[&["spawn", "a"]]);
     // origin/HEAD names a branch with no commit.
     let origin_head = "refs/remotes/origin/HEAD";
     env.git(
         &empty,
         &["symbolic-ref", origin_head, "refs/remotes/origin/trunk"],
     );
-    let text = text + &transcript(&env, &empty, &[&["spawn", "a"]]);
+    let text = text + &said_each(&env, &empty, &[&["spawn", "a"]]);
     insta::assert_snapshot!("outside_and_empty", text);
 }
 
@@ -174,7 +94,7 @@ fn the_text_of_each_precondition_error() {
     env.hand(&repo, &["lease", "acquire", "7", "--holder", "bob"])
         .ok();
     env.git(&repo, &["branch", "hand/d"]);
-    let text = transcript(
+    let text = said_each(
         &env,
         &repo,
         &[
@@ -204,13 +124,13 @@ fn the_text_of_each_precondition_error() {
     // A branch of an open task that is not checked out in its slot.
     let g = path_of(&spawn(&env, &repo, "g", &[]));
     env.git(&g, &["switch", "-q", "--detach"]);
-    let text = text + &transcript(&env, &repo, &[&["spawn", "c", "--branch", "hand/g"]]);
+    let text = text + &said_each(&env, &repo, &[&["spawn", "c", "--branch", "hand/g"]]);
     // The pool full at hand.maxSlots: one slot leased, the other free but dirty.
     env.git(&repo, &["config", "hand.maxSlots", "3"]);
     let b = path_of(&spawn(&env, &repo, "b", &[]));
     env.hand(&repo, &["teardown", "b"]).ok();
     std::fs::write(b.join("wip.txt"), "x\n").unwrap();
-    let text = text + &transcript(&env, &repo, &[&["spawn", "f"]]);
+    let text = text + &said_each(&env, &repo, &[&["spawn", "f"]]);
     insta::assert_snapshot!("precondition", text);
 }
 
@@ -233,7 +153,7 @@ fn the_text_of_each_teardown_refusal() {
         &[("GIT_HAND_FAILPOINT", "spawn-after-intent")],
     );
     assert_ne!(spawning.code, 0, "{}", spawning.stderr);
-    let text = transcript(
+    let text = said_each(
         &env,
         &repo,
         &[
@@ -251,7 +171,7 @@ fn the_text_of_each_teardown_refusal() {
     let pause = GitPause::new(&env, "slow-teardown", "switch --detach");
     let slow = pause.start(&env, &repo, &["teardown", "modified", "--force"]);
     pause.wait_until_paused();
-    let text = text + &transcript(&env, &repo, &[&["teardown", "modified", "--force"]]);
+    let text = text + &said_each(&env, &repo, &[&["teardown", "modified", "--force"]]);
     pause.release();
     finish(slow).ok();
     insta::assert_snapshot!("teardown", text);
@@ -274,7 +194,7 @@ fn the_text_of_renew_and_env_on_a_lease_that_is_gone() {
     // Real time passing for the 1 s leases to expire.
     std::thread::sleep(std::time::Duration::from_millis(1200));
     let slot = path_of(&a);
-    let text = transcript(
+    let text = said_each(
         &env,
         &repo,
         &[
