@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Run, TestEnv, mode, path_of, spawn};
+use crate::support::{Run, TestEnv, a_ledger_of_many_pages, mode, path_of, spawn};
 
 /// `ledger.sqlite-wal`, `ledger.sqlite-shm`.
 fn sidecar(ledger: &Path, suffix: &str) -> PathBuf {
@@ -199,25 +199,6 @@ fn doctor_repairs_an_emptied_ledger_by_moving_it_aside_and_continuing_the_tokens
     let b = spawn(&env, &repo, "b", &[]);
     assert_eq!(path_of(&b), path_of(&a));
     assert_eq!(b["token"], 2);
-}
-
-/// A ledger whose rows fill many pages (the schema's few come first), all checkpointed into
-/// the main file.
-fn a_ledger_of_many_pages(path: &Path) {
-    let mut ledger = git_hand::ledger::Ledger::open(path).unwrap();
-    ledger
-        .write(|tx| {
-            for i in 0..2000 {
-                let res = git_hand::ledger::Resource::issue("ns", &i.to_string());
-                tx.acquire(&res, "alice", None)?;
-            }
-            Ok(())
-        })
-        .unwrap();
-    drop(ledger);
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
-        .unwrap();
 }
 
 #[test]

@@ -894,3 +894,100 @@ fn normalize_words(text: &str) -> String {
     }
     out
 }
+
+/// `git hand <args>` in `dir` (with `vars` in its environment) for a snapshot: the command line
+/// as the label, text (JSON when `--json` is among `args`) through [`shot`], then a pid in the
+/// text (`by process 1234`) and a short commit id ([`short_oid_free`]) named too.
+pub fn said(env: &TestEnv, dir: &Path, args: &[&str], vars: &[(String, String)]) -> String {
+    let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = env.hand_env(dir, args, &pairs);
+    let label = args
+        .iter()
+        .map(|a| match a.contains(' ') || a.is_empty() {
+            true => format!("{a:?}"),
+            false => a.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let label = format!("git hand {label}").trim_end().to_string();
+    let shown = match args.contains(&"--json") {
+        true => Shown::Json,
+        false => Shown::Text,
+    };
+    short_oid_free(&pid_free(&shot(env, &label, &run, shown)))
+}
+
+/// A commit id as git abbreviates it in a list of commits (`c4cbc98 change a.txt`), 7 to 12
+/// hex characters with both digits and letters in them, or any with a commit subject after
+/// them (`6897624 change a.txt`) → `[oid:short]`.
+pub fn short_oid_free(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+            if chars.peek().is_some_and(|(_, n)| n.is_ascii_alphanumeric()) {
+                continue;
+            }
+            let hex = word
+                .chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+            let digit = word.chars().any(|c| c.is_ascii_digit());
+            let letter = word.chars().any(|c| c.is_ascii_alphabetic());
+            let subject = text[at + 1..].starts_with(" change ");
+            if hex && (7..=12).contains(&word.len()) && ((letter && digit) || subject) {
+                out.push_str("[oid:short]");
+            } else {
+                out.push_str(&word);
+            }
+            word.clear();
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`said`] for each of `commands` in `dir`, no credential.
+pub fn said_each(env: &TestEnv, dir: &Path, commands: &[&[&str]]) -> String {
+    commands
+        .iter()
+        .map(|args| said(env, dir, args, &[]))
+        .collect()
+}
+
+/// "process 1234" → "process [pid]".
+pub fn pid_free(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("process ") {
+        let (head, tail) = rest.split_at(at + "process ".len());
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str("[pid]");
+        }
+        rest = &tail[digits..];
+    }
+    out + rest
+}
+
+/// A ledger at `path` whose rows (2000 issue leases) fill many pages, the schema's few first,
+/// all checkpointed into the main file: one to damage a page of.
+pub fn a_ledger_of_many_pages(path: &Path) {
+    let mut ledger = git_hand::ledger::Ledger::open(path).unwrap();
+    ledger
+        .write(|tx| {
+            for i in 0..2000 {
+                let res = git_hand::ledger::Resource::issue("ns", &i.to_string());
+                tx.acquire(&res, "alice", None)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    drop(ledger);
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
+        .unwrap();
+}
