@@ -14,7 +14,7 @@ use super::{Done, Failure};
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, IN_HOOK_ENV, chain};
 use crate::ops::Context;
-use crate::ops::hook::{self, PostCheckout};
+use crate::ops::on_hook::{self, PostCheckout};
 
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
@@ -110,16 +110,16 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             return exit(1);
         }
     }
-    let decision = hook::parse_push_lines(&String::from_utf8_lossy(&stdin))
+    let decision = on_hook::parse_push_lines(&String::from_utf8_lossy(&stdin))
         .map_err(|e| crate::ops::Error::failed(e, vec![]))
         .and_then(|refs| {
             let url = args.get(1).map(|u| u.to_string_lossy());
-            hook::pre_push(ctx, url.as_deref(), &refs)
+            on_hook::pre_push(ctx, url.as_deref(), &refs)
         });
     match decision {
         Ok(p) if p.refusal.is_none() => upload_lfs_objects(ctx, args, &stdin),
         Ok(p) => {
-            say(&super::refusal::lines(&p, hook::Said::Push));
+            say(&super::refusal::lines(&p, on_hook::Said::Push));
             exit(1)
         }
         Err(e) => cannot_check("push refused", e),
@@ -175,7 +175,7 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
                 .map(|a| a.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        match hook::post_checkout(ctx, &arg(0), &arg(2)) {
+        match on_hook::post_checkout(ctx, &arg(0), &arg(2)) {
             Ok(PostCheckout::LeaseEnded { verdict }) => say(&[format!(
                 "this worktree's lease has ended ({}): pushes from here will be refused; see git hand status",
                 verdict.as_str()

@@ -15,7 +15,7 @@ use super::hook::{cannot_check, exit, say};
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
-use crate::ops::hook::Said;
+use crate::ops::on_hook::Said;
 use crate::ops::ref_fence;
 
 pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {

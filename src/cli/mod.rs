@@ -305,7 +305,7 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         .hint("git hand --help   # every verb"));
     }
     let p = output::paint(ctx);
-    let here = crate::ops::hook::here(ctx)?;
+    let here = crate::ops::on_hook::here(ctx)?;
     let mut out = match &here.workdir {
         Some(dir) => format!("worktree {}\n", dir.display()),
         None => String::new(),

@@ -1,10 +1,10 @@
 //! The words of a refusal: what the pre-push hook, the reference-transaction hook, `check` and
-//! `status` print when a push or a ref update is (or would be) refused. `ops::hook` decides and
+//! `status` print when a push or a ref update is (or would be) refused. `ops::on_hook` decides and
 //! returns the facts; the sentences are built here.
 
 use crate::clock::relative;
 use crate::ledger::Tenure;
-use crate::ops::hook::{PrePush, Refusal, Said};
+use crate::ops::on_hook::{PrePush, Refusal, Said};
 use crate::ops::verdict::{Finding, Verdict};
 
 /// The lines a refusal prints (without the `git-hand: ` prefix). They never suggest

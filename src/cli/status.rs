@@ -12,11 +12,11 @@ use crate::clock::relative;
 use crate::hooks::{Enforcer, Lapse};
 use crate::ledger::WorktreeKey;
 use crate::ops::Context;
-use crate::ops::hook::{self, Here, PushTarget, Refusal, Said};
+use crate::ops::on_hook::{self, Here, PushTarget, Refusal, Said};
 use crate::ops::verdict::{Credential, Finding, Verdict};
 
 pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
-    let here = hook::here(ctx)?;
+    let here = on_hook::here(ctx)?;
     if json {
         return here_json(&here, None);
     }
@@ -242,7 +242,7 @@ fn render_finding(f: &Finding) -> String {
 /// `git hand check`: exactly pre-push's decision for this worktree, without pushing, and
 /// whether the hooks would put a push to it at all. Exit 1 when pre-push would refuse.
 pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
-    let here = hook::here(ctx)?;
+    let here = on_hook::here(ctx)?;
     let allowed = here.decision.refusal.is_none();
     let kind = (!allowed).then_some(Kind::Failed);
     if json {

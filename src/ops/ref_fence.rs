@@ -3,14 +3,14 @@
 //! so a zombie's commit, reset or rebase never moves a ref of the task that took its slot; and a
 //! transaction that moves the branch of another live task is refused (branch fencing).
 //!
-//! It is pre-push's decision ([`super::hook::decide`]) on other input: the branches are the
+//! It is pre-push's decision ([`super::on_hook::decide`]) on other input: the branches are the
 //! `refs/heads/*` the transaction moves, fenced on the remote a task records (origin's push URL),
 //! so the verdict words, the holder named and the ledger looked in are the same as a refused
 //! push's. Nothing here prints. The sh shim decides most transactions without starting git-hand;
 //! what reaches here is a `prepared` transaction in a leased slot by a process presenting a
 //! credential (or in a slot that requires one).
 
-use super::hook::{self, PrePush, Said};
+use super::on_hook::{self, PrePush, Said};
 use super::{Context, Result, verdict};
 
 /// One line of reference-transaction stdin: `<old> <new> <ref>`.
@@ -52,7 +52,7 @@ pub fn parse_ref_lines(stdin: &str) -> std::result::Result<Vec<RefUpdate>, Strin
 pub fn guards(update: &RefUpdate) -> bool {
     (update.name == "HEAD" || update.name.starts_with("refs/"))
         && !update.name.starts_with("refs/remotes/")
-        && (update.old != update.new || hook::is_null_oid(&update.new))
+        && (update.old != update.new || on_hook::is_null_oid(&update.new))
 }
 
 /// The outcome: pre-push's decision, with `head_oid` set to the commit the refused transaction
@@ -81,14 +81,14 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     // the main work tree as spawn resolved it (`fence::task_remote`).
     let url = repo.push_url("origin");
     let base = repo.main_dir();
-    let (mut out, ledger) = hook::decide(ctx, url.as_deref(), &base, &branches)?;
+    let (mut out, ledger) = on_hook::decide(ctx, url.as_deref(), &base, &branches)?;
     let (Some(refusal), Some(finding), Some(mut ledger)) =
         (out.refusal.clone(), out.finding.clone(), ledger)
     else {
         return Ok(None);
     };
     out.head_oid = refused_commit(&moving, &refusal).or(out.head_oid);
-    hook::record_refusal(
+    on_hook::record_refusal(
         &mut ledger,
         &finding,
         &refusal,
@@ -100,20 +100,20 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
 
 /// The commit to rescue: the new value of the refused branch update (or of the first moving
 /// update), else the value a deletion would have removed. `None`: the caller uses HEAD's.
-fn refused_commit(moving: &[&RefUpdate], refusal: &hook::Refusal) -> Option<String> {
+fn refused_commit(moving: &[&RefUpdate], refusal: &on_hook::Refusal) -> Option<String> {
     let pick = match refusal {
-        hook::Refusal::Branch { branch, .. } => moving
+        on_hook::Refusal::Branch { branch, .. } => moving
             .iter()
             .find(|u| u.name.strip_prefix("refs/heads/") == Some(branch.as_str())),
-        hook::Refusal::Verdict(_) => None,
+        on_hook::Refusal::Verdict(_) => None,
     }
-    .or_else(|| moving.iter().find(|u| !hook::is_null_oid(&u.new)))
+    .or_else(|| moving.iter().find(|u| !on_hook::is_null_oid(&u.new)))
     .or(moving.first())?;
     // A symbolic-ref update's values are `ref:<name>`, not commits: never a --base.
     let commit = |o: &&String| {
         matches!(o.len(), 40 | 64)
             && o.bytes().all(|b| b.is_ascii_hexdigit())
-            && !hook::is_null_oid(o)
+            && !on_hook::is_null_oid(o)
     };
     [&pick.new, &pick.old].into_iter().find(commit).cloned()
 }

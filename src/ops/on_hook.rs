@@ -1,4 +1,5 @@
-//! What the hooks decide. `pre-push` judges the pushing worktree's credential and fences task
+//! What git-hand decides when git runs one of its hooks (the hook files themselves are
+//! [`crate::hooks`]). `pre-push` judges the pushing worktree's credential and fences task
 //! branches; `post-checkout` warns in a slot whose lease ended, records the branch of a leased
 //! slot, and registers (or, with `hand.adoptWorktrees`, leases) a worktree made by a plain
 //! `git worktree add`. Nothing here prints: the CLI turns decisions into `git-hand:` lines.
