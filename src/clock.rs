@@ -59,15 +59,19 @@ impl<C: Clock + ?Sized> Clock for std::rc::Rc<C> {
     }
 }
 
-/// A TTL that is not one of `90s`, `30m`, `2h`, `1d`.
+/// A TTL that is not one of `90s`, `30m`, `2h`, `1d`, or is zero or longer than ten years.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid duration {0:?}: expected a whole number and a unit, like 90s, 30m, 2h or 1d")]
-pub struct BadDuration(pub String);
+pub enum BadDuration {
+    #[error("invalid duration {0:?}: expected a whole number and a unit, like 90s, 30m, 2h or 1d")]
+    Form(String),
+    #[error("invalid duration {0:?}: a lease lasts at least 1s and at most 3650d")]
+    Range(String),
+}
 
 /// Parses a TTL (`90s`, `30m`, `2h`, `1d`) into milliseconds. Zero is refused: a lease that is
 /// already over when granted is a mistake, not a request.
 pub fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
-    let bad = || BadDuration(text.to_string());
+    let bad = || BadDuration::Form(text.to_string());
     let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (digits, unit) = text.split_at(split);
     let n: i64 = digits.parse().map_err(|_| bad())?;
@@ -80,7 +84,7 @@ pub fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
     };
     match n.checked_mul(scale) {
         Some(ms) if ms > 0 && ms <= 3650 * 86_400_000 => Ok(ms),
-        _ => Err(bad()),
+        _ => Err(BadDuration::Range(text.to_string())),
     }
 }
 
@@ -128,6 +132,14 @@ mod tests {
         assert_eq!(parse_ttl("30m"), Ok(1_800_000));
         assert_eq!(parse_ttl("2h"), Ok(7_200_000));
         assert_eq!(parse_ttl("1d"), Ok(86_400_000));
+    }
+
+    #[test]
+    fn a_ttl_of_the_right_form_but_out_of_range_says_so() {
+        for text in ["0s", "0d", "3651d", "99999999999999d"] {
+            assert_eq!(parse_ttl(text), Err(BadDuration::Range(text.into())));
+        }
+        assert_eq!(parse_ttl("1w"), Err(BadDuration::Form("1w".into())));
     }
 
     #[test]
