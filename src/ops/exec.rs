@@ -1,5 +1,6 @@
 //! `spawn --exec -- CMD`: run a command in the slot with the task's credential in its
-//! environment, renewing a TTL lease at a third of its TTL while the command runs.
+//! environment, renewing its TTL leases (the slot's and the issue's) at a third of the TTL while
+//! the command runs.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -8,11 +9,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::spawn::Spawned;
+use super::tasks::{Lost, renew_both};
 use super::{Error, Result};
-use crate::ledger::{By, Ledger, Renew, Resource, Tenure};
+use crate::ledger::{Ledger, Task};
 
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread
-/// keeps `tenure` alive (when it has a TTL) through its own ledger connection, and reports a
+/// keeps the task's leases alive (when they have a TTL) through its own ledger connection, and reports a
 /// lost lease through `warn` once.
 pub fn run(
     spawned: &Spawned,
@@ -42,7 +44,8 @@ pub fn run(
     let status = std::thread::scope(|scope| {
         if let Some(ttl) = tenure.ttl_ms {
             let period = Duration::from_millis(u64::try_from(ttl / 3).unwrap_or(1000).max(100));
-            scope.spawn(move || renew_until_stopped(&stopped, period, ledger_path, tenure, warn));
+            let task = &spawned.task;
+            scope.spawn(move || renew_until_stopped(&stopped, period, ledger_path, task, warn));
         }
         let status = child.wait();
         drop(stop);
@@ -51,24 +54,36 @@ pub fn run(
     status.map_err(|e| Error::failed(format!("waiting for the command failed: {e}"), vec![stays]))
 }
 
+/// Renews the task's leases (its slot's and, with `--issue`, its issue's: both, as `git hand
+/// renew` does, or a push would be refused as `issue-lost` once the issue's TTL ran out) every
+/// `period` until the command ends or a lease is lost.
 fn renew_until_stopped(
     stopped: &mpsc::Receiver<()>,
     period: Duration,
     ledger_path: &Path,
-    tenure: &Tenure,
+    task: &Task,
     warn: &(dyn Fn(&str) + Sync),
 ) {
-    let res: &Resource = &tenure.resource;
+    let Some(lease) = task.lease_id.as_ref() else {
+        return;
+    };
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
         // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
         let outcome = Ledger::open_if_present(ledger_path)
             .and_then(|l| l.ok_or_else(|| gone(ledger_path)))
-            .and_then(|mut l| l.write(|tx| tx.renew(res, By::Lease(&tenure.lease_id), None)));
+            .map_err(Error::from)
+            .and_then(|mut l| renew_both(&mut l, task, lease, None));
         match outcome {
-            Ok(Renew::Renewed(_)) => {}
-            Ok(Renew::NotHolder(_)) => {
+            Ok(Ok(_)) => {}
+            Ok(Err(Lost::Slot)) => {
                 warn(
                     "the task's lease is no longer live; pushes from it will be refused (stopped renewing)",
+                );
+                return;
+            }
+            Ok(Err(Lost::Issue)) => {
+                warn(
+                    "the task's issue lease is no longer live; pushes from it will be refused (stopped renewing)",
                 );
                 return;
             }

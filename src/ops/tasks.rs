@@ -146,14 +146,14 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
 }
 
 /// Which of a task's leases could not be renewed.
-enum Lost {
+pub(crate) enum Lost {
     Slot,
     Issue,
 }
 
 /// One transaction: both renewals or neither. The issue lease is checked before anything is
 /// written, and each lease is renewed by its lease id, never by holder.
-fn renew_both(
+pub(crate) fn renew_both(
     ledger: &mut Ledger,
     task: &Task,
     lease: &LeaseId,

@@ -404,6 +404,30 @@ fn a_spawn_that_lost_a_slot_to_a_claim_taken_back_reuses_it_instead_of_creating_
 }
 
 #[test]
+fn exec_keeps_the_issue_lease_alive_too_so_a_push_after_its_ttl_is_still_allowed() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    // Inside the command, past the 1 s TTL both leases were granted with: the push check must
+    // still find the task current, not issue-lost.
+    let script = "sleep 2.5; git hand check > \"$OUT\" 2>&1; echo \"exit $?\" >> \"$OUT\"";
+    let out = env.path("exec.out");
+    let run = env.hand_env(
+        &repo,
+        &[
+            "spawn", "t1", "--issue", "42", "--ttl", "1s", "--exec", "--", "sh", "-c", script,
+        ],
+        &[("OUT", out.to_str().unwrap())],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let seen = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        seen.ends_with("exit 0\n"),
+        "the check inside the command:\n{seen}"
+    );
+    assert!(!seen.contains("issue-lost"), "{seen}");
+}
+
+#[test]
 fn exec_passes_the_credential_and_the_exit_status_and_renews_the_lease() {
     let env = TestEnv::new();
     let repo = env.repo("app");
