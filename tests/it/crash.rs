@@ -44,6 +44,23 @@ fn max_token_of(env: &TestEnv, path: &str) -> i64 {
 }
 
 #[test]
+fn spawn_crashed_after_installing_the_hooks_leaves_them_installed_and_nothing_leased() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    crash(&env, &repo, "spawn-after-hooks", &["spawn", "t1"]);
+    let pre_push = repo.join(".git/hooks/pre-push");
+    let shim = std::fs::read_to_string(&pre_push).unwrap_or_default();
+    assert!(shim.contains("git-hand-managed-hook"), "{shim}");
+    let list = env.hand(&repo, &["list", "--all", "--json"]).json();
+    assert_eq!(list["tasks"], serde_json::json!([]), "{list}");
+    let doctor = env.hand(&repo, &["doctor", "--json"]);
+    assert_eq!(doctor.code, 0, "nothing to settle:\n{}", doctor.stdout);
+    assert_consistent(&env, "spawn-after-hooks");
+    spawn(&env, &repo, "t1", &[]);
+    assert_consistent(&env, "spawn-after-hooks, then a spawn");
+}
+
+#[test]
 fn spawn_crashed_at_every_step_is_settled_by_doctor_repair() {
     for point in SPAWN_POINTS {
         for reuse in [false, true] {
