@@ -11,6 +11,15 @@ use super::spawn::Spawned;
 use super::{Error, Result};
 use crate::ledger::{By, Ledger, Renew, Resource, Tenure};
 
+/// What went wrong while the renewer kept a lease alive; the CLI says it as a warning.
+#[derive(Debug)]
+pub enum RenewalTrouble {
+    /// The lease is no longer live: the renewer stopped, and pushes from the task are refused.
+    LeaseLost,
+    /// One renewal failed (a busy ledger, say); the next period tries again.
+    Failed(crate::ledger::LedgerError),
+}
+
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread
 /// keeps `tenure` alive (when it has a TTL) through its own ledger connection, and reports a
 /// lost lease through `warn` once.
@@ -19,7 +28,7 @@ pub fn run(
     cmd: &[OsString],
     env: &[(&str, String)],
     ledger_path: &Path,
-    warn: &(dyn Fn(&str) + Sync),
+    warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
     let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
     let stays = format!("git hand teardown {task}   # the task stays active until then");
@@ -56,7 +65,7 @@ fn renew_until_stopped(
     period: Duration,
     ledger_path: &Path,
     tenure: &Tenure,
-    warn: &(dyn Fn(&str) + Sync),
+    warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) {
     let res: &Resource = &tenure.resource;
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
@@ -67,13 +76,11 @@ fn renew_until_stopped(
         match outcome {
             Ok(Renew::Renewed(_)) => {}
             Ok(Renew::NotHolder(_)) => {
-                warn(
-                    "the task's lease is no longer live; pushes from it will be refused (stopped renewing)",
-                );
+                warn(RenewalTrouble::LeaseLost);
                 return;
             }
             // A busy ledger is retried at the next period; the TTL leaves two more chances.
-            Err(e) => warn(&format!("could not renew the lease: {e}")),
+            Err(e) => warn(RenewalTrouble::Failed(e)),
         }
     }
 }
