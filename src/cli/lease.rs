@@ -264,45 +264,52 @@ fn render(r: &Report, json: bool) -> Result<Done, Failure> {
         Outcome::Released(None) => format!("{what} was not held; nothing to release\n"),
         Outcome::Current(Some(t)) => format!("{what} is held by {}: {}\n", t.holder, lease_line(t)),
         Outcome::Current(None) => format!("{what} is free\n"),
-        Outcome::Held(t) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!(
-                    "{what} is held by {} ({}, token {})",
-                    t.holder,
-                    expiry_text(t.expires_at, r.now),
-                    t.token
-                ),
-            )
-            .hint(format!(
-                "wait for it, or ask {} to run: git hand lease release {}",
-                t.holder, r.issue
-            )));
-        }
-        Outcome::NotHolder(Some(t)) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!(
-                    "you do not hold {what}: {} does ({}, token {})",
-                    t.holder,
-                    expiry_text(t.expires_at, r.now),
-                    t.token
-                ),
-            )
-            .hint(format!("git hand lease current {}", r.issue)));
-        }
-        Outcome::NotHolder(None) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!("you hold no live lease on {what}; it may have expired"),
-            )
-            .hint(format!(
-                "git hand lease acquire {}   # a new tenure, with a new token",
-                r.issue
-            )));
-        }
+        Outcome::Held(t) => return Err(held(r, &what, t)),
+        Outcome::NotHolder(holder) => return Err(not_holder(r, &what, holder.as_ref())),
     };
     Ok(Done::with(text, kind))
+}
+
+/// `acquire` refused: someone else holds the issue.
+fn held(r: &Report, what: &str, t: &Tenure) -> Failure {
+    Failure::new(
+        Kind::Precondition,
+        format!(
+            "{what} is held by {} ({}, token {})",
+            t.holder,
+            expiry_text(t.expires_at, r.now),
+            t.token
+        ),
+    )
+    .hint(format!(
+        "wait for it, or ask {} to run: git hand lease release {}",
+        t.holder, r.issue
+    ))
+}
+
+/// `renew` or `release` refused: the caller holds no live lease on the issue (`holder`, if
+/// anyone, does).
+fn not_holder(r: &Report, what: &str, holder: Option<&Tenure>) -> Failure {
+    match holder {
+        Some(t) => Failure::new(
+            Kind::Precondition,
+            format!(
+                "you do not hold {what}: {} does ({}, token {})",
+                t.holder,
+                expiry_text(t.expires_at, r.now),
+                t.token
+            ),
+        )
+        .hint(format!("git hand lease current {}", r.issue)),
+        None => Failure::new(
+            Kind::Precondition,
+            format!("you hold no live lease on {what}; it may have expired"),
+        )
+        .hint(format!(
+            "git hand lease acquire {}   # a new tenure, with a new token",
+            r.issue
+        )),
+    }
 }
 
 fn list(
