@@ -133,23 +133,37 @@ fn by_of<'a>(lease: Option<&'a LeaseId>, holder: &'a str) -> By<'a> {
 }
 
 /// The outcome word, its tenure, and the exit kind.
-fn parts(outcome: &Outcome) -> (&'static str, Option<&Tenure>, Option<Kind>) {
+fn parts(outcome: &Outcome) -> (OutcomeWord, Option<&Tenure>, Option<Kind>) {
+    use OutcomeWord as W;
     match outcome {
-        Outcome::Acquired { tenure, .. } => ("acquired", Some(tenure), None),
-        Outcome::Held(t) => ("held", Some(t), Some(Kind::Precondition)),
-        Outcome::Renewed(t) => ("renewed", Some(t), None),
-        Outcome::NotHolder(t) => ("not-holder", t.as_ref(), Some(Kind::Precondition)),
-        Outcome::Released(t) => ("released", t.as_ref(), None),
-        Outcome::Current(Some(t)) => ("live", Some(t), None),
-        Outcome::Current(None) => ("free", None, None),
+        Outcome::Acquired { tenure, .. } => (W::Acquired, Some(tenure), None),
+        Outcome::Held(t) => (W::Held, Some(t), Some(Kind::Precondition)),
+        Outcome::Renewed(t) => (W::Renewed, Some(t), None),
+        Outcome::NotHolder(t) => (W::NotHolder, t.as_ref(), Some(Kind::Precondition)),
+        Outcome::Released(t) => (W::Released, t.as_ref(), None),
+        Outcome::Current(Some(t)) => (W::Live, Some(t), None),
+        Outcome::Current(None) => (W::Free, None, None),
     }
+}
+
+/// A lease verb's `outcome` in JSON, spelled by serde.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum OutcomeWord {
+    Acquired,
+    Held,
+    Renewed,
+    NotHolder,
+    Released,
+    Live,
+    Free,
 }
 
 /// The JSON object of one outcome (docs/cli.md, "lease"): the tenure's fields are all null
 /// when there is none; `fresh` and `superseded` are there only for `acquire`.
 #[derive(Serialize)]
 struct ReportJson<'a> {
-    outcome: &'static str,
+    outcome: OutcomeWord,
     resource: &'a Resource,
     namespace: &'a str,
     issue: &'a str,

@@ -143,15 +143,6 @@ impl InstallReport {
         self.hooks.iter().any(|h| h.change.wrote())
     }
 
-    /// The stable word for JSON: `installed` when any file was written, else `unchanged`.
-    pub fn outcome(&self) -> &'static str {
-        if self.wrote_anything() {
-            "installed"
-        } else {
-            "unchanged"
-        }
-    }
-
     pub fn warnings(&self) -> Vec<Warning> {
         // The shims fall back to the git-hand that wrote them.
         match self.git_hand.is_some() || shim::recorded().is_some() {
@@ -198,15 +189,6 @@ pub struct UninstallReport {
 impl UninstallReport {
     pub fn removed_anything(&self) -> bool {
         self.hooks.iter().any(|h| h.change.wrote())
-    }
-
-    /// The stable word for JSON: `uninstalled`, or `nothing-installed`.
-    pub fn outcome(&self) -> &'static str {
-        if self.removed_anything() {
-            "uninstalled"
-        } else {
-            "nothing-installed"
-        }
     }
 }
 
