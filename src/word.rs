@@ -162,6 +162,7 @@ mod tests {
     use crate::cli::Kind;
     use crate::hooks::{Change, FileState, HookName, LapseKind, Manager, Warning};
     use crate::ledger::{EndReason, EventKind, ResourceKind, Step, TaskState};
+    use crate::ops::doctor::ProblemKind;
     use crate::ops::verdict::Verdict;
 
     /// Every word as it was spelled by hand before serde spelled it: the ledger stores some of
@@ -230,6 +231,14 @@ mod tests {
                 SlotUnproven = "slot-unproven",
             }
             Kind { Failed = "failed", Usage = "usage", Precondition = "precondition" }
+            ProblemKind {
+                LedgerMissing = "ledger-missing", LedgerDamaged = "ledger-damaged",
+                StuckSpawn = "stuck-spawn", StuckTeardown = "stuck-teardown",
+                ExpiredLease = "expired-lease", MissingSlot = "missing-slot",
+                UnknownSlot = "unknown-slot", UnusableSlot = "unusable-slot",
+                UnprovenSlot = "unproven-slot", PrunableWorktree = "prunable-worktree",
+                HooksNotInForce = "hooks-not-in-force",
+            }
         }
     }
 

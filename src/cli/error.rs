@@ -100,8 +100,9 @@ impl From<ops::Error> for Failure {
             ops::Error::Ledger(e) => e.into(),
             ops::Error::Git(e) => Failure::new(Kind::Failed, e.to_string()),
             ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),
-            ops::Error::Hinted { error, hints } => {
-                let mut failure = Failure::from(*error);
+            ops::Error::Hinted(hinted) => {
+                let ops::Hinted { error, hints } = *hinted;
+                let mut failure = Failure::from(error);
                 failure.hints.extend(hints);
                 failure
             }

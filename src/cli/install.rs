@@ -28,11 +28,29 @@ pub struct InstallArgs {
     pub hooks_path: bool,
 }
 
+/// The `outcome` of `install --json` and `uninstall --json`, spelled by serde.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum OutcomeWord {
+    /// install wrote a shim.
+    Installed,
+    /// install found both shims current.
+    Unchanged,
+    /// install printed the recipe for the hook manager in charge (`--manual`).
+    Manual,
+    /// install refused, with the recipe.
+    Refused,
+    /// uninstall removed a shim.
+    Uninstalled,
+    /// uninstall found none.
+    NothingInstalled,
+}
+
 /// `install --json` (docs/hooks.md).
 #[derive(Serialize)]
 struct InstallJson<'a> {
     /// `installed` or `unchanged`.
-    outcome: &'static str,
+    outcome: OutcomeWord,
     hooks_dir: &'a Path,
     hooks_path: Option<&'a str>,
     hooks: &'a [HookChange],
@@ -53,7 +71,7 @@ struct WarningJson {
 #[derive(Serialize)]
 struct UninstallJson<'a> {
     /// `uninstalled` or `nothing-installed`.
-    outcome: &'static str,
+    outcome: OutcomeWord,
     hooks_dirs: &'a [PathBuf],
     hooks_path: Option<&'a str>,
     hooks: &'a [HookChange],
@@ -66,7 +84,7 @@ struct UninstallJson<'a> {
 #[derive(Serialize)]
 struct ManualJson<'a> {
     /// `manual` or `refused`.
-    outcome: &'static str,
+    outcome: OutcomeWord,
     hooks_dir: &'a Path,
     hooks_path: Option<&'a str>,
     manager: Manager,
@@ -120,7 +138,11 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             })
             .collect();
         let shape = InstallJson {
-            outcome: report.outcome(),
+            outcome: if report.wrote_anything() {
+                OutcomeWord::Installed
+            } else {
+                OutcomeWord::Unchanged
+            },
             hooks_dir: &report.dir,
             hooks_path: report.location.hooks_path.as_deref(),
             hooks: &report.hooks,
@@ -148,7 +170,11 @@ pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let opt_out = "hand.installHooks=false: spawn will not install them again (git hand install undoes this)\n";
     if json {
         let shape = UninstallJson {
-            outcome: report.outcome(),
+            outcome: if report.removed_anything() {
+                OutcomeWord::Uninstalled
+            } else {
+                OutcomeWord::NothingInstalled
+            },
             hooks_dirs: &report.dirs,
             hooks_path: report.location.hooks_path.as_deref(),
             hooks: &report.hooks,
@@ -224,9 +250,9 @@ fn manual(
     let (dir, hooks_path) = (&location.active, location.hooks_path.as_deref());
     let kind = refusal.map(|_| Kind::Precondition);
     let outcome = if refusal.is_some() {
-        "refused"
+        OutcomeWord::Refused
     } else {
-        "manual"
+        OutcomeWord::Manual
     };
     if !json {
         return Ok(Done::with(recipe.text, kind));

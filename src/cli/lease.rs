@@ -133,23 +133,37 @@ fn by_of<'a>(lease: Option<&'a LeaseId>, holder: &'a str) -> By<'a> {
 }
 
 /// The outcome word, its tenure, and the exit kind.
-fn parts(outcome: &Outcome) -> (&'static str, Option<&Tenure>, Option<Kind>) {
+fn parts(outcome: &Outcome) -> (OutcomeWord, Option<&Tenure>, Option<Kind>) {
+    use OutcomeWord as W;
     match outcome {
-        Outcome::Acquired { tenure, .. } => ("acquired", Some(tenure), None),
-        Outcome::Held(t) => ("held", Some(t), Some(Kind::Precondition)),
-        Outcome::Renewed(t) => ("renewed", Some(t), None),
-        Outcome::NotHolder(t) => ("not-holder", t.as_ref(), Some(Kind::Precondition)),
-        Outcome::Released(t) => ("released", t.as_ref(), None),
-        Outcome::Current(Some(t)) => ("live", Some(t), None),
-        Outcome::Current(None) => ("free", None, None),
+        Outcome::Acquired { tenure, .. } => (W::Acquired, Some(tenure), None),
+        Outcome::Held(t) => (W::Held, Some(t), Some(Kind::Precondition)),
+        Outcome::Renewed(t) => (W::Renewed, Some(t), None),
+        Outcome::NotHolder(t) => (W::NotHolder, t.as_ref(), Some(Kind::Precondition)),
+        Outcome::Released(t) => (W::Released, t.as_ref(), None),
+        Outcome::Current(Some(t)) => (W::Live, Some(t), None),
+        Outcome::Current(None) => (W::Free, None, None),
     }
+}
+
+/// A lease verb's `outcome` in JSON, spelled by serde.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum OutcomeWord {
+    Acquired,
+    Held,
+    Renewed,
+    NotHolder,
+    Released,
+    Live,
+    Free,
 }
 
 /// The JSON object of one outcome (docs/cli.md, "lease"): the tenure's fields are all null
 /// when there is none; `fresh` and `superseded` are there only for `acquire`.
 #[derive(Serialize)]
 struct ReportJson<'a> {
-    outcome: &'static str,
+    outcome: OutcomeWord,
     resource: &'a Resource,
     namespace: &'a str,
     issue: &'a str,
@@ -264,45 +278,52 @@ fn render(r: &Report, json: bool) -> Result<Done, Failure> {
         Outcome::Released(None) => format!("{what} was not held; nothing to release\n"),
         Outcome::Current(Some(t)) => format!("{what} is held by {}: {}\n", t.holder, lease_line(t)),
         Outcome::Current(None) => format!("{what} is free\n"),
-        Outcome::Held(t) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!(
-                    "{what} is held by {} ({}, token {})",
-                    t.holder,
-                    expiry_text(t.expires_at, r.now),
-                    t.token
-                ),
-            )
-            .hint(format!(
-                "wait for it, or ask {} to run: git hand lease release {}",
-                t.holder, r.issue
-            )));
-        }
-        Outcome::NotHolder(Some(t)) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!(
-                    "you do not hold {what}: {} does ({}, token {})",
-                    t.holder,
-                    expiry_text(t.expires_at, r.now),
-                    t.token
-                ),
-            )
-            .hint(format!("git hand lease current {}", r.issue)));
-        }
-        Outcome::NotHolder(None) => {
-            return Err(Failure::new(
-                Kind::Precondition,
-                format!("you hold no live lease on {what}; it may have expired"),
-            )
-            .hint(format!(
-                "git hand lease acquire {}   # a new tenure, with a new token",
-                r.issue
-            )));
-        }
+        Outcome::Held(t) => return Err(held(r, &what, t)),
+        Outcome::NotHolder(holder) => return Err(not_holder(r, &what, holder.as_ref())),
     };
     Ok(Done::with(text, kind))
+}
+
+/// `acquire` refused: someone else holds the issue.
+fn held(r: &Report, what: &str, t: &Tenure) -> Failure {
+    Failure::new(
+        Kind::Precondition,
+        format!(
+            "{what} is held by {} ({}, token {})",
+            t.holder,
+            expiry_text(t.expires_at, r.now),
+            t.token
+        ),
+    )
+    .hint(format!(
+        "wait for it, or ask {} to run: git hand lease release {}",
+        t.holder, r.issue
+    ))
+}
+
+/// `renew` or `release` refused: the caller holds no live lease on the issue (`holder`, if
+/// anyone, does).
+fn not_holder(r: &Report, what: &str, holder: Option<&Tenure>) -> Failure {
+    match holder {
+        Some(t) => Failure::new(
+            Kind::Precondition,
+            format!(
+                "you do not hold {what}: {} does ({}, token {})",
+                t.holder,
+                expiry_text(t.expires_at, r.now),
+                t.token
+            ),
+        )
+        .hint(format!("git hand lease current {}", r.issue)),
+        None => Failure::new(
+            Kind::Precondition,
+            format!("you hold no live lease on {what}; it may have expired"),
+        )
+        .hint(format!(
+            "git hand lease acquire {}   # a new tenure, with a new token",
+            r.issue
+        )),
+    }
 }
 
 fn list(

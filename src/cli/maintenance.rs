@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Done, Failure, Kind};
 use crate::ledger::recovery::Copied;
-use crate::ops::doctor::Problem;
+use crate::ops::doctor::{Problem, ProblemKind};
 use crate::ops::prune::Kept;
 use crate::ops::{Context, doctor, prune, recover};
 
@@ -46,7 +46,7 @@ struct DoctorJson<'a> {
 
 #[derive(Serialize)]
 struct ProblemJson<'a> {
-    kind: &'a str,
+    kind: ProblemKind,
     subject: &'a str,
     detail: &'a str,
     action: &'a str,

@@ -2,6 +2,7 @@
 //! A verb file turns arguments into options, calls one operation and renders its outcome as text
 //! or `--json`; the logic lives in [`crate::ops`].
 
+mod check;
 mod env;
 mod error;
 mod generate;
@@ -279,7 +280,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Teardown(args)) => teardown::run(&ctx, args, json),
         Some(Command::Prune(args)) => maintenance::prune(&ctx, args, json),
         Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args, json),
-        Some(Command::Check) => status::check(&ctx, json),
+        Some(Command::Check) => check::check(&ctx, json),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args, json),
         Some(Command::Uninstall) => install::uninstall(&ctx, json),

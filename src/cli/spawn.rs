@@ -11,9 +11,10 @@ use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ledger::{LeaseId, Tenure};
+use crate::ops::Context;
+use crate::ops::exec::{self, RenewalTrouble};
 use crate::ops::pool::Skipped;
-use crate::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
-use crate::ops::{Context, exec};
+use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -62,9 +63,9 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         fetch: args.fetch,
     };
     let on_terminal = std::io::stderr().is_terminal();
-    let progress = |msg: &str| {
+    let progress = |busy: Progress<'_>| {
         if on_terminal {
-            say([format!("{msg}...")]);
+            say([progress_line(busy)]);
         }
     };
     // Every usage error is found before the ledger is opened (and maybe created).
@@ -72,13 +73,14 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     let mut ledger = ctx.open_ledger()?;
     let s = spawn::spawn(ctx, &mut ledger, &opts, checked, &progress)?;
     let env = crate::ops::credential::env_vars(&s.task, &s.tenure);
-    if let Some((problem, hints)) = &s.hooks_problem {
+    let hooks = s.hooks_problem.as_ref().map(HooksWords::of);
+    if let Some(HooksWords { problem, hints }) = &hooks {
         // Loud on purpose: without the hooks a zombie's push goes through.
         say([format!("WARNING: this lease is NOT enforced: {problem}")]);
         say(hints.iter().map(|hint| format!("  fix: {hint}")));
     }
     if args.exec {
-        let warn = |msg: &str| say([msg]);
+        let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
         let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
         return Ok(Done {
             stdout: String::new(),
@@ -86,39 +88,97 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         });
     }
     if json {
-        return Done::json(&SpawnJson::of(&s, &env), None);
+        return Done::json(&SpawnJson::of(&s, &env, hooks.as_ref()), None);
     }
     if !args.print_path {
-        let p = paint(ctx);
-        let how = match s.source {
-            SlotSource::Created => "new slot",
-            SlotSource::Reused => "reused slot",
-            SlotSource::Existing => "already active in slot",
-        };
-        say([format!(
-            "task {} on {} ({how} {}, token {}, {})",
-            p.bold(&s.task.name),
-            s.task.branch,
-            s.slot_n,
-            s.tenure.token,
-            expiry_text(
-                s.tenure.expires_at,
-                s.tenure.renewed_at.unwrap_or(s.tenure.acquired_at)
-            )
-        )]);
-        say(s
-            .skipped
-            .iter()
-            .map(|k| format!("skipped {}: {}", k.path, k.why.join("; "))));
-        say([format!(
-            "credential: eval \"$(git hand env {})\"",
-            s.task.name
-        )]);
+        say_spawned(ctx, &s);
     }
     Ok(Done {
         stdout: format!("{}\n", s.path.display()),
         code: ExitCode::SUCCESS,
     })
+}
+
+/// What spawn is busy with, on a terminal, while it waits on git.
+fn progress_line(busy: Progress<'_>) -> String {
+    match busy {
+        Progress::FetchingOrigin => "fetching origin...".to_string(),
+        Progress::CreatingSlot(path) => format!("creating slot {}...", path.display()),
+    }
+}
+
+/// What `--exec`'s renewer says when a renewal goes wrong.
+fn trouble_line(trouble: RenewalTrouble) -> String {
+    match trouble {
+        RenewalTrouble::LeaseLost => {
+            "the task's lease is no longer live; pushes from it will be refused (stopped renewing)"
+                .to_string()
+        }
+        RenewalTrouble::IssueLeaseLost => {
+            "the task's issue lease is no longer live; pushes from it \
+                                           will be refused (stopped renewing)"
+                .to_string()
+        }
+        RenewalTrouble::Failed(e) => format!("could not renew the lease: {e}"),
+    }
+}
+
+/// The spawn, for a human on stderr: the task, its slot and lease, the slots passed over, and
+/// how to take the credential.
+fn say_spawned(ctx: &Context, s: &Spawned) {
+    let p = paint(ctx);
+    let how = match s.source {
+        SlotSource::Created => "new slot",
+        SlotSource::Reused => "reused slot",
+        SlotSource::Existing => "already active in slot",
+    };
+    say([format!(
+        "task {} on {} ({how} {}, token {}, {})",
+        p.bold(&s.task.name),
+        s.task.branch,
+        s.slot_n,
+        s.tenure.token,
+        expiry_text(
+            s.tenure.expires_at,
+            s.tenure.renewed_at.unwrap_or(s.tenure.acquired_at)
+        )
+    )]);
+    say(s
+        .skipped
+        .iter()
+        .map(|k| format!("skipped {}: {}", k.path, k.why.join("; "))));
+    say([format!(
+        "credential: eval \"$(git hand env {})\"",
+        s.task.name
+    )]);
+}
+
+/// Why the hooks will not enforce the lease, in words, with the commands that fix it.
+struct HooksWords {
+    problem: String,
+    hints: Vec<String>,
+}
+
+impl HooksWords {
+    fn of(lapse: &HooksNotInForce) -> Self {
+        match lapse {
+            HooksNotInForce::OptedOut(lapse) => Self {
+                problem: format!(
+                    "hand.installHooks is false, so git-hand installed no hooks, and {}",
+                    lapse.message
+                ),
+                hints: std::iter::once(
+                    "git hand install   # installs git-hand's hooks and opts back in".to_string(),
+                )
+                .chain(lapse.hints.iter().cloned())
+                .collect(),
+            },
+            HooksNotInForce::Lapsed { problem, hints } => Self {
+                problem: problem.clone(),
+                hints: hints.clone(),
+            },
+        }
+    }
 }
 
 /// The JSON of a spawn (docs/cli.md, "spawn").
@@ -159,7 +219,11 @@ struct HooksJson<'a> {
 }
 
 impl<'a> SpawnJson<'a> {
-    fn of(s: &'a Spawned, env: &'a [(&'static str, String)]) -> Self {
+    fn of(
+        s: &'a Spawned,
+        env: &'a [(&'static str, String)],
+        hooks: Option<&'a HooksWords>,
+    ) -> Self {
         let issue = |t: &'a Tenure| IssueJson {
             issue: s.task.issue.as_deref(),
             key: &t.resource.key,
@@ -167,7 +231,6 @@ impl<'a> SpawnJson<'a> {
             token: t.token,
             expires_at: Time::of(t.expires_at),
         };
-        let problem = s.hooks_problem.as_ref();
         Self {
             task: &s.task.name,
             path: &s.path,
@@ -183,9 +246,9 @@ impl<'a> SpawnJson<'a> {
             skipped: &s.skipped,
             env: Vars(env),
             hooks: HooksJson {
-                in_force: problem.is_none(),
-                problem: problem.map(|(p, _)| p.as_str()),
-                hints: problem.map(|(_, h)| h.as_slice()),
+                in_force: hooks.is_none(),
+                problem: hooks.map(|h| h.problem.as_str()),
+                hints: hooks.map(|h| h.hints.as_slice()),
             },
         }
     }

@@ -1,6 +1,6 @@
-//! `git hand status` and `git hand check`: the task and lease of the current worktree, the
-//! decision the pre-push hook would give a push of its branch (branch fencing included), and
-//! whether the hooks are in force here at all.
+//! `git hand status`: the task and lease of the current worktree, the decision the pre-push hook
+//! would give a push of its branch (branch fencing included), and whether the hooks are in force
+//! here at all. Its JSON is also `check`'s (`super::check`).
 
 use std::path::Path;
 
@@ -12,7 +12,7 @@ use crate::clock::relative;
 use crate::hooks::{Enforcer, Lapse};
 use crate::ledger::WorktreeKey;
 use crate::ops::Context;
-use crate::ops::on_hook::{self, Here, PushTarget, Refusal, Said};
+use crate::ops::on_hook::{self, Here, PushTarget, Refusal};
 use crate::ops::verdict::{Credential, Finding, Verdict};
 
 pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
@@ -81,7 +81,7 @@ enum HooksJson<'a> {
 }
 
 /// `status --json` and `check --json`, exiting as `kind` says.
-fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure> {
+pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure> {
     let f = here.finding();
     let lapse = here.lapse();
     let refusal = here.decision.refusal.as_ref().map(|r| match r {
@@ -174,7 +174,7 @@ pub fn render_here(here: &Here, p: Paint) -> String {
     out
 }
 
-fn target_why(t: &PushTarget) -> &'static str {
+pub(super) fn target_why(t: &PushTarget) -> &'static str {
     match t.via {
         "upstream" => "its upstream",
         _ => "no upstream, so the branch of the same name",
@@ -237,47 +237,4 @@ fn render_finding(f: &Finding) -> String {
         ));
     }
     out
-}
-
-/// `git hand check`: exactly pre-push's decision for this worktree, without pushing, and
-/// whether the hooks would put a push to it at all. Exit 1 when pre-push would refuse.
-pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
-    let here = on_hook::here(ctx)?;
-    let allowed = here.decision.refusal.is_none();
-    let kind = (!allowed).then_some(Kind::Failed);
-    if json {
-        return here_json(&here, kind);
-    }
-    let p = paint(ctx);
-    let lapse = here.lapse();
-    let mut text = if allowed {
-        format!(
-            "{}: a push from here would be allowed\n",
-            here.finding().verdict.as_str()
-        )
-    } else {
-        super::refusal::lines(&here.decision, Said::Check)
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect()
-    };
-    if let Some(t) = &here.target {
-        text.push_str(&format!(
-            "(judged for a push to {} on {}: {})\n",
-            t.branch,
-            t.remote,
-            target_why(t)
-        ));
-    }
-    if let Some(l) = &lapse {
-        text.push_str(&format!(
-            "{} a push from here would NOT be checked: {}\n",
-            p.red("but:"),
-            l.message
-        ));
-        for h in &l.hints {
-            text.push_str(&format!("  fix: {h}\n"));
-        }
-    }
-    Ok(Done::with(text, kind))
 }

@@ -20,13 +20,21 @@ pub struct TeardownArgs {
 /// `teardown --json`.
 #[derive(Serialize)]
 struct TeardownJson<'a> {
-    /// `freed`, `lease-ended` or `already-done`.
-    outcome: &'static str,
+    outcome: OutcomeWord,
     task: &'a str,
     branch: &'a str,
     path: Option<&'a WorktreeKey>,
     /// The uncommitted files `--force` discarded.
     discarded: &'a [String],
+}
+
+/// `teardown --json`'s `outcome`: the word for each [`TornDown`], spelled by serde.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum OutcomeWord {
+    Freed,
+    LeaseEnded,
+    AlreadyDone,
 }
 
 pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failure> {
@@ -42,7 +50,29 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             keep_unpushed: false,
         },
     )?;
-    let (word, task, text) = match &outcome {
+    if json {
+        let (word, task, discarded) = match &outcome {
+            TornDown::Freed {
+                task, discarded, ..
+            } => (OutcomeWord::Freed, task, discarded.as_slice()),
+            TornDown::LeaseEnded { task, .. } => (OutcomeWord::LeaseEnded, task, &[][..]),
+            TornDown::AlreadyDone(task) => (OutcomeWord::AlreadyDone, task, &[][..]),
+        };
+        let shape = TeardownJson {
+            outcome: word,
+            task: &task.name,
+            branch: &task.branch,
+            path: task.slot_path.as_ref(),
+            discarded,
+        };
+        return Done::json(&shape, None);
+    }
+    Ok(Done::ok(text(&outcome)))
+}
+
+/// The teardown, in a line.
+fn text(outcome: &TornDown) -> String {
+    match outcome {
         TornDown::Freed {
             task,
             slot,
@@ -53,13 +83,9 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             } else {
                 format!(", discarded {} uncommitted file(s)", discarded.len())
             };
-            (
-                "freed",
-                task,
-                format!(
-                    "task {} done: slot {slot} is free (files kept), branch {} kept{lost}\n",
-                    task.name, task.branch
-                ),
+            format!(
+                "task {} done: slot {slot} is free (files kept), branch {} kept{lost}\n",
+                task.name, task.branch
             )
         }
         TornDown::LeaseEnded { task, successor } => {
@@ -72,34 +98,11 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
                     )
                 })
                 .unwrap_or_default();
-            (
-                "lease-ended",
-                task,
-                format!(
-                    "task {} marked done: its lease had already ended{who}\n",
-                    task.name
-                ),
+            format!(
+                "task {} marked done: its lease had already ended{who}\n",
+                task.name
             )
         }
-        TornDown::AlreadyDone(task) => (
-            "already-done",
-            task,
-            format!("task {} was already done\n", task.name),
-        ),
-    };
-    if json {
-        let discarded = match &outcome {
-            TornDown::Freed { discarded, .. } => discarded.as_slice(),
-            _ => &[],
-        };
-        let shape = TeardownJson {
-            outcome: word,
-            task: &task.name,
-            branch: &task.branch,
-            path: task.slot_path.as_ref(),
-            discarded,
-        };
-        return Done::json(&shape, None);
+        TornDown::AlreadyDone(task) => format!("task {} was already done\n", task.name),
     }
-    Ok(Done::ok(text))
 }

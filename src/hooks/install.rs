@@ -143,15 +143,6 @@ impl InstallReport {
         self.hooks.iter().any(|h| h.change.wrote())
     }
 
-    /// The stable word for JSON: `installed` when any file was written, else `unchanged`.
-    pub fn outcome(&self) -> &'static str {
-        if self.wrote_anything() {
-            "installed"
-        } else {
-            "unchanged"
-        }
-    }
-
     pub fn warnings(&self) -> Vec<Warning> {
         // The shims fall back to the git-hand that wrote them.
         match self.git_hand.is_some() || shim::recorded().is_some() {
@@ -198,15 +189,6 @@ pub struct UninstallReport {
 impl UninstallReport {
     pub fn removed_anything(&self) -> bool {
         self.hooks.iter().any(|h| h.change.wrote())
-    }
-
-    /// The stable word for JSON: `uninstalled`, or `nothing-installed`.
-    pub fn outcome(&self) -> &'static str {
-        if self.removed_anything() {
-            "uninstalled"
-        } else {
-            "nothing-installed"
-        }
     }
 }
 
@@ -279,14 +261,13 @@ pub enum Rewrite {
 /// Installs both shims into `dir` (created if missing) under the chaining rules; the building block
 /// of [`install`] for a directory already chosen.
 pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
-    let force = rewrite == Rewrite::Always;
     for hook in HookName::ALL {
-        look(dir, hook)?.install_plan(force)?;
+        look(dir, hook)?.install_plan(rewrite)?;
     }
     fs::create_dir_all(dir).map_err(io_err("create", dir))?;
     let changes = HookName::ALL
         .into_iter()
-        .map(|hook| with_retries(dir, hook, |seen| seen.install(force)))
+        .map(|hook| with_retries(dir, hook, |seen| seen.install(rewrite)))
         .collect::<Result<Vec<_>, _>>()?;
     remove_our_old_hooks(dir)?;
     Ok(changes)
@@ -522,10 +503,12 @@ fn shim_with(hook: HookName, tail: &str) -> String {
 }
 
 impl Seen {
-    fn install_plan(&self, force: bool) -> Result<InstallStep, HookError> {
+    fn install_plan(&self, rewrite: Rewrite) -> Result<InstallStep, HookError> {
         Ok(match self.found {
             Found::Missing => InstallStep::Write(Change::Installed),
-            Found::Ours { current: true } if !force => InstallStep::Keep(Change::Unchanged),
+            Found::Ours { current: true } if rewrite == Rewrite::IfStale => {
+                InstallStep::Keep(Change::Unchanged)
+            }
             Found::Ours { current: true } => InstallStep::Write(Change::Rewritten),
             // Lines appended below an older shim (git-lfs's advice): they run as the chained
             // hook from now on, and come back as the hook itself on uninstall.
@@ -568,7 +551,7 @@ impl Seen {
         })
     }
 
-    fn install(&self, force: bool) -> Result<Outcome, HookError> {
+    fn install(&self, rewrite: Rewrite) -> Result<Outcome, HookError> {
         self.drop_redundant_chained()?;
         // Lines kept below the shim (a chained hook already exists) stay below the new one.
         let content = match (&self.appended, self.has_chained) {
@@ -576,12 +559,15 @@ impl Seen {
             _ => shim::content(self.hook).to_string(),
         };
         let content = content.as_bytes();
-        let change = match self.install_plan(force)? {
+        let change = match self.install_plan(rewrite)? {
             InstallStep::Keep(change) => change,
             InstallStep::Write(change) => {
                 // Over nothing, never clobber: a foreign hook may have appeared since we looked.
-                let clobber = self.found != Found::Missing;
-                if !write_atomic(&self.path, content, clobber)? {
+                let over = match self.found {
+                    Found::Missing => Over::Nothing,
+                    _ => Over::Anything,
+                };
+                if write_atomic(&self.path, content, over)? == Written::NotThere {
                     return Ok(Outcome::Retry);
                 }
                 change
@@ -592,7 +578,7 @@ impl Seen {
                 }
                 // The foreign hook is safe under its new name (a second link to the same file
                 // when links work), so replacing the old name is atomic and loses nothing.
-                write_atomic(&self.path, content, true)?;
+                write_atomic(&self.path, content, Over::Anything)?;
                 Change::Chained
             }
             InstallStep::Rechain => {
@@ -601,17 +587,19 @@ impl Seen {
                 }
                 // The hook and the chained name are one file now (a mid-chain state any
                 // concurrent install finishes the same way): replacing the hook loses nothing.
-                write_atomic(&self.path, content, true)?;
+                write_atomic(&self.path, content, Over::Anything)?;
                 Change::Chained
             }
             InstallStep::SplitAppended => {
                 let tail = self.appended.as_deref().unwrap_or_default();
                 let lines = foreign::hook_of_lines(tail);
                 // Never over a chained hook that appeared since we looked.
-                if !write_atomic(&self.chained, lines.as_bytes(), false)? {
+                if write_atomic(&self.chained, lines.as_bytes(), Over::Nothing)?
+                    == Written::NotThere
+                {
                     return Ok(Outcome::Retry);
                 }
-                write_atomic(&self.path, content, true)?;
+                write_atomic(&self.path, content, Over::Anything)?;
                 Change::Chained
             }
         };
@@ -633,7 +621,8 @@ impl Seen {
             }
             UninstallStep::KeepAppended => {
                 let tail = self.appended.as_deref().unwrap_or_default();
-                write_atomic(&self.path, foreign::hook_of_lines(tail).as_bytes(), true)?;
+                let lines = foreign::hook_of_lines(tail);
+                write_atomic(&self.path, lines.as_bytes(), Over::Anything)?;
                 Change::Restored
             }
             UninstallStep::Restore => {
@@ -681,9 +670,25 @@ fn with_retries(
     })
 }
 
-/// Writes `content` to `path` atomically with mode 0755. Without `clobber`, returns `Ok(false)`
-/// when something appeared at `path` meanwhile (and leaves it alone).
-fn write_atomic(path: &Path, content: &[u8], clobber: bool) -> Result<bool, HookError> {
+/// What [`write_atomic`] may replace at its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Over {
+    /// Whatever is there.
+    Anything,
+    /// Nothing: a file that appeared there since we looked is left alone.
+    Nothing,
+}
+
+/// Whether [`write_atomic`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    There,
+    /// [`Over::Nothing`] and something appeared at the path meanwhile: it was left alone.
+    NotThere,
+}
+
+/// Writes `content` to `path` atomically with mode 0755, over what `over` allows.
+fn write_atomic(path: &Path, content: &[u8], over: Over) -> Result<Written, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
@@ -696,14 +701,15 @@ fn write_atomic(path: &Path, content: &[u8], clobber: bool) -> Result<bool, Hook
         })
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(io_err("write", tmp.path()))?;
-    let persisted = if clobber {
-        tmp.persist(path)
-    } else {
-        tmp.persist_noclobber(path)
+    let persisted = match over {
+        Over::Anything => tmp.persist(path),
+        Over::Nothing => tmp.persist_noclobber(path),
     };
     match persisted {
-        Ok(_) => Ok(true),
-        Err(e) if !clobber && e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Ok(_) => Ok(Written::There),
+        Err(e) if over == Over::Nothing && e.error.kind() == io::ErrorKind::AlreadyExists => {
+            Ok(Written::NotThere)
+        }
         Err(e) => Err(io_err("write", path)(e.error)),
     }
 }

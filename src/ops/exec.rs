@@ -13,6 +13,18 @@ use super::tasks::{Lost, renew_both};
 use super::{Error, Result};
 use crate::ledger::{Ledger, Task};
 
+/// What went wrong while the renewer kept a lease alive; the CLI says it as a warning.
+#[derive(Debug)]
+pub enum RenewalTrouble {
+    /// The lease is no longer live: the renewer stopped, and pushes from the task are refused.
+    LeaseLost,
+    /// The task's issue lease is no longer live: the renewer stopped, and pushes from the task
+    /// are refused (`issue-lost`).
+    IssueLeaseLost,
+    /// One renewal failed (a busy ledger, say); the next period tries again.
+    Failed(Error),
+}
+
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread
 /// keeps the task's leases alive (when they have a TTL) through its own ledger connection, and reports a
 /// lost lease through `warn` once.
@@ -21,7 +33,7 @@ pub fn run(
     cmd: &[OsString],
     env: &[(&str, String)],
     ledger_path: &Path,
-    warn: &(dyn Fn(&str) + Sync),
+    warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
     let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
     let stays = format!("git hand teardown {task}   # the task stays active until then");
@@ -62,7 +74,7 @@ fn renew_until_stopped(
     period: Duration,
     ledger_path: &Path,
     task: &Task,
-    warn: &(dyn Fn(&str) + Sync),
+    warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) {
     let Some(lease) = task.lease_id.as_ref() else {
         return;
@@ -76,19 +88,15 @@ fn renew_until_stopped(
         match outcome {
             Ok(Ok(_)) => {}
             Ok(Err(Lost::Slot)) => {
-                warn(
-                    "the task's lease is no longer live; pushes from it will be refused (stopped renewing)",
-                );
+                warn(RenewalTrouble::LeaseLost);
                 return;
             }
             Ok(Err(Lost::Issue)) => {
-                warn(
-                    "the task's issue lease is no longer live; pushes from it will be refused (stopped renewing)",
-                );
+                warn(RenewalTrouble::IssueLeaseLost);
                 return;
             }
             // A busy ledger is retried at the next period; the TTL leaves two more chances.
-            Err(e) => warn(&format!("could not renew the lease: {e}")),
+            Err(e) => warn(RenewalTrouble::Failed(e)),
         }
     }
 }

@@ -51,12 +51,31 @@ pub enum Error {
     #[error(transparent)]
     Inspect(#[from] InspectError),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
-    /// wrapped error keeps its kind (a busy ledger stays a precondition).
-    #[error("{error}")]
-    Hinted {
-        error: Box<Error>,
-        hints: Vec<String>,
-    },
+    /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
+    /// source chain.
+    #[error(transparent)]
+    Hinted(Box<Hinted>),
+}
+
+/// An error and the commands that get the user out of it. It says what the error says and its
+/// source is the error's own source: the hints are data, not a link of the chain, so a printer
+/// that walks the chain says nothing twice.
+#[derive(Debug)]
+pub struct Hinted {
+    pub error: Error,
+    pub hints: Vec<String>,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Hinted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
 }
 
 impl Error {
@@ -84,13 +103,13 @@ impl Error {
         match &mut self {
             Error::Usage { hints, .. }
             | Error::Precondition { hints, .. }
-            | Error::Failed { hints, .. }
-            | Error::Hinted { hints, .. } => hints.push(hint.into()),
+            | Error::Failed { hints, .. } => hints.push(hint.into()),
+            Error::Hinted(hinted) => hinted.hints.push(hint.into()),
             _ => {
-                return Error::Hinted {
-                    error: Box::new(self),
+                return Error::Hinted(Box::new(Hinted {
+                    error: self,
                     hints: vec![hint.into()],
-                };
+                }));
             }
         }
         self
@@ -114,3 +133,35 @@ impl From<crate::git::ConfigError> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger_open_error() -> LedgerError {
+        LedgerError::Open {
+            path: "/nowhere/ledger.db".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        }
+    }
+
+    #[test]
+    fn a_hint_on_a_wrapped_error_keeps_its_message_and_its_source_chain() {
+        let bare = Error::from(ledger_open_error());
+        let hinted = Error::from(ledger_open_error()).with_hint("git hand doctor");
+        assert_eq!(hinted.to_string(), bare.to_string());
+        // The hint adds no link of its own: the chain is the wrapped error's, so a printer that
+        // walks it says nothing twice.
+        fn chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+            let mut out = Vec::new();
+            let mut next = e.source();
+            while let Some(cause) = next {
+                out.push(cause.to_string());
+                next = cause.source();
+            }
+            out
+        }
+        assert_eq!(chain(&hinted), chain(&bare));
+        assert_eq!(chain(&hinted), ["permission denied"]);
+    }
+}

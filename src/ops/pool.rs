@@ -223,21 +223,7 @@ pub fn choose(
     exclude: &[PathBuf],
 ) -> std::result::Result<(Plan, Vec<Skipped>), Vec<Skipped>> {
     let mut skipped = vec![];
-    // Concurrent spawns all see the same free slots; starting each one's scan at a different
-    // slot (by pid) spreads their claims, so fewer of them lose a claim and plan again.
-    let free: Vec<&SlotInfo> = infos.iter().filter(|i| i.is_free()).collect();
-    let start = if free.is_empty() {
-        0
-    } else {
-        std::process::id() as usize % free.len()
-    };
-    let free = free[start..].iter().chain(&free[..start]).copied();
-    let expired = infos.iter().filter(|i| {
-        i.held
-            .as_ref()
-            .is_some_and(|t| t.state(now) == TenureState::Expired)
-    });
-    for info in free.chain(expired) {
+    for info in candidates(infos, now) {
         let path = info.slot.path.as_path().to_path_buf();
         if exclude.contains(&path) {
             continue;
@@ -280,26 +266,54 @@ pub fn choose(
         });
     }
     if (infos.len() as i64) >= max {
-        for info in infos.iter().filter(|i| {
-            i.held
-                .as_ref()
-                .is_some_and(|t| t.state(now) == TenureState::Live)
-        }) {
-            let task = info
-                .tasks
-                .first()
-                .map_or_else(String::new, |t| format!(" by task {}", t.name));
-            let holder = info.held.as_ref().map_or("", |t| t.holder.as_str());
-            skipped.push(Skipped {
-                path: info.slot.path.to_string(),
-                why: vec![format!("leased to {holder}{task}")],
-            });
-        }
+        skipped.extend(leased(infos, now));
         return Err(skipped);
     }
     let present: Vec<i64> = infos.iter().map(|i| i.slot.n).collect();
     let (n, path) = new_slot(&present, numbers_used, pool_dir, repo);
     Ok((Plan::Create { n, path }, skipped))
+}
+
+/// The slots a spawn may take, in the order it tries them: the free ones, then the expired ones.
+fn candidates(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = &SlotInfo> {
+    // Concurrent spawns all see the same free slots; starting each one's scan at a different
+    // slot (by pid) spreads their claims, so fewer of them lose a claim and plan again.
+    let free: Vec<&SlotInfo> = infos.iter().filter(|i| i.is_free()).collect();
+    let start = if free.is_empty() {
+        0
+    } else {
+        std::process::id() as usize % free.len()
+    };
+    let mut free_in_order = free[start..].to_vec();
+    free_in_order.extend_from_slice(&free[..start]);
+    let expired = infos.iter().filter(move |i| {
+        i.held
+            .as_ref()
+            .is_some_and(|t| t.state(now) == TenureState::Expired)
+    });
+    free_in_order.into_iter().chain(expired)
+}
+
+/// The slots live leases hold, each with its holder and task: why a full pool has no room.
+fn leased(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = Skipped> {
+    infos
+        .iter()
+        .filter(move |i| {
+            i.held
+                .as_ref()
+                .is_some_and(|t| t.state(now) == TenureState::Live)
+        })
+        .map(|info| {
+            let task = info
+                .tasks
+                .first()
+                .map_or_else(String::new, |t| format!(" by task {}", t.name));
+            let holder = info.held.as_ref().map_or("", |t| t.holder.as_str());
+            Skipped {
+                path: info.slot.path.to_string(),
+                why: vec![format!("leased to {holder}{task}")],
+            }
+        })
 }
 
 fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::doctor::Problem;
+use super::doctor::{Problem, ProblemKind};
 use super::evidence::{self, Evidence, PoolSlot, Trace};
 use super::{Context, Error, Result};
 use crate::clock::{Clock, SystemClock};
@@ -51,7 +51,7 @@ fn missing_ledger(ctx: &Context, path: &Path, repair: bool) -> Result<(Vec<Probl
         return Ok((vec![], false));
     }
     let mut p = Problem {
-        kind: "ledger-missing",
+        kind: ProblemKind::LedgerMissing,
         subject: path.display().to_string(),
         detail: evidence.summary(),
         action: rebuild_action(&evidence, None),
@@ -75,7 +75,7 @@ fn unusable_ledger(
 ) -> Result<(Vec<Problem>, bool)> {
     let evidence = evidence::gather(ctx, path)?;
     let mut p = Problem {
-        kind: "ledger-damaged",
+        kind: ProblemKind::LedgerDamaged,
         subject: path.display().to_string(),
         detail: found,
         action: format!(
@@ -97,7 +97,7 @@ fn unusable_ledger(
 /// WAL); the command takes a copy that keeps them.
 fn damaged_ledger(path: &Path, report: &[String], readable: &[TableCount]) -> Problem {
     Problem {
-        kind: "ledger-damaged",
+        kind: ProblemKind::LedgerDamaged,
         subject: path.display().to_string(),
         detail: format!(
             "SQLite's check reports: {}; readable: {}",

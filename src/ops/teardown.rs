@@ -389,16 +389,18 @@ fn not_landed(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -
             indent(unlanded)
         ));
     }
-    Error::precondition(
-        message,
-        not_landed_hints(task, path, dirty, !unlanded.is_empty()),
-    )
+    Error::precondition(message, not_landed_hints(task, path, dirty, unlanded))
 }
 
 /// The commands that get a teardown refused for unlanded work going, one per cause: files that
 /// are not committed are committed (an untracked file is added first) or discarded, commits are
 /// pushed. Suggesting `push -u` for a lone untracked file sent people round in circles (issue 11).
-fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -> Vec<String> {
+fn not_landed_hints(
+    task: &Task,
+    path: &Path,
+    dirty: &[String],
+    unlanded: &[String],
+) -> Vec<String> {
     let p = path.display();
     let mut hints = vec![];
     if !dirty.is_empty() {
@@ -412,7 +414,7 @@ fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], commits: bool) -
             "git -C {p} add -A && git -C {p} commit -m <message>   # keep {what} as a commit, then push it"
         ));
     }
-    if commits {
+    if !unlanded.is_empty() {
         hints.push(format!(
             "git -C {p} push -u origin {}   # land the commits",
             task.branch

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Checkup, Problem};
+use super::{Checkup, Problem, ProblemKind};
 use crate::git::Git;
 use crate::hooks::Lapse;
 use crate::ledger::Ledger;
@@ -44,7 +44,7 @@ impl Checkup<'_> {
                 Ok(state) => state,
                 Err(e) => {
                     out.push(Problem {
-                        kind: "hooks-not-in-force",
+                        kind: ProblemKind::HooksNotInForce,
                         subject: worktree.display().to_string(),
                         detail: format!("cannot tell whether the hooks are in force: {e}"),
                         action: "none".into(),
@@ -70,7 +70,7 @@ impl Checkup<'_> {
     fn give_slot_the_repository_hooks(&self, worktree: &Path) -> Option<Problem> {
         match crate::ops::slot_hooks::inherit(self.repo, worktree) {
             Ok(Some(dir)) => Some(Problem {
-                kind: "hooks-not-in-force",
+                kind: ProblemKind::HooksNotInForce,
                 subject: worktree.display().to_string(),
                 detail: format!(
                     "the slot had no {}, so git ran no hook in it",
@@ -82,7 +82,7 @@ impl Checkup<'_> {
             }),
             Ok(None) => None,
             Err(e) => Some(Problem {
-                kind: "hooks-not-in-force",
+                kind: ProblemKind::HooksNotInForce,
                 subject: worktree.display().to_string(),
                 detail: format!("cannot give the slot the repository's hooks: {e}"),
                 action: "none".into(),
@@ -97,7 +97,7 @@ impl Checkup<'_> {
     fn lapse(&self, git: &Git, worktree: &Path, lapse: &Lapse, opted_out: bool) -> Problem {
         let fixes = lapse.repairable && !opted_out;
         let mut p = Problem {
-            kind: "hooks-not-in-force",
+            kind: ProblemKind::HooksNotInForce,
             subject: worktree.display().to_string(),
             detail: format!("{} ({})", lapse.message, lapse.kind.as_str()),
             action: if fixes {

@@ -1,6 +1,6 @@
 //! Slot leases that expired and were never taken over: each blocks its slot until ended.
 
-use super::{Checkup, Problem, record};
+use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::teardown::{self, TeardownOptions};
 use crate::ops::{Result, pool, safety};
@@ -28,7 +28,7 @@ impl Checkup<'_> {
                 .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
             let blockers = safety::reuse_blockers(repo, info.slot.path.as_path());
             let mut p = Problem {
-                kind: "expired-lease",
+                kind: ProblemKind::ExpiredLease,
                 subject: name.clone(),
                 detail: format!(
                     "the lease of slot {} (held by {}, token {}) expired",

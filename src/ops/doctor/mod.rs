@@ -21,13 +21,29 @@ use crate::ledger::{EventKind, Ledger, RepoId, Resource, WorktreeKey};
 
 use super::{Context, Result, tasks};
 
+/// What kind of problem doctor found: a stable word scripts match on (`doctor --json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    LedgerMissing,
+    LedgerDamaged,
+    StuckSpawn,
+    StuckTeardown,
+    ExpiredLease,
+    MissingSlot,
+    UnknownSlot,
+    UnusableSlot,
+    UnprovenSlot,
+    PrunableWorktree,
+    HooksNotInForce,
+}
+
+crate::word::words!(ProblemKind: "doctor problem kind");
+
 /// One problem, and what was (or would be) done about it.
 #[derive(Debug, Clone)]
 pub struct Problem {
-    /// A stable word: `ledger-missing`, `ledger-damaged`, `stuck-spawn`, `stuck-teardown`,
-    /// `expired-lease`, `missing-slot`, `unknown-slot`, `unusable-slot`, `unproven-slot`,
-    /// `prunable-worktree`, `hooks-not-in-force`.
-    pub kind: &'static str,
+    pub kind: ProblemKind,
     pub subject: String,
     pub detail: String,
     /// What `--repair` did, or would do.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{Checkup, Problem, record};
+use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
 use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
@@ -34,7 +34,7 @@ impl Checkup<'_> {
                 continue;
             }
             let mut p = Problem {
-                kind: "missing-slot",
+                kind: ProblemKind::MissingSlot,
                 subject: info.slot.path.to_string(),
                 detail: match &task {
                     Some(t) => format!(
@@ -89,7 +89,7 @@ impl Checkup<'_> {
             }
             let is_worktree = registered.contains(&path);
             let mut p = Problem {
-                kind: "unknown-slot",
+                kind: ProblemKind::UnknownSlot,
                 subject: key.to_string(),
                 detail: if is_worktree {
                     "a worktree of this repository in the pool that the ledger does not know".into()
@@ -138,7 +138,7 @@ impl Checkup<'_> {
                 Err(e) => vec![format!("git status failed: {e}")],
             };
             out.push(Problem {
-                kind: "unusable-slot",
+                kind: ProblemKind::UnusableSlot,
                 subject: info.slot.path.to_string(),
                 detail: format!(
                     "free slot {} holds {} uncommitted or untracked file(s) (e.g. {}), so no spawn \

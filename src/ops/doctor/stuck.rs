@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Checkup, Problem, record};
+use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::procs::{self, ProcessId};
 use crate::ops::slot::{self, SlotGuard, SpawnWork};
@@ -29,7 +29,7 @@ impl Checkup<'_> {
     fn stuck_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
         let slot = task.slot_key();
         let mut p = Problem {
-            kind: "stuck-spawn",
+            kind: ProblemKind::StuckSpawn,
             subject: task.name.clone(),
             detail: format!(
                 "spawn stopped at step {:?}; its process is gone",
@@ -70,7 +70,7 @@ impl Checkup<'_> {
     fn stuck_teardown(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
         let slot = task.slot_key();
         let mut p = Problem {
-            kind: "stuck-teardown",
+            kind: ProblemKind::StuckTeardown,
             subject: task.name.clone(),
             detail: format!(
                 "teardown stopped at step {:?}; its process is gone",

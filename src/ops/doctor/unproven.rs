@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Checkup, Problem, record};
+use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
 use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
 use crate::ops::{Result, pool, slot, spawn};
@@ -36,7 +36,7 @@ impl Checkup<'_> {
                 continue;
             }
             let mut p = Problem {
-                kind: "unproven-slot",
+                kind: ProblemKind::UnprovenSlot,
                 subject: info.slot.path.to_string(),
                 detail: format!(
                     "slot {} is not the worktree git-hand made: {why}{}",

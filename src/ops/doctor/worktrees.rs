@@ -1,6 +1,6 @@
 //! Worktrees git still lists whose directory is gone and that are no slot of ours.
 
-use super::{Checkup, Problem};
+use super::{Checkup, Problem, ProblemKind};
 use crate::ledger::{Ledger, WorktreeKey};
 use crate::ops::{Result, pool};
 
@@ -22,7 +22,7 @@ impl Checkup<'_> {
             let path = w.path.to_string_lossy().into_owned();
             let locked = w.lock_reason.is_some();
             let mut p = Problem {
-                kind: "prunable-worktree",
+                kind: ProblemKind::PrunableWorktree,
                 subject: path.clone(),
                 detail: format!(
                     "git lists this worktree but its directory is gone{}",

@@ -3,7 +3,7 @@
 //! leaves no ledger, no repository row and no pool directory behind (issue 10). Nothing here
 //! writes.
 
-use super::SpawnOptions;
+use super::{Progress, SpawnOptions};
 use crate::git::Repo;
 use crate::ledger::Ledger;
 use crate::ops::{Context, Result, base, names, pool};
@@ -26,7 +26,11 @@ pub struct Checked {
 /// Validates a spawn without writing anything: names, the repository's paths, the `hand.*`
 /// values spawn reads, the ledger and pool locations, and the base (after `git fetch origin`
 /// with `--fetch`).
-pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) -> Result<Checked> {
+pub fn check(
+    ctx: &Context,
+    opts: &SpawnOptions<'_>,
+    progress: &dyn Fn(Progress<'_>),
+) -> Result<Checked> {
     let task = names::task_name(opts.task)?;
     let branch = match opts.branch {
         Some(b) => names::branch(b)?.to_string(),
@@ -44,7 +48,7 @@ pub fn check(ctx: &Context, opts: &SpawnOptions<'_>, progress: &dyn Fn(&str)) ->
     }
     let git = repo.git();
     if opts.fetch {
-        progress("fetching origin");
+        progress(Progress::FetchingOrigin);
         git.run(&["fetch", "--quiet", "origin"])?;
     }
     let base = match base::resolve(repo, &git, opts.base) {

@@ -3,15 +3,22 @@
 //! nothing checks without having said so (issue 11).
 
 use crate::git::{Git, Repo};
+use crate::hooks::Lapse;
+
+/// Why the hooks will not enforce a spawned lease; the CLI says it loudly, with its fixes.
+#[derive(Debug, Clone)]
+pub enum HooksNotInForce {
+    /// `hand.installHooks` is false, so nothing was installed, and this lapse follows.
+    OptedOut(Lapse),
+    /// Installing failed, or left the hooks not in force: what is wrong and the commands that
+    /// fix it.
+    Lapsed { problem: String, hints: Vec<String> },
+}
 
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
 /// another hook manager owns, nor anywhere when `install` is false), and says why not when they
 /// are not in force: the problem and the commands that fix it.
-pub(super) fn ensure_in_force(
-    repo: &Repo,
-    git: &Git,
-    install: bool,
-) -> Option<(String, Vec<String>)> {
+pub(super) fn ensure_in_force(repo: &Repo, git: &Git, install: bool) -> Option<HooksNotInForce> {
     // The common case, proven without a git process: no core.hooksPath (the read follows includes
     // too) and our current shims in the repository's own hooks directory.
     if repo.config_string("core.hooksPath").is_none()
@@ -28,28 +35,21 @@ pub(super) fn ensure_in_force(
             // lefthook's recipe committed): in force all the same.
             let by_manager = crate::hooks::in_force(git, repo.loc.workdir.as_deref())
                 .is_ok_and(|state| state.unchecked().is_none());
-            (!by_manager).then(|| (p.to_string(), p.hints()))
+            (!by_manager).then(|| lapsed(p.to_string(), p.hints()))
         }),
-        Err(e) => Some((e.to_string(), e.hints())),
+        Err(e) => Some(lapsed(e.to_string(), e.hints())),
     }
 }
 
 /// With `hand.installHooks=false`: nothing is installed or chained, and a lapse is still
 /// reported.
-fn lapse_without_installing(repo: &Repo, git: &Git) -> Option<(String, Vec<String>)> {
+fn lapse_without_installing(repo: &Repo, git: &Git) -> Option<HooksNotInForce> {
     match crate::hooks::in_force(git, repo.loc.workdir.as_deref()) {
-        Ok(state) => state.unchecked().map(|lapse| {
-            let mut hints =
-                vec!["git hand install   # installs git-hand's hooks and opts back in".to_string()];
-            hints.extend(lapse.hints.iter().cloned());
-            (
-                format!(
-                    "hand.installHooks is false, so git-hand installed no hooks, and {}",
-                    lapse.message
-                ),
-                hints,
-            )
-        }),
-        Err(e) => Some((e.to_string(), e.hints())),
+        Ok(state) => state.unchecked().cloned().map(HooksNotInForce::OptedOut),
+        Err(e) => Some(lapsed(e.to_string(), e.hints())),
     }
+}
+
+fn lapsed(problem: String, hints: Vec<String>) -> HooksNotInForce {
+    HooksNotInForce::Lapsed { problem, hints }
 }

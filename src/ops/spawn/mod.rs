@@ -30,6 +30,7 @@ mod undo;
 use std::path::PathBuf;
 
 pub use check::{Checked, check};
+pub use hooks::HooksNotInForce;
 pub use undo::abandon;
 
 use super::pool::Skipped;
@@ -41,6 +42,15 @@ use crate::ledger::{Ledger, Task, Tenure};
 use intent::{Claimed, Recorded};
 use plan::{Groundwork, UnsafeSlots};
 use settle::Settled;
+
+/// What a spawn is busy with, for the CLI to show while it waits on git.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// `git fetch origin` (`--fetch`).
+    FetchingOrigin,
+    /// A new worktree at this path.
+    CreatingSlot(&'a std::path::Path),
+}
 
 #[derive(Debug, Clone)]
 pub struct SpawnOptions<'a> {
@@ -75,7 +85,7 @@ pub struct Spawned {
     pub skipped: Vec<Skipped>,
     /// Why the hooks will not enforce this lease, with the commands that fix it; `None` when
     /// they are in force.
-    pub hooks_problem: Option<(String, Vec<String>)>,
+    pub hooks_problem: Option<HooksNotInForce>,
 }
 
 /// How many times spawn re-plans after losing a slot to a concurrent spawn.
@@ -90,7 +100,7 @@ pub fn spawn(
     ledger: &mut Ledger,
     opts: &SpawnOptions<'_>,
     checked: Checked,
-    progress: &dyn Fn(&str),
+    progress: &dyn Fn(Progress<'_>),
 ) -> Result<Spawned> {
     let repo = ctx.repo()?;
     let hooks_problem = hooks::ensure_in_force(repo, &repo.git(), checked.install_hooks);
@@ -129,7 +139,7 @@ fn attempts(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
     opts: &SpawnOptions<'_>,
-    progress: &dyn Fn(&str),
+    progress: &dyn Fn(Progress<'_>),
 ) -> Result<Spawned> {
     let mut unsafe_slots = UnsafeSlots::default();
     let mut races = 0;
@@ -153,7 +163,7 @@ fn attempt(
     ground: &Groundwork<'_>,
     opts: &SpawnOptions<'_>,
     unsafe_slots: &UnsafeSlots,
-    progress: &dyn Fn(&str),
+    progress: &dyn Fn(Progress<'_>),
 ) -> Result<Attempt> {
     let planned = plan::next(ledger, ground, unsafe_slots)?;
     let claimed = match intent::record(ledger, ground, planned)? {
@@ -181,10 +191,10 @@ fn prepare_and_stamp(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
     claimed: &mut Claimed,
-    progress: &dyn Fn(&str),
+    progress: &dyn Fn(Progress<'_>),
 ) -> Result<SlotGuard> {
     if !matches!(claimed.plan, super::pool::Plan::Reuse(_)) {
-        progress(&format!("creating slot {}", claimed.path.display()));
+        progress(Progress::CreatingSlot(&claimed.path));
     }
     let guard = match prepare::lock(ground, claimed) {
         Ok(guard) => guard,
