@@ -206,6 +206,27 @@ impl View<'_> {
         self.tasks_where(&pushed_branch_clause(), params![remote, repo_id, branch])
     }
 
+    /// The open tasks whose branch a push of `branch` to `remote` would update, as
+    /// [`View::open_tasks_on_pushed_branch`] finds them (the repository given by its common dir,
+    /// a realpath), but only their ids and slot leases, and only those holding a slot lease that
+    /// is not `except`: newest first. This is the pre-push hook's fence; a pusher's own task
+    /// (`except` its lease) is not among them, so an allowed push reads no task row and no
+    /// tenure for it, and the narrow rows compile in a fraction of the full ones.
+    pub fn fence_candidates(
+        &self,
+        remote: &str,
+        common_dir: &std::path::Path,
+        branch: &str,
+        except: Option<&LeaseId>,
+    ) -> Result<Vec<(i64, LeaseId)>> {
+        let mut stmt = self.conn.prepare_cached(FENCE_CANDIDATES)?;
+        let rows = stmt.query_map(
+            params![remote, common_dir.to_string_lossy(), branch, except],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The newest task spawned with this slot lease.
     pub fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", [lease_id])
@@ -276,6 +297,16 @@ fn pushed_branch_clause() -> String {
          ORDER BY id DESC"
     )
 }
+
+/// The statement of [`View::fence_candidates`]: the two index searches of
+/// [`pushed_branch_clause`], the repository looked up inside it.
+const FENCE_CANDIDATES: &str = "SELECT id, lease_id FROM tasks \
+     WHERE remote = ?1 AND branch = ?3 AND state <> 'done' \
+     AND lease_id IS NOT NULL AND lease_id IS NOT ?4 \
+     UNION ALL SELECT id, lease_id FROM tasks \
+     WHERE remote IS NULL AND repo_id = (SELECT id FROM repos WHERE common_dir = ?2) \
+     AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL AND lease_id IS NOT ?4 \
+     ORDER BY id DESC";
 
 fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
     Ok(Slot {
@@ -365,22 +396,21 @@ impl Tx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{TASK_COLUMNS, pushed_branch_clause};
+    use super::{FENCE_CANDIDATES, TASK_COLUMNS, pushed_branch_clause};
 
-    #[test]
-    fn the_pushed_branch_lookup_searches_indexes_and_scans_no_task() {
+    fn plan_of(sql: &str, args: &[&str]) -> Vec<String> {
         let mut ledger = crate::ledger::Ledger::empty().unwrap();
-        let plan: Vec<String> = ledger
+        ledger
             .read(|v| {
-                let sql = format!(
-                    "EXPLAIN QUERY PLAN SELECT {TASK_COLUMNS} WHERE {}",
-                    pushed_branch_clause()
-                );
-                let mut stmt = v.conn.prepare(&sql)?;
-                let rows = stmt.query_map(["r", "repo", "b"], |r| r.get::<_, String>(3))?;
+                let mut stmt = v.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+                let rows =
+                    stmt.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?;
                 Ok(rows.collect::<rusqlite::Result<_>>()?)
             })
-            .unwrap();
+            .unwrap()
+    }
+
+    fn assert_both_indexes_and_no_task_scanned(plan: &[String]) {
         assert!(
             plan.iter().all(|step| !step.starts_with("SCAN")),
             "{plan:?}"
@@ -391,5 +421,17 @@ mod tests {
                 && plan.iter().any(|s| s.contains("tasks_open_by_branch")),
             "{plan:?}"
         );
+    }
+
+    #[test]
+    fn the_pushed_branch_lookup_searches_indexes_and_scans_no_task() {
+        let sql = format!("SELECT {TASK_COLUMNS} WHERE {}", pushed_branch_clause());
+        assert_both_indexes_and_no_task_scanned(&plan_of(&sql, &["r", "repo", "b"]));
+    }
+
+    #[test]
+    fn the_fence_lookup_searches_indexes_and_scans_no_task() {
+        let plan = plan_of(FENCE_CANDIDATES, &["r", "/repo/.git", "b", "lease"]);
+        assert_both_indexes_and_no_task_scanned(&plan);
     }
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::git::Repo;
 use crate::git::url::normalize_remote_url;
-use crate::ledger::{LeaseId, RepoId, Task, Tenure, View};
+use crate::ledger::{LeaseId, Task, Tenure, View};
 
 /// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
 /// applied), normalized. `None` for a repository without an origin.
@@ -50,23 +50,31 @@ pub type Fenced = (String, Task, Tenure);
 
 /// The first open task, among those a push of `branches` to `remote` would update, whose slot
 /// lease is live and is not `presented` (the pusher's current lease). Without a remote (the hook
-/// got no URL) the repository's own tasks are fenced, as before remotes were recorded. One
-/// indexed query per branch, in the caller's read snapshot.
+/// got no URL) the repository's own newest task on the branch is fenced, as before remotes were
+/// recorded. One indexed query per branch, in the caller's read snapshot: it returns only the
+/// other tasks' ids and leases, so a push of the pusher's own branch reads no row beyond it.
 pub fn fenced(
     view: &View<'_>,
     remote: Option<&str>,
-    repo_id: Option<&RepoId>,
+    common_dir: &Path,
     branches: &[String],
     presented: Option<&LeaseId>,
 ) -> crate::ledger::Result<Option<Fenced>> {
     for branch in branches {
-        let tasks = match (remote, repo_id) {
-            (Some(remote), _) => view.open_tasks_on_pushed_branch(remote, repo_id, branch)?,
-            (None, Some(repo_id)) => view
-                .open_task_on_branch(repo_id, branch)?
+        let tasks = match remote {
+            Some(remote) => view
+                .fence_candidates(remote, common_dir, branch, presented)?
                 .into_iter()
-                .collect(),
-            (None, None) => vec![],
+                .map(|(id, _)| view.task(id))
+                .filter_map(Result::transpose)
+                .collect::<crate::ledger::Result<Vec<Task>>>()?,
+            None => match view.repo_by_dir(common_dir)? {
+                Some(repo) => view
+                    .open_task_on_branch(&repo.id, branch)?
+                    .into_iter()
+                    .collect(),
+                None => vec![],
+            },
         };
         for task in tasks {
             let Some(tenure) = task

@@ -137,13 +137,12 @@ pub fn decide(
         if !fence || branches.is_empty() {
             return Ok((finding, None));
         }
-        let repo_id = v.repo_by_dir(common)?.map(|r| r.id);
         let presented = finding
             .tenure
             .as_ref()
             .filter(|_| finding.verdict == Verdict::Current)
             .map(|t| &t.lease_id);
-        let fenced = fence::fenced(v, remote.as_deref(), repo_id.as_ref(), branches, presented)?;
+        let fenced = fence::fenced(v, remote.as_deref(), common, branches, presented)?;
         Ok((finding, fenced))
     })?;
     out.now = finding.now;

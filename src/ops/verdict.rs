@@ -130,7 +130,11 @@ pub fn judge(
         };
         return Ok(f);
     };
-    f.tenure = view.tenure(&cred.lease_id)?;
+    // The slot's newest tenure is, in a push from a current slot, the presented one: read once.
+    f.tenure = match &f.newest {
+        Some(newest) if newest.lease_id == cred.lease_id => Some(newest.clone()),
+        _ => view.tenure(&cred.lease_id)?,
+    };
     let Some(tenure) = f.tenure.clone() else {
         f.verdict = Verdict::UnknownLease;
         return Ok(f);
