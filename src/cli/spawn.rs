@@ -81,7 +81,8 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         say(hints.iter().map(|hint| format!("  fix: {hint}")));
     }
     if !json {
-        say(included_lines(&s.included));
+        // `--print-path` keeps stderr to warnings: only the copies that failed.
+        say(included_lines(&s.included, args.print_path));
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
@@ -132,11 +133,12 @@ fn including_line(at: Copying<'_>) -> Option<String> {
     })
 }
 
-/// What `hand.include` copied, in one line, and what it did not, in another.
-fn included_lines(included: &Included) -> Vec<String> {
+/// What `hand.include` copied, in one line, and what it did not, in another; with
+/// `failures_only`, only the copies that failed.
+fn included_lines(included: &Included, failures_only: bool) -> Vec<String> {
     let mut lines = Vec::new();
     let copied = &included.copied;
-    if !copied.is_empty() {
+    if !copied.is_empty() && !failures_only {
         let count: u64 = copied.iter().map(|c| c.files).sum();
         let bytes: u64 = copied.iter().map(|c| c.bytes).sum();
         let how = if copied.iter().all(|c| c.how == How::Reflink) {
@@ -153,9 +155,15 @@ fn included_lines(included: &Included) -> Vec<String> {
         ));
     }
     const SHOWN: usize = 8;
-    let skipped = &included.skipped;
+    let skipped: Vec<&NotCopied> = (included.skipped.iter())
+        .filter(|n| !failures_only || n.reason == Reason::Failed)
+        .collect();
     if !skipped.is_empty() {
-        let mut why: Vec<String> = skipped.iter().take(SHOWN).map(not_included).collect();
+        let mut why: Vec<String> = skipped
+            .iter()
+            .take(SHOWN)
+            .map(|n| not_included(n))
+            .collect();
         if skipped.len() > SHOWN {
             why.push(format!("{} more", skipped.len() - SHOWN));
         }

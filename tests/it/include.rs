@@ -272,6 +272,14 @@ fn a_failed_copy_is_a_warning_and_leaves_no_partial_copy() {
         "{names:?}"
     );
     assert_eq!(status(&env, &slot), "");
+
+    // With --print-path, stderr keeps the warning and drops the summary.
+    let run = env.hand_env(&repo, &["spawn", "b", "--print-path"], &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "git-hand: not included: node_modules/ (failed: cp: disk full)\n"
+    );
 }
 
 #[test]
