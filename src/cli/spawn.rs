@@ -13,6 +13,7 @@ use crate::clock::{Millis, parse_ttl};
 use crate::ledger::{LeaseId, Tenure};
 use crate::ops::Context;
 use crate::ops::exec::{self, RenewalTrouble};
+use crate::ops::include::{Copied, Copying, How, Included, NotCopied, Reason};
 use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
 
@@ -65,7 +66,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     let on_terminal = std::io::stderr().is_terminal();
     let progress = |busy: Progress<'_>| {
         if on_terminal {
-            say([progress_line(busy)]);
+            say(progress_line(busy));
         }
     };
     // Every usage error is found before the ledger is opened (and maybe created).
@@ -78,6 +79,10 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         // Loud on purpose: without the hooks a zombie's push goes through.
         say([format!("WARNING: this lease is NOT enforced: {problem}")]);
         say(hints.iter().map(|hint| format!("  fix: {hint}")));
+    }
+    if !json {
+        // `--print-path` keeps stderr to warnings: only the copies that failed.
+        say(included_lines(&s.included, args.print_path));
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
@@ -99,11 +104,111 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     })
 }
 
-/// What spawn is busy with, on a terminal, while it waits on git.
-fn progress_line(busy: Progress<'_>) -> String {
+/// What spawn is busy with, on a terminal, while it waits on git or copies (a copy only when
+/// it is large).
+fn progress_line(busy: Progress<'_>) -> Option<String> {
     match busy {
-        Progress::FetchingOrigin => "fetching origin...".to_string(),
-        Progress::CreatingSlot(path) => format!("creating slot {}...", path.display()),
+        Progress::FetchingOrigin => Some("fetching origin...".to_string()),
+        Progress::CreatingSlot(path) => Some(format!("creating slot {}...", path.display())),
+        Progress::Including(at) => including_line(at),
+    }
+}
+
+/// A copy shows a line only from this size (or [`LARGE_FILES`] files) on: a small one is over
+/// before a line could help.
+const LARGE_BYTES: u64 = 64 << 20;
+const LARGE_FILES: u64 = 10_000;
+
+/// `including node_modules/ (34512 files, 1.1 GiB; 0 B of 1.2 GiB done)...`, for a large copy.
+fn including_line(at: Copying<'_>) -> Option<String> {
+    (at.total_bytes >= LARGE_BYTES || at.total_files >= LARGE_FILES).then(|| {
+        format!(
+            "including {} ({}, {}; {} of {} done)...",
+            at.path,
+            files(at.files),
+            size(at.bytes),
+            size(at.done_bytes),
+            size(at.total_bytes)
+        )
+    })
+}
+
+/// What `hand.include` copied, in one line, and what it did not, in another; with
+/// `failures_only`, only the copies that failed.
+fn included_lines(included: &Included, failures_only: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let copied = &included.copied;
+    if !copied.is_empty() && !failures_only {
+        let count: u64 = copied.iter().map(|c| c.files).sum();
+        let bytes: u64 = copied.iter().map(|c| c.bytes).sum();
+        let how = if copied.iter().all(|c| c.how == How::Reflink) {
+            "reflinked"
+        } else {
+            "copied"
+        };
+        let paths: Vec<&str> = copied.iter().map(|c| c.path.as_str()).collect();
+        lines.push(format!(
+            "included {} ({}, {}, {how})",
+            paths.join(", "),
+            files(count),
+            size(bytes)
+        ));
+    }
+    const SHOWN: usize = 8;
+    let skipped: Vec<&NotCopied> = (included.skipped.iter())
+        .filter(|n| !failures_only || n.reason == Reason::Failed)
+        .collect();
+    if !skipped.is_empty() {
+        let mut why: Vec<String> = skipped
+            .iter()
+            .take(SHOWN)
+            .map(|n| not_included(n))
+            .collect();
+        if skipped.len() > SHOWN {
+            why.push(format!("{} more", skipped.len() - SHOWN));
+        }
+        lines.push(format!("not included: {}", why.join("; ")));
+    }
+    lines
+}
+
+/// `config.local (tracked)`, `.env.shared (a symlink out of the main worktree: /etc/x)`.
+fn not_included(n: &NotCopied) -> String {
+    let why = match n.reason {
+        Reason::Tracked => "tracked: the checkout has it",
+        Reason::NotIgnored => "not ignored by git: add it to .gitignore to include it",
+        Reason::SymlinkOutside => "a symlink out of the main worktree",
+        Reason::InSlot => "the slot already has it",
+        Reason::Failed => "failed",
+    };
+    match &n.detail {
+        Some(detail) => format!("{} ({why}: {detail})", n.path),
+        None => format!("{} ({why})", n.path),
+    }
+}
+
+/// `1 file`, `3 files`.
+fn files(n: u64) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
+}
+
+/// `512 B`, `3.4 KiB`, `1.1 GiB`.
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
     }
 }
 
@@ -196,6 +301,8 @@ struct SpawnJson<'a> {
     expires_at: Option<Time>,
     issue: Option<IssueJson<'a>>,
     skipped: &'a [Skipped],
+    included: &'a [Copied],
+    not_included: &'a [NotCopied],
     env: Vars<'a>,
     hooks: HooksJson<'a>,
 }
@@ -244,6 +351,8 @@ impl<'a> SpawnJson<'a> {
             expires_at: Time::of(s.tenure.expires_at),
             issue: s.issue_tenure.as_ref().map(issue),
             skipped: &s.skipped,
+            included: &s.included.copied,
+            not_included: &s.included.skipped,
             env: Vars(env),
             hooks: HooksJson {
                 in_force: hooks.is_none(),

@@ -135,6 +135,17 @@ impl Repo {
         Some(value.to_str_lossy().into_owned())
     }
 
+    /// Every value of a multi-valued key, in git's order (system, global, local, `-c`); empty
+    /// when unset.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        let snapshot = self.repo.config_snapshot();
+        let values = snapshot.plumbing().strings(key).unwrap_or_default();
+        values
+            .iter()
+            .map(|v| v.to_str_lossy().into_owned())
+            .collect()
+    }
+
     /// A boolean, with git's rules (`true`/`yes`/`on`/`1`, `false`/`no`/`off`/`0`/empty, any
     /// other integer), `default` when unset. A value git would call a bad boolean is an error
     /// naming the key and the value: a typo must never silently mean the default (issue 10).

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod evidence;
 pub mod exec;
 pub mod fence;
+pub mod include;
 pub mod lease;
 pub mod names;
 pub mod on_hook;

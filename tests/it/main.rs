@@ -9,6 +9,7 @@ mod fence;
 mod hooks_install;
 mod hooks_lapse;
 mod hooks_push;
+mod include;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;

@@ -46,6 +46,7 @@ pub(super) fn activate(
         source,
         skipped: claimed.skipped,
         hooks_problem: None,
+        included: Default::default(),
     })
 }
 

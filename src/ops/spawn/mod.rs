@@ -33,6 +33,7 @@ pub use check::{Checked, check};
 pub use hooks::HooksNotInForce;
 pub use undo::abandon;
 
+use super::include::Included;
 use super::pool::Skipped;
 use super::slot::SlotGuard;
 use super::{Context, Error, Result, base};
@@ -50,6 +51,8 @@ pub enum Progress<'a> {
     FetchingOrigin,
     /// A new worktree at this path.
     CreatingSlot(&'a std::path::Path),
+    /// Copying a `hand.include` match into the new slot.
+    Including(super::include::Copying<'a>),
 }
 
 #[derive(Debug, Clone)]
@@ -86,6 +89,8 @@ pub struct Spawned {
     /// Why the hooks will not enforce this lease, with the commands that fix it; `None` when
     /// they are in force.
     pub hooks_problem: Option<HooksNotInForce>,
+    /// What `hand.include` copied into a new slot, and what it did not.
+    pub included: Included,
 }
 
 /// How many times spawn re-plans after losing a slot to a concurrent spawn.
@@ -178,21 +183,25 @@ fn attempt(
         Settled::Ours(claimed) => claimed,
         Settled::Unsafe { path, why } => return Ok(Attempt::RetryWithout { path, why }),
     };
-    let guard = prepare_and_stamp(ledger, ground, &mut claimed, progress)?;
+    let (guard, included) = prepare_and_stamp(ledger, ground, &mut claimed, progress)?;
     failpoint::hit("spawn-after-stamp");
     let spawned = activate::activate(ledger, ground, claimed, opts.ttl)?;
     drop(guard);
-    Ok(Attempt::Spawned(spawned))
+    Ok(Attempt::Spawned(Spawned {
+        included,
+        ..spawned
+    }))
 }
 
 /// Prepares the slot and stamps it, under the slot's lock, which is returned to be held until
-/// the task is active. A failure is undone (`undo::failed_spawn`) before it is returned.
+/// the task is active, with what `hand.include` copied. A failure is undone
+/// (`undo::failed_spawn`) before it is returned.
 fn prepare_and_stamp(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
     claimed: &mut Claimed,
     progress: &dyn Fn(Progress<'_>),
-) -> Result<SlotGuard> {
+) -> Result<(SlotGuard, Included)> {
     if !matches!(claimed.plan, super::pool::Plan::Reuse(_)) {
         progress(Progress::CreatingSlot(&claimed.path));
     }
@@ -208,14 +217,16 @@ fn prepare_and_stamp(
             ));
         }
     };
-    let ready = prepare::prepare_slot(ledger, ground, claimed, &guard)
+    let ready = prepare::prepare_slot(ledger, ground, claimed, &guard, progress)
         .map_err(undo::AfterClaim::from)
-        .and_then(|()| {
+        .and_then(|included| {
             failpoint::hit("spawn-after-checkout");
-            stamping::stamp_slot(ledger, ground, &guard, claimed).map_err(undo::AfterClaim::from)
+            stamping::stamp_slot(ledger, ground, &guard, claimed)
+                .map_err(undo::AfterClaim::from)
+                .map(|()| included)
         });
     match ready {
-        Ok(()) => Ok(guard),
+        Ok(included) => Ok((guard, included)),
         Err(why) => Err(undo::failed_spawn(
             ledger,
             ground,

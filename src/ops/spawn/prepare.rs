@@ -4,10 +4,12 @@
 
 use std::path::PathBuf;
 
+use super::Progress;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, LedgerError};
+use crate::ops::include::{self, Included};
 use crate::ops::pool::{self, Plan};
 use crate::ops::slot::{self, SlotGuard};
 use crate::ops::{Error, Result};
@@ -76,17 +78,29 @@ pub(super) fn prepare_slot(
     ground: &Groundwork<'_>,
     claimed: &mut Claimed,
     guard: &SlotGuard,
-) -> Result<(), PrepareError> {
+    progress: &dyn Fn(Progress<'_>),
+) -> Result<Included, PrepareError> {
     let target = ground.target();
-    let switched = match claimed.plan {
-        Plan::Create { .. } | Plan::Recreate(_) => {
-            create_slot(ledger, ground.repo, &ground.git, guard, &target)
-        }
-        Plan::Claim(_) | Plan::Reuse(_) => switch_to(ledger, ground.repo, guard, &target, &[]),
+    let created = matches!(claimed.plan, Plan::Create { .. } | Plan::Recreate(_));
+    let switched = if created {
+        create_slot(ledger, ground.repo, &ground.git, guard, &target)
+    } else {
+        switch_to(ledger, ground.repo, guard, &target, &[])
     };
     switched.map_err(|source| slot_failed(claimed, source))?;
     crate::ops::slot_hooks::inherit(ground.repo, &claimed.path).map_err(PrepareError::Hooks)?;
-    claimed.durable().map_err(PrepareError::IntentNotDurable)
+    // `hand.include`: a new slot only (a reused one keeps what its last task left; see
+    // ops/include.rs). A copy that fails is reported, not a failed spawn.
+    let mut included = Included::default();
+    if created {
+        guard
+            .ensure_still_held(ledger)
+            .map_err(|source| slot_failed(claimed, source))?;
+        let progress = |at: include::Copying<'_>| progress(Progress::Including(at));
+        included = include::include(ground.repo, guard.path(), &progress);
+    }
+    claimed.durable().map_err(PrepareError::IntentNotDurable)?;
+    Ok(included)
 }
 
 fn slot_failed(claimed: &Claimed, source: Error) -> PrepareError {

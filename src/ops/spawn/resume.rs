@@ -34,6 +34,7 @@ pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -
         source: SlotSource::Existing,
         skipped: vec![],
         hooks_problem: None,
+        included: Default::default(),
         task,
     })
 }

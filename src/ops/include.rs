@@ -1,0 +1,487 @@
+//! Files a checkout lacks: the `hand.include` patterns (`.env`, `node_modules/`, `target/`,
+//! `*.local`), copied from the main worktree into a slot spawn has just created.
+//!
+//! What is copied, and why each rule:
+//! - Only a path git ignores and does not track. Git matches the patterns (`git ls-files
+//!   --others --ignored -x <pattern>`, gitignore syntax, a matched directory taken whole), so a
+//!   pattern means what it would mean in `.gitignore`. A tracked match is never copied (the
+//!   checkout has the task's own version) and is reported. An untracked path git does not ignore
+//!   is reported and not copied either: in the slot it would show in `git status` (so the slot
+//!   could never be torn down clean or reused) and an agent's `git add -A` would commit it.
+//! - Never over anything the slot has: a path that exists there, or under a parent that is not a
+//!   real directory there (a tracked symlink), is reported and left alone.
+//! - Never through a symbolic link out of the main worktree: a matched path that is a link is
+//!   copied, as a link, only if it is relative and stays inside the main worktree (so it means
+//!   the same in the slot); links inside a copied directory are copied as links, never followed
+//!   (`cp -a`).
+//! - Whole or not at all: each match is copied to a temporary name beside its destination
+//!   (`.git-hand-tmp-*`), then renamed; a failure removes the temporary copy.
+//! - With `cp --reflink=auto -a` (coreutils), which clones the blocks where the filesystem can
+//!   (btrfs, XFS, APFS-like copy on write) and copies them otherwise. One `cp --reflink=always`
+//!   of a single file tells which it was, for the report.
+//!
+//! Only a new slot gets the copies. A reused slot keeps the ignored files its last task left
+//! (teardown's clean never removes ignored files), and those may be newer than the main
+//! worktree's (a `node_modules` the task rebuilt): refreshing them would overwrite work, so a
+//! reused slot is never touched.
+//!
+//! A failure to copy is a warning, not a failed spawn: the slot is a correct checkout without the
+//! file, and the report names what was not copied and why.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::git::{Git, Repo};
+
+/// The git config key whose values are the patterns.
+pub const KEY: &str = "hand.include";
+
+/// The patterns to copy into a new slot: every value of `hand.include`, blank ones dropped. The
+/// one place they are read.
+pub fn patterns(repo: &Repo) -> Vec<String> {
+    repo.config_strings(KEY)
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// What a spawn copied into its new slot, and what it did not.
+#[derive(Debug, Clone, Default)]
+pub struct Included {
+    pub copied: Vec<Copied>,
+    pub skipped: Vec<NotCopied>,
+}
+
+/// One path copied whole: a file, a link or a directory with everything in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Copied {
+    /// Relative to the worktree's top; a directory ends with `/`.
+    pub path: String,
+    /// Files and links copied (directories not counted).
+    pub files: u64,
+    pub bytes: u64,
+    pub how: How,
+}
+
+/// How the blocks got there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum How {
+    /// Cloned: the filesystem shares the blocks until either side writes.
+    Reflink,
+    Copy,
+}
+
+/// A path a pattern matched that was not copied.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotCopied {
+    pub path: String,
+    pub reason: Reason,
+    /// What went wrong, for `failed`; what the link points to, for `symlink-outside`.
+    pub detail: Option<String>,
+}
+
+/// Why a matched path was not copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// Git tracks it: the checkout has it.
+    Tracked,
+    /// Untracked but not ignored: it would make the slot unclean.
+    NotIgnored,
+    /// A symbolic link that leads out of the main worktree.
+    SymlinkOutside,
+    /// The slot already has something at that path (or a parent that is no directory).
+    InSlot,
+    /// Reading, listing or copying it failed.
+    Failed,
+}
+
+crate::word::words!(How: "include method", Reason: "include reason");
+
+/// Where a copy is, for a progress line: before each path, with the totals.
+#[derive(Debug, Clone, Copy)]
+pub struct Copying<'a> {
+    pub path: &'a str,
+    pub files: u64,
+    pub bytes: u64,
+    pub done_bytes: u64,
+    pub total_files: u64,
+    pub total_bytes: u64,
+}
+
+/// Copies what the patterns match in the main worktree into `slot`, a new slot (see the module
+/// docs). Never fails: what could not be copied is in [`Included::skipped`].
+pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Included {
+    let patterns = patterns(repo);
+    let mut out = Included::default();
+    let Some(main) = repo.main_workdir().filter(|_| !patterns.is_empty()) else {
+        return out;
+    };
+    let listed = match Listed::of(&Git::new(&main), &patterns) {
+        Ok(listed) => listed,
+        Err(e) => {
+            out.skipped = patterns
+                .iter()
+                .map(|p| skip(p.clone(), Reason::Failed, Some(e.clone())))
+                .collect();
+            return out;
+        }
+    };
+    out.skipped.extend(
+        listed
+            .tracked
+            .iter()
+            .map(|p| skip(lossy(p), Reason::Tracked, None)),
+    );
+    let mut plans = Vec::new();
+    for rel in &listed.untracked {
+        if !listed.ignored.contains(rel) {
+            out.skipped.push(skip(lossy(rel), Reason::NotIgnored, None));
+            continue;
+        }
+        match Plan::of(&main, slot, rel) {
+            Ok(plan) => plans.push(plan),
+            Err((reason, detail)) => out.skipped.push(skip(lossy(rel), reason, detail)),
+        }
+    }
+    copy_all(slot, &plans, &mut out, progress);
+    out
+}
+
+fn skip(path: String, reason: Reason, detail: Option<String>) -> NotCopied {
+    NotCopied {
+        path,
+        reason,
+        detail,
+    }
+}
+
+fn lossy(p: &[u8]) -> String {
+    String::from_utf8_lossy(p).into_owned()
+}
+
+/// Copies each planned path, saying before each where the copy is.
+fn copy_all(slot: &Path, plans: &[Plan], out: &mut Included, progress: &dyn Fn(Copying<'_>)) {
+    let total_files = plans.iter().map(|p| p.files).sum();
+    let total_bytes = plans.iter().map(|p| p.bytes).sum();
+    let how = match plans.iter().find_map(|p| p.first_file.as_deref()) {
+        Some(file) if clones(file, slot) => How::Reflink,
+        _ => How::Copy,
+    };
+    let mut done_bytes = 0;
+    for plan in plans {
+        let path = lossy(&plan.rel);
+        progress(Copying {
+            path: &path,
+            files: plan.files,
+            bytes: plan.bytes,
+            done_bytes,
+            total_files,
+            total_bytes,
+        });
+        done_bytes += plan.bytes;
+        match plan.copy() {
+            Ok(()) => out.copied.push(Copied {
+                path,
+                files: plan.files,
+                bytes: plan.bytes,
+                how,
+            }),
+            Err(e) => out.skipped.push(skip(path, Reason::Failed, Some(e))),
+        }
+    }
+}
+
+/// What git says of the patterns in the main worktree: the tracked paths they match, the
+/// untracked ones (a matched directory whole), and which of those git ignores.
+struct Listed {
+    tracked: Vec<Vec<u8>>,
+    untracked: Vec<Vec<u8>>,
+    ignored: HashSet<Vec<u8>>,
+}
+
+impl Listed {
+    fn of(git: &Git, patterns: &[String]) -> Result<Self, String> {
+        let excludes: Vec<String> = patterns.iter().map(|p| format!("--exclude={p}")).collect();
+        let ls = |what: &[&str]| -> Result<Vec<Vec<u8>>, String> {
+            let args: Vec<&str> = ["ls-files", "-z", "--ignored"]
+                .into_iter()
+                .chain(what.iter().copied())
+                .chain(excludes.iter().map(String::as_str))
+                .collect();
+            let out = git.output(&args).map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+            }
+            Ok(split_z(&out.stdout))
+        };
+        let tracked = ls(&["--cached"])?;
+        let untracked = whole_directories(ls(&["--others", "--directory"])?);
+        let ignored = check_ignore(git, &untracked)?;
+        Ok(Self {
+            tracked,
+            untracked,
+            ignored,
+        })
+    }
+}
+
+fn split_z(bytes: &[u8]) -> Vec<Vec<u8>> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// `ls-files --others --ignored --directory` also lists an untracked directory that merely
+/// contains a match (`pkg/` for `pkg/.env`), followed by the match: a directory with another
+/// entry below it is dropped, so only what a pattern matched is copied.
+fn whole_directories(mut listed: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    listed.sort();
+    let keep: Vec<bool> = listed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            !(p.ends_with(b"/") && listed.get(i + 1).is_some_and(|next| next.starts_with(p)))
+        })
+        .collect();
+    listed
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(p, keep)| keep.then_some(p))
+        .collect()
+}
+
+/// The paths git's own ignore rules (`.gitignore`, `info/exclude`, `core.excludesFile`) ignore.
+fn check_ignore(git: &Git, paths: &[Vec<u8>]) -> Result<HashSet<Vec<u8>>, String> {
+    if paths.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let mut child = git
+        .command(&["check-ignore", "-z", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git check-ignore: {e}"))?;
+    let input: Vec<u8> = paths
+        .iter()
+        .flat_map(|p| p.iter().chain(b"\0"))
+        .copied()
+        .collect();
+    let mut stdin = child.stdin.take();
+    // Written on its own thread: git answers while it reads, and both pipes can fill.
+    let writer = std::thread::spawn(move || stdin.as_mut().map(|s| s.write_all(&input)));
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = writer.join();
+    // Exit 1 means none is ignored.
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(split_z(&out.stdout).into_iter().collect())
+}
+
+/// One matched path, proven copyable, and measured.
+struct Plan {
+    rel: Vec<u8>,
+    src: PathBuf,
+    dest: PathBuf,
+    files: u64,
+    bytes: u64,
+    /// A regular file in it, to learn whether the filesystem clones.
+    first_file: Option<PathBuf>,
+}
+
+type Refusal = (Reason, Option<String>);
+
+impl Plan {
+    fn of(main: &Path, slot: &Path, rel: &[u8]) -> Result<Self, Refusal> {
+        let rel_path = Path::new(OsStr::from_bytes(rel));
+        let plain = rel_path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+        if !plain {
+            return Err((Reason::Failed, Some("not a plain relative path".into())));
+        }
+        let src = main.join(rel_path);
+        let meta = fs::symlink_metadata(&src).map_err(failed)?;
+        if meta.is_symlink() {
+            link_stays_inside(main, rel_path, &src)?;
+        }
+        let dest = slot.join(rel_path);
+        parents_are_directories(slot, rel_path)?;
+        if fs::symlink_metadata(&dest).is_ok() {
+            return Err((Reason::InSlot, None));
+        }
+        let (files, bytes, first_file) = measure(&src).map_err(failed)?;
+        Ok(Self {
+            rel: rel.to_vec(),
+            src,
+            dest,
+            files,
+            bytes,
+            first_file,
+        })
+    }
+
+    /// `cp --reflink=auto -a` to a temporary name beside the destination, then a rename: a
+    /// failure never leaves a partial copy under the real name.
+    fn copy(&self) -> Result<(), String> {
+        let parent = self.dest.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        let tmp = parent.join(format!(
+            ".git-hand-tmp-{}",
+            crate::ids::random_hex(8).map_err(|e| e.to_string())?
+        ));
+        let copied = cp(&["--reflink=auto", "-a"], &self.src, &tmp)
+            .and_then(|()| fs::rename(&tmp, &self.dest).map_err(|e| e.to_string()));
+        if copied.is_err() {
+            remove(&tmp);
+        }
+        copied
+    }
+}
+
+fn failed(e: io::Error) -> Refusal {
+    (Reason::Failed, Some(e.to_string()))
+}
+
+/// A matched link is copied only if it is relative and, read from where it sits, never leaves
+/// the main worktree (lexically, so it means the same in the slot, and once resolved, so no link
+/// on its way leads out).
+fn link_stays_inside(main: &Path, rel: &Path, src: &Path) -> Result<(), Refusal> {
+    let target = fs::read_link(src).map_err(failed)?;
+    let outside = || Err((Reason::SymlinkOutside, Some(target.display().to_string())));
+    if target.is_absolute() {
+        return outside();
+    }
+    let mut depth = rel.components().count().saturating_sub(1);
+    for c in target.components() {
+        match c {
+            Component::ParentDir if depth == 0 => return outside(),
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
+    let main = fs::canonicalize(main).map_err(failed)?;
+    match fs::canonicalize(src) {
+        Ok(resolved) if resolved.starts_with(&main) => Ok(()),
+        _ => outside(),
+    }
+}
+
+/// Every parent of `rel` that the slot has must be a real directory (a tracked symlink there
+/// would lead the copy out of the slot); missing ones are created when copying.
+fn parents_are_directories(slot: &Path, rel: &Path) -> Result<(), Refusal> {
+    let mut at = slot.to_path_buf();
+    let parents: Vec<_> = rel.components().collect();
+    for c in &parents[..parents.len().saturating_sub(1)] {
+        at.push(c);
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err((
+                    Reason::InSlot,
+                    Some(format!("{} is no directory", at.display())),
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Files (and links) and bytes under `path`, no link followed, and one regular file in it.
+fn measure(path: &Path) -> io::Result<(u64, u64, Option<PathBuf>)> {
+    let (mut files, mut bytes, mut first) = (0, 0, None);
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = fs::symlink_metadata(&p)?;
+        if meta.is_dir() {
+            for entry in fs::read_dir(&p)? {
+                stack.push(entry?.path());
+            }
+            continue;
+        }
+        files += 1;
+        bytes += meta.len();
+        if meta.is_file() && first.is_none() {
+            first = Some(p);
+        }
+    }
+    Ok((files, bytes, first))
+}
+
+/// Whether `cp --reflink=always` can clone `file` into the slot's filesystem: one file, copied
+/// to a temporary name in the slot and removed.
+fn clones(file: &Path, slot: &Path) -> bool {
+    let Ok(hex) = crate::ids::random_hex(8) else {
+        return false;
+    };
+    let probe = slot.join(format!(".git-hand-tmp-{hex}"));
+    let cloned = cp(&["--reflink=always"], file, &probe).is_ok();
+    remove(&probe);
+    cloned
+}
+
+/// `cp <flags> --no-target-directory -- <from> <to>`; its error is cp's first line.
+fn cp(flags: &[&str], from: &Path, to: &Path) -> Result<(), String> {
+    let out = Command::new("cp")
+        .args(flags)
+        .args(["--no-target-directory", "--"])
+        .arg(from)
+        .arg(to)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run cp: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(err.lines().next().unwrap_or("cp failed").to_string())
+}
+
+fn remove(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_that_only_contains_a_match_is_not_taken_whole() {
+        let listed = [
+            "pkg/.env",
+            "node_modules/",
+            "pkg/",
+            "pkg/x/",
+            "pkg/x/nm/",
+            ".env",
+        ]
+        .map(|s| s.as_bytes().to_vec())
+        .to_vec();
+        let kept: Vec<String> = whole_directories(listed).iter().map(|p| lossy(p)).collect();
+        assert_eq!(kept, [".env", "node_modules/", "pkg/.env", "pkg/x/nm/"]);
+    }
+}

@@ -1,0 +1,346 @@
+//! `hand.include` (issue 13, item 3): files a checkout lacks, copied from the main worktree into
+//! a new slot. Whole matches only, ignored ones only, never over what the slot has, never
+//! through a link out of the main worktree, never into a reused slot; a failed copy is a warning
+//! and leaves no partial file.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{Shown, TestEnv, path_of, shot, spawn};
+
+/// A repository whose `.gitignore` ignores `.env`, `node_modules/` and `*.local`, committed,
+/// with `hand.include` set to `patterns`.
+fn repo_including(env: &TestEnv, patterns: &[&str]) -> PathBuf {
+    let repo = env.repo("r");
+    env.commit(&repo, ".gitignore", ".env\nnode_modules/\n*.local\n");
+    for p in patterns {
+        env.git(&repo, &["config", "--add", "hand.include", p]);
+    }
+    repo
+}
+
+/// `node_modules/` with a package, a relative link inside it, and a file in a nested directory.
+fn node_modules(repo: &Path) {
+    fs::create_dir_all(repo.join("node_modules/a/lib")).unwrap();
+    fs::write(
+        repo.join("node_modules/a/index.js"),
+        "module.exports = 1;\n",
+    )
+    .unwrap();
+    fs::write(repo.join("node_modules/a/lib/x.js"), "x\n").unwrap();
+    fs::create_dir_all(repo.join("node_modules/.bin")).unwrap();
+    symlink("../a/index.js", repo.join("node_modules/.bin/a")).unwrap();
+}
+
+/// `(path, word)` pairs: a path and how it was copied, or why it was not.
+type Pairs = Vec<(String, String)>;
+
+/// The `included` and `not_included` of a spawn's JSON, as `(path, word)` pairs.
+fn report(v: &Value) -> (Pairs, Pairs) {
+    let pairs = |key: &str, word: &str| {
+        v[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key} in {v:#}"))
+            .iter()
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e[word].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    (pairs("included", "how"), pairs("not_included", "reason"))
+}
+
+fn pair(path: &str, word: &str) -> (String, String) {
+    (path.to_string(), word.to_string())
+}
+
+fn status(env: &TestEnv, slot: &Path) -> String {
+    env.git(slot, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+#[test]
+fn a_new_slot_gets_the_env_file_and_node_modules_whole_and_stays_clean() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &[".env", "node_modules/"]);
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    node_modules(&repo);
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    assert_eq!(
+        fs::read_to_string(slot.join(".env")).unwrap(),
+        "TOKEN=abc\n"
+    );
+    assert_eq!(
+        fs::read_to_string(slot.join("node_modules/a/lib/x.js")).unwrap(),
+        "x\n"
+    );
+    let link = slot.join("node_modules/.bin/a");
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("../a/index.js"));
+    let (included, not_included) = report(&v);
+    let how = included[0].1.clone();
+    assert!(how == "copy" || how == "reflink", "{v:#}");
+    assert_eq!(included, [pair(".env", &how), pair("node_modules/", &how)]);
+    assert!(not_included.is_empty(), "{v:#}");
+    assert_eq!(v["included"][1]["files"], 3, "{v:#}");
+    assert_eq!(v["included"][0]["bytes"], 10, "{v:#}");
+    // Ignored copies leave the slot clean: nothing to commit, and teardown needs no --force.
+    assert_eq!(status(&env, &slot), "");
+    assert!(
+        fs::read_dir(&slot).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains("tmp")),
+        "a temporary name was left in the slot"
+    );
+    env.hand(&repo, &["teardown", "a"]).ok();
+}
+
+#[test]
+fn a_tracked_file_matching_a_pattern_is_never_copied_over() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &["*.local", ".env"]);
+    // config.local is tracked (added despite the ignore rule) and changed in the main worktree.
+    fs::write(repo.join("config.local"), "committed\n").unwrap();
+    env.git(&repo, &["add", "-f", "config.local"]);
+    env.git(&repo, &["commit", "-q", "-m", "config"]);
+    fs::write(repo.join("config.local"), "changed in main\n").unwrap();
+    fs::write(repo.join("dev.local"), "ignored\n").unwrap();
+    // .env is tracked at an older commit and ignored now: a slot spawned there has the tracked
+    // one, which the main worktree's untracked .env must not replace.
+    fs::write(repo.join(".env"), "tracked env\n").unwrap();
+    env.git(&repo, &["add", "-f", ".env"]);
+    env.git(&repo, &["commit", "-q", "-m", "track .env"]);
+    let old = env.git(&repo, &["rev-parse", "HEAD"]);
+    env.git(&repo, &["rm", "-q", "--cached", ".env"]);
+    env.git(&repo, &["commit", "-q", "-m", "untrack .env"]);
+    fs::write(repo.join(".env"), "main's env\n").unwrap();
+
+    let v = spawn(&env, &repo, "a", &["--base", &old]);
+    let slot = path_of(&v);
+    assert_eq!(
+        fs::read_to_string(slot.join("config.local")).unwrap(),
+        "committed\n"
+    );
+    assert_eq!(
+        fs::read_to_string(slot.join(".env")).unwrap(),
+        "tracked env\n"
+    );
+    assert_eq!(
+        fs::read_to_string(slot.join("dev.local")).unwrap(),
+        "ignored\n"
+    );
+    let (included, not_included) = report(&v);
+    assert_eq!(included.len(), 1, "{v:#}");
+    assert_eq!(included[0].0, "dev.local");
+    assert_eq!(
+        not_included,
+        [pair("config.local", "tracked"), pair(".env", "in-slot")]
+    );
+    assert_eq!(status(&env, &slot), "");
+}
+
+#[test]
+fn a_symlink_leading_out_of_the_main_worktree_is_not_followed() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &[".env", "node_modules/", "*.local"]);
+    let secret = env.path("secret");
+    fs::create_dir_all(&secret).unwrap();
+    fs::write(secret.join("key"), "secret\n").unwrap();
+    symlink(secret.join("key"), repo.join(".env")).unwrap();
+    symlink("../secret/key", repo.join("up.local")).unwrap();
+    fs::write(repo.join("real.local"), "real\n").unwrap();
+    symlink("real.local", repo.join("in.local")).unwrap();
+    // A link inside a copied directory is copied as the link it is.
+    fs::create_dir_all(repo.join("node_modules")).unwrap();
+    symlink(&secret, repo.join("node_modules/linked")).unwrap();
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    let (included, not_included) = report(&v);
+    let paths: Vec<&str> = included.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, ["in.local", "node_modules/", "real.local"], "{v:#}");
+    assert_eq!(
+        not_included,
+        [
+            pair(".env", "symlink-outside"),
+            pair("up.local", "symlink-outside")
+        ]
+    );
+    assert!(fs::symlink_metadata(slot.join(".env")).is_err());
+    assert!(fs::symlink_metadata(slot.join("up.local")).is_err());
+    assert_eq!(
+        fs::read_link(slot.join("in.local")).unwrap(),
+        Path::new("real.local")
+    );
+    let linked = slot.join("node_modules/linked");
+    assert!(fs::symlink_metadata(&linked).unwrap().is_symlink());
+    assert_eq!(fs::read_link(&linked).unwrap(), secret);
+    assert_eq!(
+        v["included"][1]["files"], 1,
+        "nothing behind the link was copied: {v:#}"
+    );
+}
+
+#[test]
+fn a_reused_slot_keeps_the_files_its_last_task_left() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &[".env"]);
+    fs::write(repo.join(".env"), "v1\n").unwrap();
+    let a = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&a);
+    fs::write(slot.join(".env"), "the task's own\n").unwrap();
+    env.hand(&repo, &["teardown", "a"]).ok();
+    fs::write(repo.join(".env"), "v2\n").unwrap();
+
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_eq!(path_of(&b), slot, "b should reuse a's slot: {b:#}");
+    assert_eq!(
+        fs::read_to_string(slot.join(".env")).unwrap(),
+        "the task's own\n"
+    );
+    assert_eq!(report(&b), (vec![], vec![]));
+}
+
+#[test]
+fn a_pattern_matching_nothing_or_an_unignored_file_copies_nothing() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &["nothing-here/", "notes.txt"]);
+    fs::write(repo.join("notes.txt"), "untracked, not ignored\n").unwrap();
+    let run = env.hand(&repo, &["spawn", "a"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let slot = PathBuf::from(run.stdout.trim());
+    assert!(!slot.join("notes.txt").exists());
+    assert_eq!(status(&env, &slot), "");
+    assert!(
+        run.stderr
+            .contains("not included: notes.txt (not ignored by git"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_failed_copy_is_a_warning_and_leaves_no_partial_copy() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &[".env", "node_modules/"]);
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    node_modules(&repo);
+    // A cp that copies everything and then fails on node_modules, as a full disk would.
+    let shims = env.path("shims");
+    fs::create_dir_all(&shims).unwrap();
+    let real = which::which("cp").unwrap();
+    fs::write(
+        shims.join("cp"),
+        format!(
+            "#!/bin/sh\n'{}' \"$@\"\ncase \"$*\" in *node_modules*) echo 'cp: disk full' >&2; exit 1;; esac\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        shims.join("cp"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        TestEnv::bin_dir().display(),
+        shims.display()
+    );
+    let run = env.hand_env(&repo, &["spawn", "a", "--json"], &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    let slot = path_of(&v);
+    assert_eq!(report(&v).1, [pair("node_modules/", "failed")], "{v:#}");
+    assert_eq!(v["not_included"][0]["detail"], "cp: disk full");
+    assert!(slot.join(".env").exists());
+    assert!(!slot.join("node_modules").exists());
+    let names: Vec<String> = fs::read_dir(&slot)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with(".git-hand-tmp")),
+        "{names:?}"
+    );
+    assert_eq!(status(&env, &slot), "");
+
+    // With --print-path, stderr keeps the warning and drops the summary.
+    let run = env.hand_env(&repo, &["spawn", "b", "--print-path"], &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "git-hand: not included: node_modules/ (failed: cp: disk full)\n"
+    );
+}
+
+#[test]
+fn a_large_copy_shows_progress_on_a_terminal_and_only_a_summary_elsewhere() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &["node_modules/"]);
+    fs::create_dir_all(repo.join("node_modules")).unwrap();
+    // 80 MiB, sparse: large to count, cheap to copy.
+    let big = fs::File::create(repo.join("node_modules/big.bin")).unwrap();
+    big.set_len(80 << 20).unwrap();
+
+    let piped = env.hand(&repo, &["spawn", "a"]);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(!piped.stderr.contains("including"), "{}", piped.stderr);
+    assert!(
+        piped
+            .stderr
+            .contains("included node_modules/ (1 file, 80.0 MiB,"),
+        "{}",
+        piped.stderr
+    );
+
+    // `script` gives the spawn a terminal; its output is the terminal's.
+    let bin = crate::support::BIN;
+    let out = env
+        .timed("script", &repo)
+        .args(["-qec", &format!("{bin} spawn b"), "/dev/null"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("including node_modules/ (1 file, 80.0 MiB; 0 B of 80.0 MiB done)..."),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_text_and_json_of_a_spawn_that_includes_files() {
+    let env = TestEnv::new();
+    let repo = repo_including(&env, &[".env", "node_modules/", "*.local", "notes.txt"]);
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    node_modules(&repo);
+    fs::write(repo.join("config.local"), "committed\n").unwrap();
+    env.git(&repo, &["add", "-f", "config.local"]);
+    env.git(&repo, &["commit", "-q", "-m", "config"]);
+    fs::write(repo.join("notes.txt"), "not ignored\n").unwrap();
+    symlink("/etc/hostname", repo.join("host.local")).unwrap();
+
+    let mut text = String::new();
+    for (args, shown) in [
+        (&["spawn", "a", "--json"][..], Shown::Json),
+        (&["spawn", "b"][..], Shown::Text),
+    ] {
+        let run = env.hand(&repo, args);
+        text.push_str(&shot(&env, &args.join(" "), &run, shown));
+        text.push('\n');
+    }
+    // Whether the filesystem clones depends on the machine.
+    let text = text
+        .replace("\"how\": \"reflink\"", "\"how\": \"copy\"")
+        .replace(", reflinked)", ", copied)");
+    insta::assert_snapshot!("include_spawn", text);
+}
