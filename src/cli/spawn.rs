@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::process::ExitCode;
+use std::process::{ExitCode, ExitStatus};
 
 use clap::Args;
 use serde::Serialize;
@@ -82,6 +82,9 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
         let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
+        if !status.success() {
+            say(exec_failed_lines(&s, &args.command, status));
+        }
         return Ok(Done {
             stdout: String::new(),
             code: ExitCode::from(exec::exit_code(status)),
@@ -105,6 +108,33 @@ fn progress_line(busy: Progress<'_>) -> String {
         Progress::FetchingOrigin => "fetching origin...".to_string(),
         Progress::CreatingSlot(path) => format!("creating slot {}...", path.display()),
     }
+}
+
+/// What spawn says when `--exec`'s command failed: the task outlives its command, so a user who
+/// saw only the command's own failure would not know the slot is still leased.
+fn exec_failed_lines(s: &Spawned, command: &[OsString], status: ExitStatus) -> [String; 2] {
+    use std::os::unix::process::ExitStatusExt;
+    let program = command
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let how = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "failed".to_string(),
+    };
+    [
+        format!(
+            "the command {program} {how}; task {} stays active in slot {} ({})",
+            s.task.name,
+            s.slot_n,
+            s.path.display()
+        ),
+        format!(
+            "  next: git hand teardown {}   # end the task and free its slot",
+            s.task.name
+        ),
+    ]
 }
 
 /// What `--exec`'s renewer says when a renewal goes wrong.
