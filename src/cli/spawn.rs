@@ -19,21 +19,22 @@ use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOption
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
     /// Task name: 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '-' or '.')
+    #[arg(value_name = "task")]
     pub task: String,
     /// Commit to start from [default: the default branch, local or origin, whichever is ahead].
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "ref")]
     pub base: Option<String>,
-    /// Branch for the task [default: hand/<TASK>]; an existing branch only when named here.
-    #[arg(long, value_name = "NAME")]
+    /// Branch for the task [default: hand/<task>]; an existing branch only when named here.
+    #[arg(long, value_name = "branch")]
     pub branch: Option<String>,
     /// Also lease this issue; if it is held, nothing is created.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "issue")]
     pub issue: Option<String>,
     /// Who holds the lease [default: $GIT_HAND_HOLDER, else user@host].
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "holder")]
     pub holder: Option<String>,
     /// Lease time to live (90s, 30m, 2h, 1d) [default: open-ended].
-    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    #[arg(long, value_name = "duration", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
     /// `git fetch origin` before choosing the base (otherwise no network).
     #[arg(long)]
@@ -47,7 +48,7 @@ pub struct SpawnArgs {
     #[arg(long, requires = "command")]
     pub exec: bool,
     /// The command `--exec` runs, after `--`.
-    #[arg(last = true, value_name = "CMD", requires = "exec")]
+    #[arg(last = true, value_name = "command", requires = "exec")]
     pub command: Vec<OsString>,
 }
 

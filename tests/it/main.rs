@@ -17,6 +17,7 @@ mod managers_husky;
 mod managers_lefthook;
 mod managers_lfs;
 mod managers_precommit;
+mod manpage;
 mod newcomer;
 mod ownership;
 mod pinned;
