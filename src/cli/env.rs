@@ -10,6 +10,7 @@ use crate::ops::tasks;
 #[derive(Debug, Args)]
 pub struct EnvArgs {
     /// The task [default: the task of the current worktree].
+    #[arg(value_name = "task")]
     pub task: Option<String>,
 }
 

@@ -14,6 +14,7 @@ use crate::ops::{Context, names};
 pub enum LeaseCommand {
     /// Acquire an issue lease (idempotent for the same holder).
     Acquire {
+        #[arg(value_name = "issue")]
         issue: String,
         #[command(flatten)]
         holder: HolderArg,
@@ -22,6 +23,7 @@ pub enum LeaseCommand {
     },
     /// Extend the expiry of an issue lease you hold; the token stays.
     Renew {
+        #[arg(value_name = "issue")]
         issue: String,
         #[command(flatten)]
         by: ByArgs,
@@ -30,12 +32,16 @@ pub enum LeaseCommand {
     },
     /// Release an issue lease; releasing nothing succeeds.
     Release {
+        #[arg(value_name = "issue")]
         issue: String,
         #[command(flatten)]
         by: ByArgs,
     },
     /// Show the live lease of an issue, if any.
-    Current { issue: String },
+    Current {
+        #[arg(value_name = "issue")]
+        issue: String,
+    },
     /// List live issue leases of this repository's namespace.
     List {
         /// Every namespace in the ledger.
@@ -47,24 +53,24 @@ pub enum LeaseCommand {
 #[derive(Debug, Args)]
 pub struct HolderArg {
     /// Who holds the lease [default: $GIT_HAND_HOLDER, else user@host].
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "holder")]
     pub holder: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ByArgs {
     /// Act as this holder [default: $GIT_HAND_HOLDER, else user@host].
-    #[arg(long, value_name = "H", conflicts_with = "lease")]
+    #[arg(long, value_name = "holder", conflicts_with = "lease")]
     pub holder: Option<String>,
     /// Act only on the tenure with this lease id (a credential).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "lease-id")]
     pub lease: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TtlArg {
     /// Time to live: 90s, 30m, 2h, 1d [default: open-ended for acquire, the granted TTL for renew].
-    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    #[arg(long, value_name = "duration", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
 }
 

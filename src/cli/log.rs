@@ -13,7 +13,7 @@ use crate::ops::lease;
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// How many events to show.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, value_name = "n", default_value_t = 50)]
     pub limit: u32,
 }
 

@@ -23,8 +23,8 @@ pub struct DoctorArgs {
     /// Settle each problem with its safe action.
     #[arg(long)]
     pub repair: bool,
-    /// Copy the ledger, with the rows still in its WAL, into a new file at PATH (only that).
-    #[arg(long, value_name = "PATH", conflicts_with = "repair")]
+    /// Copy the ledger, with the rows still in its WAL, into a new file at <path> (only that).
+    #[arg(long, value_name = "path", conflicts_with = "repair")]
     pub backup: Option<std::path::PathBuf>,
 }
 

@@ -13,6 +13,7 @@ mod lease;
 mod list;
 mod log;
 mod maintenance;
+mod manpage;
 pub mod output;
 mod refusal;
 mod renew;
@@ -43,8 +44,8 @@ See docs/cli.md for every verb, flag and JSON shape.";
 #[derive(Debug, Parser)]
 #[command(name = "git-hand", bin_name = "git hand", version, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// Run as if started in <PATH>.
-    #[arg(short = 'C', value_name = "PATH", global = true)]
+    /// Run as if started in <path>.
+    #[arg(short = 'C', value_name = "path", global = true)]
     pub dir: Option<PathBuf>,
     /// `--json`: print the outcome as one JSON object. One flag for every verb, added by
     /// [`command`] rather than derived here, so that [`parse`] can ask clap about a command line

@@ -12,9 +12,10 @@ use crate::ops::tasks;
 #[derive(Debug, Args)]
 pub struct RenewArgs {
     /// The task [default: the task of the current worktree].
+    #[arg(value_name = "task")]
     pub task: Option<String>,
     /// New time to live (90s, 30m, 2h, 1d) [default: the TTL it was granted with].
-    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    #[arg(long, value_name = "duration", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
 }
 

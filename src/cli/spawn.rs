@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::process::ExitCode;
+use std::process::{ExitCode, ExitStatus};
 
 use clap::Args;
 use serde::Serialize;
@@ -20,21 +20,22 @@ use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOption
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
     /// Task name: 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '-' or '.')
+    #[arg(value_name = "task")]
     pub task: String,
     /// Commit to start from [default: the default branch, local or origin, whichever is ahead].
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "ref")]
     pub base: Option<String>,
-    /// Branch for the task [default: hand/<TASK>]; an existing branch only when named here.
-    #[arg(long, value_name = "NAME")]
+    /// Branch for the task [default: hand/<task>]; an existing branch only when named here.
+    #[arg(long, value_name = "branch")]
     pub branch: Option<String>,
     /// Also lease this issue; if it is held, nothing is created.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "issue")]
     pub issue: Option<String>,
     /// Who holds the lease [default: $GIT_HAND_HOLDER, else user@host].
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "holder")]
     pub holder: Option<String>,
     /// Lease time to live (90s, 30m, 2h, 1d) [default: open-ended].
-    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    #[arg(long, value_name = "duration", value_parser = parse_ttl)]
     pub ttl: Option<Millis>,
     /// `git fetch origin` before choosing the base (otherwise no network).
     #[arg(long)]
@@ -48,7 +49,7 @@ pub struct SpawnArgs {
     #[arg(long, requires = "command")]
     pub exec: bool,
     /// The command `--exec` runs, after `--`.
-    #[arg(last = true, value_name = "CMD", requires = "exec")]
+    #[arg(last = true, value_name = "command", requires = "exec")]
     pub command: Vec<OsString>,
 }
 
@@ -87,6 +88,9 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
         let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
+        if !status.success() {
+            say(exec_failed_lines(&s, &args.command, status));
+        }
         return Ok(Done {
             stdout: String::new(),
             code: ExitCode::from(exec::exit_code(status)),
@@ -210,6 +214,33 @@ fn size(bytes: u64) -> String {
     } else {
         format!("{value:.1} {}", UNITS[unit])
     }
+}
+
+/// What spawn says when `--exec`'s command failed: the task outlives its command, so a user who
+/// saw only the command's own failure would not know the slot is still leased.
+fn exec_failed_lines(s: &Spawned, command: &[OsString], status: ExitStatus) -> [String; 2] {
+    use std::os::unix::process::ExitStatusExt;
+    let program = command
+        .first()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let how = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "failed".to_string(),
+    };
+    [
+        format!(
+            "the command {program} {how}; task {} stays active in slot {} ({})",
+            s.task.name,
+            s.slot_n,
+            s.path.display()
+        ),
+        format!(
+            "  next: git hand teardown {}   # end the task and free its slot",
+            s.task.name
+        ),
+    ]
 }
 
 /// What `--exec`'s renewer says when a renewal goes wrong.

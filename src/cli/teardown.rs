@@ -11,6 +11,7 @@ use crate::ops::teardown::{self, TeardownOptions, TornDown};
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
     /// The task to end.
+    #[arg(value_name = "task")]
     pub task: String,
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]

@@ -1,6 +1,7 @@
 //! Choosing the commit a task starts from: `--base REV`, else the default branch (origin/HEAD's
 //! target, else `init.defaultBranch`, else main/master), taking whichever of the local branch and
-//! its remote-tracking ref is ahead. No network unless the caller fetched first.
+//! its remote-tracking ref is ahead. No network unless the caller fetched first. A repository
+//! with no commit at all is told so, not asked about its default branch.
 
 use super::{Error, Result};
 use crate::git::{Git, Repo};
@@ -33,10 +34,12 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
             label: rev.to_string(),
         });
     }
-    let branch = default_branch(repo).ok_or_else(|| {
-        Error::usage("cannot tell the default branch: no origin/HEAD, no init.defaultBranch, no main or master")
-            .with_hint("git hand spawn <task> --base <branch>")
-    })?;
+    let Some(branch) = default_branch(repo) else {
+        return Err(no_commits(repo, git)?.unwrap_or_else(|| {
+            Error::usage("cannot tell the default branch: no origin/HEAD, no init.defaultBranch, no main or master")
+                .with_hint("git hand spawn <task> --base <branch>")
+        }));
+    };
     let local = repo.ref_oid(&format!("refs/heads/{branch}"));
     let remote = repo.ref_oid(&format!("refs/remotes/origin/{branch}"));
     match (local, remote) {
@@ -66,11 +69,34 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
             oid: r,
             label: format!("origin/{branch}"),
         }),
-        (None, None) => Err(
+        (None, None) => Err(no_commits(repo, git)?.unwrap_or_else(|| {
             Error::usage(format!("the default branch {branch} has no commit yet"))
-                .with_hint("commit something first, or pass --base <rev>"),
-        ),
+                .with_hint("commit something first, or pass --base <rev>")
+        })),
     }
+}
+
+/// The error for a repository with no commit at all (HEAD unborn, no branch, no remote-tracking
+/// branch), if this is one: the real reason no default branch can be found, which a newcomer
+/// in a fresh `git init` would otherwise read as a configuration problem.
+fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
+    if repo.head_oid().is_some() {
+        return Ok(None);
+    }
+    let out = git.output(&[
+        "for-each-ref",
+        "--count=1",
+        "--format=%(objectname)",
+        "refs/heads",
+        "refs/remotes",
+    ])?;
+    if !out.status.success() || !out.stdout.trim_ascii().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        Error::usage("this repository has no commits yet: make a first commit, then spawn")
+            .with_hint("git commit --allow-empty -m \"first commit\"   # or add your files and commit them; then: git hand spawn <task>"),
+    ))
 }
 
 /// The default branch's short name.

@@ -392,9 +392,10 @@ fn not_landed(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -
     Error::precondition(message, not_landed_hints(task, path, dirty, unlanded))
 }
 
-/// The commands that get a teardown refused for unlanded work going, one per cause: files that
-/// are not committed are committed (an untracked file is added first) or discarded, commits are
-/// pushed. Suggesting `push -u` for a lone untracked file sent people round in circles (issue 11).
+/// The commands that get a teardown refused for unlanded work going, one per cause: changes
+/// are committed or discarded, commits are pushed. Untracked files alone are usually scratch:
+/// their hints look at them, commit them, set them aside or discard them, and never say push
+/// (issues 11 and 13).
 fn not_landed_hints(
     task: &Task,
     path: &Path,
@@ -402,16 +403,22 @@ fn not_landed_hints(
     unlanded: &[String],
 ) -> Vec<String> {
     let p = path.display();
+    let untracked_only = !dirty.is_empty() && dirty.iter().all(|f| f.starts_with("??"));
     let mut hints = vec![];
-    if !dirty.is_empty() {
-        let untracked_only = dirty.iter().all(|f| f.starts_with("??"));
-        let what = if untracked_only {
-            "the untracked files"
-        } else {
-            "the changes"
-        };
+    if untracked_only {
         hints.push(format!(
-            "git -C {p} add -A && git -C {p} commit -m <message>   # keep {what} as a commit, then push it"
+            "git -C {p} status   # see the untracked files; delete the ones you do not need"
+        ));
+        hints.push(format!(
+            "git -C {p} add -A && git -C {p} commit -m <message>   # or keep them as a commit on {}",
+            task.branch
+        ));
+        hints.push(format!(
+            "git -C {p} stash --include-untracked   # or set them aside (git stash pop brings them back)"
+        ));
+    } else if !dirty.is_empty() {
+        hints.push(format!(
+            "git -C {p} add -A && git -C {p} commit -m <message>   # keep the changes as a commit, then push it"
         ));
     }
     if !unlanded.is_empty() {
@@ -420,7 +427,12 @@ fn not_landed_hints(
             task.branch
         ));
     }
-    if !dirty.is_empty() {
+    if untracked_only {
+        hints.push(format!(
+            "git hand teardown {} --force   # discard the untracked files (ignored ones stay); commits stay on {}",
+            task.name, task.branch
+        ));
+    } else if !dirty.is_empty() {
         hints.push(format!(
             "git hand teardown {} --force   # discard uncommitted and untracked files (ignored ones stay); commits stay on {}",
             task.name, task.branch

@@ -193,6 +193,8 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         "share/zsh/site-functions/_git-hand",
         "share/fish/vendor_completions.d/git-hand.fish",
         "share/git-hand/install-manifest",
+        "share/doc/git-hand/README.md",
+        "share/doc/git-hand/docs/cli.md",
     ] {
         assert!(
             installed.contains(&file.to_string()),
@@ -200,6 +202,7 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         );
     }
     eprintln!("newcomer: install.sh took {:?}", started.elapsed());
+    crate::manpage::assert_names_only_installed_files(&n.prefix);
 
     let home = n.env.path("home");
     let version = n.git(&home, &["hand", "--version"]).ok();

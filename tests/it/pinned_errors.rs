@@ -88,6 +88,20 @@ fn the_text_outside_a_repository_and_in_an_empty_one() {
 }
 
 #[test]
+fn the_text_of_a_failed_exec_command() {
+    let (env, repo) = installed();
+    let text = said_each(
+        &env,
+        &repo,
+        &[
+            &["spawn", "agent", "--exec", "--", "false"],
+            &["spawn", "killed", "--exec", "--", "sh", "-c", "kill -9 $$"],
+        ],
+    );
+    insta::assert_snapshot!("exec_failed", text);
+}
+
+#[test]
 fn the_text_of_each_precondition_error() {
     let (env, repo) = installed();
     spawn(&env, &repo, "a", &["--holder", "alice"]);
