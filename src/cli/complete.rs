@@ -160,13 +160,15 @@ fn zsh(text: String) -> String {
 
 const ZSH_FUNCTIONS: &str = r#"
 # What only the repository knows (task names, refs), from `git-hand complete`, in the directory
-# a `-C` on the line names.
+# a `-C` on the line names (`git-hand -C <path>` or `git -C <path> hand`: the line as typed, since
+# `words` no longer holds what came before the verb).
 (( $+functions[_git_hand_candidates] )) ||
 _git_hand_candidates() {
-    local -a candidates dir expl
+    local -a candidates dir expl line
     local i
-    for (( i = 1; i < CURRENT; i++ )); do
-        [[ $words[i] == -C ]] && dir=(-C ${~words[i+1]})
+    line=(${(z)LBUFFER})
+    for (( i = 1; i < $#line; i++ )); do
+        [[ $line[i] == -C ]] && dir=(-C ${~${(Q)line[i+1]}})
     done
     candidates=(${(f)"$(command git-hand $dir complete $1 2>/dev/null)"})
     _wanted $1 expl ${1%s} compadd -a candidates
@@ -243,3 +245,49 @@ end
 complete -c git -f -n __fish_git_needs_command -a hand -d 'Lease worktrees to parallel tasks'
 complete -c git -f -n '__fish_git_using_command hand' -a '(__fish_git_hand_from_git)'
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> Command {
+        super::super::command().disable_help_subcommand(true)
+    }
+
+    #[test]
+    fn every_stand_in_becomes_a_call_and_no_other_shell_sees_one() {
+        for shell in [
+            Shell::Bash,
+            Shell::Zsh,
+            Shell::Fish,
+            Shell::Elvish,
+            Shell::PowerShell,
+        ] {
+            let text = script(shell, &tree()).unwrap();
+            assert!(
+                !text.contains("GIT_HAND_COMPLETE"),
+                "{shell}: a stand-in left"
+            );
+            let calls = text.matches("hand_candidates tasks").count();
+            let dynamic = matches!(shell, Shell::Bash | Shell::Zsh | Shell::Fish);
+            assert_eq!(
+                calls > 0,
+                dynamic,
+                "{shell}: task names asked {calls} times"
+            );
+        }
+    }
+
+    #[test]
+    fn a_path_verb_is_marked_by_its_name() {
+        let verb = Command::new("path").arg(Arg::new("task"));
+        let marked = marked(verb);
+        let task = marked.get_positionals().next().unwrap();
+        let values: Vec<String> = task
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert_eq!(values, [TASKS_MARK]);
+    }
+}

@@ -49,7 +49,7 @@ fn render(w: &World, lines: &[&str], offered: Vec<Vec<String>>) -> String {
     out.replace(w.app.to_str().unwrap(), "<app>")
 }
 
-/// What each shell is asked, in `app` (the last two from outside any repository).
+/// What each shell is asked in `app`.
 fn lines(w: &World) -> Vec<String> {
     let app = w.app.display();
     [
@@ -69,9 +69,17 @@ fn lines(w: &World) -> Vec<String> {
     .collect()
 }
 
-/// The candidates of the lines completed outside a repository: there is nothing to offer but
-/// flags, and the shell shows no error.
-const OUTSIDE: &[&str] = &["git-hand teardown ", "git-hand spawn new --base "];
+/// What each shell is asked outside any repository: there is nothing to offer but flags and no
+/// error to show, unless a `-C` (git-hand's, or git's before `hand`) names the repository.
+fn outside(w: &World) -> Vec<String> {
+    let app = w.app.display();
+    vec![
+        "git-hand teardown ".into(),
+        "git-hand spawn new --base ".into(),
+        format!("git -C {app} hand env "),
+        format!("git-hand -C {app} spawn new --base m"),
+    ]
+}
 
 /// A completion script written where install.sh puts it under `prefix/share`.
 fn install_script(w: &World, shell: &str, rel: &str) -> PathBuf {
@@ -154,9 +162,10 @@ fn bash_completes_task_names_and_refs_through_git_hand_and_git() {
     let lines = lines(&w);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     insta::assert_snapshot!("bash", render(&w, &refs, bash(&w, &w.app, &lines)));
-    let outside: Vec<String> = OUTSIDE.iter().map(|l| l.to_string()).collect();
+    let outside = outside(&w);
+    let asked: Vec<&str> = outside.iter().map(String::as_str).collect();
     let offered = bash(&w, &w.env.path("work"), &outside);
-    insta::assert_snapshot!("bash_outside", render(&w, OUTSIDE, offered));
+    insta::assert_snapshot!("bash_outside", render(&w, &asked, offered));
 }
 
 // --- zsh -------------------------------------------------------------------------------------
@@ -209,9 +218,10 @@ fn zsh_completes_task_names_and_refs_through_git_hand_and_git() {
     let lines = lines(&w);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     insta::assert_snapshot!("zsh", render(&w, &refs, zsh(&w, &w.app, &lines)));
-    let outside: Vec<String> = OUTSIDE.iter().map(|l| l.to_string()).collect();
+    let outside = outside(&w);
+    let asked: Vec<&str> = outside.iter().map(String::as_str).collect();
     let offered = zsh(&w, &w.env.path("work"), &outside);
-    insta::assert_snapshot!("zsh_outside", render(&w, OUTSIDE, offered));
+    insta::assert_snapshot!("zsh_outside", render(&w, &asked, offered));
 }
 
 // --- fish ------------------------------------------------------------------------------------
@@ -249,9 +259,10 @@ fn fish_completes_task_names_and_refs_through_git_hand_and_git() {
     let lines = lines(&w);
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     insta::assert_snapshot!("fish", render(&w, &refs, fish(&w, &w.app, &lines)));
-    let outside: Vec<String> = OUTSIDE.iter().map(|l| l.to_string()).collect();
+    let outside = outside(&w);
+    let asked: Vec<&str> = outside.iter().map(String::as_str).collect();
     let offered = fish(&w, &w.env.path("work"), &outside);
-    insta::assert_snapshot!("fish_outside", render(&w, OUTSIDE, offered));
+    insta::assert_snapshot!("fish_outside", render(&w, &asked, offered));
 }
 
 // --- the verb the scripts call -----------------------------------------------------------------
