@@ -177,7 +177,7 @@ const ZSH_DRIVER: &str = r#"
 zmodload zsh/zpty
 for line in "${@:2}"; do
     zpty z zsh -f -i
-    zpty -w z "fpath=(${(q)1} \$fpath); PROMPT=; autoload -U compinit; compinit -u -D -d /dev/null"
+    zpty -w z "fpath=(${(q)1} \$fpath); PROMPT=; autoload -U compinit; compinit -u -D"
     zpty -w z 'bindkey "^I" complete-word; zstyle ":completion:*" list-grouped false'
     zpty -w z 'compadd() {
         if [[ ${@[1,(i)(-|--)]} == *-(O|A|D)\ * ]]; then builtin compadd "$@"; return $?; fi
