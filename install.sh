@@ -58,6 +58,7 @@ doc_dir=$PREFIX/share/doc/git-hand
 bash_dir=$PREFIX/share/bash-completion/completions
 zsh_dir=$PREFIX/share/zsh/site-functions
 fish_dir=$PREFIX/share/fish/vendor_completions.d
+fish_conf_dir=$PREFIX/share/fish/vendor_conf.d
 state_dir=$PREFIX/share/git-hand
 manifest=$state_dir/install-manifest
 
@@ -161,7 +162,7 @@ generate() {
 }
 
 make_dir "$state_dir"
-for dir in "$PREFIX/bin" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"; do
+for dir in "$PREFIX/bin" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir" "$fish_conf_dir"; do
     make_dir "$dir"
 done
 
@@ -198,6 +199,11 @@ generate "$man_dir/git-hand.1" man --doc-dir "$doc_dir"
 generate "$bash_dir/git-hand" completion bash
 generate "$zsh_dir/_git-hand" completion zsh
 generate "$fish_dir/git-hand.fish" completion fish
+# fish loads a completion file only for its own command, and `git hand` is git's: the fish
+# script's last part (from its `git hand` line) goes where fish runs it at startup.
+sed -n '/^# `git hand <TAB>`/,$p' "$fish_dir/git-hand.fish" >"$fish_conf_dir/git-hand.fish.tmp.$$"
+mv -f "$fish_conf_dir/git-hand.fish.tmp.$$" "$fish_conf_dir/git-hand.fish"
+record file "$fish_conf_dir/git-hand.fish"
 
 version=$("$bin" --version)
 say "installed $version into $PREFIX:"
@@ -207,6 +213,7 @@ echo "    $doc_dir/ (README.md, docs/)"
 echo "    $bash_dir/git-hand"
 echo "    $zsh_dir/_git-hand"
 echo "    $fish_dir/git-hand.fish"
+echo "    $fish_conf_dir/git-hand.fish"
 
 if [ "$hooks" = yes ]; then
     if repo=$(git -C "$caller_dir" rev-parse --show-toplevel 2>/dev/null) && [ -n "$repo" ]; then
@@ -249,6 +256,11 @@ case ":${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:" in
         if command -v zsh >/dev/null 2>&1; then
             say "zsh: add to ~/.zshrc, before compinit:"
             echo "    fpath=(\"$zsh_dir\" \$fpath)"
+        fi
+        fish_user_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/fish
+        if command -v fish >/dev/null 2>&1 && [ "$PREFIX/share/fish" != "$fish_user_dir" ]; then
+            say "fish: add to ~/.config/fish/config.fish:"
+            echo "    set -p fish_complete_path \"$fish_dir\"; source \"$fish_conf_dir/git-hand.fish\""
         fi
         ;;
 esac

@@ -44,53 +44,11 @@ fn command() -> Command {
     super::command().disable_help_subcommand(true)
 }
 
+/// A completion script: static verbs and flags, and calls of `git-hand complete` for what only
+/// the repository knows ([`super::complete::script`]).
 fn completion(shell: Shell) -> std::io::Result<String> {
-    // clap_complete offers hidden verbs too; a menu of `hook` and `generate` helps nobody.
-    let full = command();
-    let mut cmd = Command::new("git-hand")
-        .version(env!("CARGO_PKG_VERSION"))
-        .disable_help_subcommand(true);
-    for arg in full.get_arguments() {
-        cmd = cmd.arg(arg.clone());
-    }
-    for verb in full.get_subcommands().filter(|c| !c.is_hide_set()) {
-        cmd = cmd.subcommand(verb.clone());
-    }
-    let mut out = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "git-hand", &mut out);
-    let mut text = String::from_utf8_lossy(&out).into_owned();
-    if shell == Shell::Bash {
-        // clap_complete 4.6 names the bash state of `git-hand lease` `git__hand__subcmd__lease`
-        // where it sets it and `git__subcmd__hand__subcmd__lease` where it reads it (the `-` of
-        // the binary's name is mangled twice), so no verb would complete. One spelling for both;
-        // a unit test checks every state set has a branch.
-        text = text.replace("git__subcmd__hand", "git__hand");
-        text.push_str(BASH_GIT_ADAPTER);
-    }
-    Ok(text)
+    super::complete::script(shell, &command())
 }
-
-/// git's bash completion completes `git hand ...` by calling `_git_hand` with no arguments and
-/// its own `words`/`cword`/`cur`/`prev` in scope (it first loads a completion file named
-/// `git-hand` when bash-completion's loader is there). This adapter hands the words after
-/// `hand` to the generated `_git__hand` as if `git-hand` had been typed.
-const BASH_GIT_ADAPTER: &str = r#"
-# `git hand <TAB>`: git's completion calls _git_hand with its words/cword/cur/prev in scope.
-_git_hand() {
-    local hand_idx=${__git_cmd_idx:-}
-    if [ -z "$hand_idx" ]; then
-        hand_idx=1
-        while [ "$hand_idx" -lt "$cword" ] && [ "${words[hand_idx]}" != hand ]; do
-            hand_idx=$((hand_idx + 1))
-        done
-    fi
-    local COMP_WORDS=(git-hand "${words[@]:hand_idx+1}")
-    local COMP_CWORD=$((cword - hand_idx))
-    local hand_prev=git-hand
-    [ "$COMP_CWORD" -gt 1 ] && hand_prev=${COMP_WORDS[COMP_CWORD-1]}
-    _git__hand git-hand "$cur" "$hand_prev"
-}
-"#;
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 //! or `--json`; the logic lives in [`crate::ops`].
 
 mod check;
+mod complete;
 mod env;
 mod error;
 mod generate;
@@ -102,11 +103,11 @@ fn parse(argv: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
 }
 
 /// Whether the verb prints its outcome as JSON under `--json`: all of them but the hidden
-/// `hook` and `generate`, and `git hand` with no verb.
+/// `hook`, `generate` and `complete`, and `git hand` with no verb.
 fn takes_json(command: &Option<Command>) -> bool {
     !matches!(
         command,
-        None | Some(Command::Hook(_) | Command::Generate(_))
+        None | Some(Command::Hook(_) | Command::Generate(_) | Command::Complete(_))
     )
 }
 
@@ -146,6 +147,9 @@ pub enum Command {
     /// The man page and shell completions, from these very definitions (install.sh runs it).
     #[command(subcommand, hide = true)]
     Generate(generate::GenerateCommand),
+    /// The candidates the shell completions ask for: task names, refs (not for people).
+    #[command(subcommand, hide = true)]
+    Complete(complete::CompleteCommand),
 }
 
 /// What a verb printed and how it should exit.
@@ -250,7 +254,8 @@ fn parse_failure(rendered: &str) -> Failure {
 fn needs_repo(command: &Option<Command>) -> bool {
     match command {
         Some(Command::Lease(lease::LeaseCommand::List { all, .. })) => !all,
-        Some(Command::Log(_) | Command::Hook(_) | Command::Generate(_)) | None => false,
+        Some(Command::Log(_) | Command::Hook(_) | Command::Generate(_) | Command::Complete(_))
+        | None => false,
         Some(_) => true,
     }
 }
@@ -286,6 +291,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Install(args)) => install::install(&ctx, args, json),
         Some(Command::Uninstall) => install::uninstall(&ctx, json),
         Some(Command::Generate(cmd)) => generate::run(cmd),
+        Some(Command::Complete(cmd)) => complete::run(&ctx, cmd),
         None => overview(&ctx),
     };
     let mut err = std::io::stderr().lock();

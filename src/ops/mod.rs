@@ -3,6 +3,7 @@
 
 pub mod adopt;
 pub mod base;
+pub mod candidates;
 pub mod context;
 pub mod credential;
 pub mod doctor;

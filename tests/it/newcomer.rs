@@ -192,6 +192,7 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         "share/bash-completion/completions/git-hand",
         "share/zsh/site-functions/_git-hand",
         "share/fish/vendor_completions.d/git-hand.fish",
+        "share/fish/vendor_conf.d/git-hand.fish",
         "share/git-hand/install-manifest",
         "share/doc/git-hand/README.md",
         "share/doc/git-hand/docs/cli.md",
