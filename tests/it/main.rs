@@ -26,6 +26,7 @@ mod pinned_troubles;
 mod pool;
 mod races;
 mod ref_fence;
+mod setup;
 mod support;
 mod trials;
 mod validation;

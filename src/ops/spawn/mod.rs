@@ -50,6 +50,8 @@ pub enum Progress<'a> {
     FetchingOrigin,
     /// A new worktree at this path.
     CreatingSlot(&'a std::path::Path),
+    /// A setup command (`hand.onCreate`, `hand.onReuse`) starts, or prints a line.
+    Setup(super::setup::SetupEvent<'a>),
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +63,8 @@ pub struct SpawnOptions<'a> {
     pub holder: &'a str,
     pub ttl: Option<Millis>,
     pub fetch: bool,
+    /// Run no setup command (`--no-setup`).
+    pub no_setup: bool,
 }
 
 /// How the slot was obtained; its word is `spawn --json`'s `slot_source`.
@@ -185,6 +189,27 @@ fn attempt(
     Ok(Attempt::Spawned(spawned))
 }
 
+/// Runs the slot's setup command (`hand.onCreate` for a slot just made, `hand.onReuse` for one
+/// that held a task before), once the slot is stamped (so the credential it is handed is the
+/// slot's) and before the task is active (so its TTL starts when the slot is ready).
+fn run_setup(
+    ground: &Groundwork<'_>,
+    claimed: &Claimed,
+    progress: &dyn Fn(Progress<'_>),
+) -> std::result::Result<(), super::setup::SetupError> {
+    let created = matches!(
+        claimed.plan,
+        super::pool::Plan::Create { .. } | super::pool::Plan::Recreate(_)
+    );
+    let Some(cmd) = ground.setup.for_slot(created) else {
+        return Ok(());
+    };
+    let env = super::credential::env_vars(&claimed.task, &claimed.tenure);
+    super::setup::run(cmd, &claimed.path, &env, ground.setup.timeout, &|event| {
+        progress(Progress::Setup(event))
+    })
+}
+
 /// Prepares the slot and stamps it, under the slot's lock, which is returned to be held until
 /// the task is active. A failure is undone (`undo::failed_spawn`) before it is returned.
 fn prepare_and_stamp(
@@ -213,7 +238,8 @@ fn prepare_and_stamp(
         .and_then(|()| {
             failpoint::hit("spawn-after-checkout");
             stamping::stamp_slot(ledger, ground, &guard, claimed).map_err(undo::AfterClaim::from)
-        });
+        })
+        .and_then(|()| run_setup(ground, claimed, progress).map_err(undo::AfterClaim::from));
     match ready {
         Ok(()) => Ok(guard),
         Err(why) => Err(undo::failed_spawn(
