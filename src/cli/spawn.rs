@@ -108,6 +108,7 @@ fn progress_line(busy: Progress<'_>) -> String {
     match busy {
         Progress::FetchingOrigin => "fetching origin...".to_string(),
         Progress::CreatingSlot(path) => format!("creating slot {}...", path.display()),
+        // Shown whatever stderr is, by `super::setup::show`.
         Progress::Setup(_) => String::new(),
     }
 }
