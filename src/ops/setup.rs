@@ -131,66 +131,17 @@ pub fn run(
 ) -> Result<(), SetupError> {
     let hook = cmd.hook;
     events(SetupEvent::Running(cmd));
-    let (reader, writer) = std::io::pipe().map_err(|source| SetupError::Start { hook, source })?;
-    let mut child = {
-        // Dropped once started: the pipe then ends when the last process of the command
-        // closes it.
-        let mut sh = Command::new("sh");
-        sh.arg("-c")
-            .arg(&cmd.command)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(
-                writer
-                    .try_clone()
-                    .map_err(|source| SetupError::Start { hook, source })?,
-            )
-            .stderr(writer)
-            .process_group(0);
-        for var in scrubbed() {
-            sh.env_remove(var);
-        }
-        sh.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
-        sh.spawn()
-            .map_err(|source| SetupError::Start { hook, source })?
-    };
+    let (child, reader) =
+        start(cmd, dir, env).map_err(|source| SetupError::Start { hook, source })?;
     let group = child.id();
     let (tx, rx) = mpsc::channel();
     let lines = tx.clone();
+    std::thread::spawn(move || read_lines(reader, &lines));
     std::thread::spawn(move || {
-        let mut reader = BufReader::new(reader);
-        let mut line = Vec::new();
-        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-            let text = String::from_utf8_lossy(&line);
-            let _ = lines.send(Event::Line(text.trim_end_matches(['\n', '\r']).to_string()));
-            line.clear();
-        }
-        let _ = lines.send(Event::Eof);
-    });
-    std::thread::spawn(move || {
+        let mut child = child;
         let _ = tx.send(Event::Exited(child.wait()));
     });
-    let deadline = Instant::now() + timeout;
-    let (mut status, mut eof) = (None, false);
-    while status.is_none() || !eof {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Event::Line(line)) => events(SetupEvent::Output(&line)),
-            Ok(Event::Eof) => eof = true,
-            Ok(Event::Exited(exited)) => {
-                kill_group(group);
-                status = Some(exited);
-            }
-            Err(_) => break,
-        }
-    }
-    let Some(status) = status else {
-        kill_group(group);
-        // The shell is reaped by its waiter: wait for it, so nothing is left when we return.
-        while let Ok(event) = rx.recv() {
-            if matches!(event, Event::Exited(_)) {
-                break;
-            }
-        }
+    let Some(status) = follow(&rx, group, Instant::now() + timeout, events) else {
         return Err(SetupError::TimedOut {
             hook,
             command: cmd.command.clone(),
@@ -211,6 +162,78 @@ pub fn run(
         command: cmd.command.clone(),
         how,
     })
+}
+
+/// Starts `sh -c <command>` in its own process group, stdout and stderr into one pipe, whose
+/// reading end is returned.
+fn start(
+    cmd: &SetupCommand,
+    dir: &Path,
+    env: &[(&str, String)],
+) -> std::io::Result<(std::process::Child, std::io::PipeReader)> {
+    let (reader, writer) = std::io::pipe()?;
+    // `sh` (and the pipe's writing ends it holds) is dropped once started: the pipe then ends
+    // when the last process of the command closes it.
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(&cmd.command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0);
+    for var in scrubbed() {
+        sh.env_remove(var);
+    }
+    sh.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    Ok((sh.spawn()?, reader))
+}
+
+/// Sends each line of `reader` (lossy UTF-8, without its line end), then `Eof`.
+fn read_lines(reader: std::io::PipeReader, lines: &mpsc::Sender<Event>) {
+    let mut reader = BufReader::new(reader);
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        let text = String::from_utf8_lossy(&line);
+        let _ = lines.send(Event::Line(text.trim_end_matches(['\n', '\r']).to_string()));
+        line.clear();
+    }
+    let _ = lines.send(Event::Eof);
+}
+
+/// Hands each line to `events` until the shell has exited and its output ended, and returns its
+/// exit status; `None` when `deadline` came first: the group was killed and the shell reaped.
+fn follow(
+    rx: &mpsc::Receiver<Event>,
+    group: u32,
+    deadline: Instant,
+    events: &dyn Fn(SetupEvent<'_>),
+) -> Option<std::io::Result<ExitStatus>> {
+    let (mut status, mut eof) = (None, false);
+    while status.is_none() || !eof {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Event::Line(line)) => events(SetupEvent::Output(&line)),
+            Ok(Event::Eof) => eof = true,
+            Ok(Event::Exited(exited)) => {
+                // What the shell left running in its group would stay inside the slot.
+                kill_group(group);
+                status = Some(exited);
+            }
+            // Past the deadline; or, with the shell exited, a process that left the group
+            // (`setsid`) still holds the pipe: its status stands.
+            Err(_) => break,
+        }
+    }
+    if status.is_none() {
+        kill_group(group);
+        // The shell is reaped by its waiter: wait for it, so nothing is left when we return.
+        while let Ok(event) = rx.recv() {
+            if matches!(event, Event::Exited(_)) {
+                break;
+            }
+        }
+    }
+    status
 }
 
 /// Kills every process of the group `group` (`SIGKILL`), through the shell's `kill` (git-hand
