@@ -110,8 +110,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
         Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, json),
     };
     let repo = ctx.repo()?;
-    let required = repo
-        .config_bool("hand.requireCredential", false)
+    let required = crate::ops::settings::require_credential(repo)
         .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     crate::ops::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
         Failure::new(

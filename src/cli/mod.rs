@@ -4,6 +4,7 @@
 
 mod check;
 mod complete;
+mod config;
 mod env;
 mod error;
 mod generate;
@@ -18,9 +19,11 @@ mod manpage;
 pub mod output;
 mod refusal;
 mod renew;
+mod setup;
 mod spawn;
 mod status;
 mod teardown;
+mod trust;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -137,6 +140,10 @@ pub enum Command {
     Doctor(maintenance::DoctorArgs),
     /// The verdict the pre-push hook would give this worktree, without pushing (exit 1 if refused).
     Check,
+    /// Every hand.* value in effect and where it comes from (git config, .handconfig, default).
+    Config,
+    /// Approve this exact .handconfig, so its setup commands may run.
+    Trust,
     /// What the installed hooks run (not for people).
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
@@ -287,6 +294,8 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Prune(args)) => maintenance::prune(&ctx, args, json),
         Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args, json),
         Some(Command::Check) => check::check(&ctx, json),
+        Some(Command::Config) => config::config(&ctx, json),
+        Some(Command::Trust) => trust::trust(&ctx, json),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args, json),
         Some(Command::Uninstall) => install::uninstall(&ctx, json),

@@ -40,6 +40,9 @@ pub struct SpawnArgs {
     /// `git fetch origin` before choosing the base (otherwise no network).
     #[arg(long)]
     pub fetch: bool,
+    /// Run no setup command (hand.onCreate, hand.onReuse).
+    #[arg(long)]
+    pub no_setup: bool,
     /// Print only the slot path.
     // It conflicts with the global `--json`, which `super::command` says.
     #[arg(long)]
@@ -63,12 +66,13 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         holder: &holder,
         ttl: args.ttl,
         fetch: args.fetch,
+        no_setup: args.no_setup,
     };
     let on_terminal = std::io::stderr().is_terminal();
-    let progress = |busy: Progress<'_>| {
-        if on_terminal {
-            say(progress_line(busy));
-        }
+    let progress = |busy: Progress<'_>| match busy {
+        Progress::Setup(event) => super::setup::show(&args.task, event),
+        _ if on_terminal => say(progress_line(busy)),
+        _ => {}
     };
     // Every usage error is found before the ledger is opened (and maybe created).
     let checked = spawn::check(ctx, &opts, &progress)?;
@@ -115,6 +119,8 @@ fn progress_line(busy: Progress<'_>) -> Option<String> {
         Progress::FetchingOrigin => Some("fetching origin...".to_string()),
         Progress::CreatingSlot(path) => Some(format!("creating slot {}...", path.display())),
         Progress::Including(at) => including_line(at),
+        // Shown whatever stderr is, by `super::setup::show`.
+        Progress::Setup(_) => None,
     }
 }
 

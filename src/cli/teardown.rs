@@ -16,6 +16,9 @@ pub struct TeardownArgs {
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]
     pub force: bool,
+    /// Run no hand.onTeardown command.
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `teardown --json`.
@@ -42,6 +45,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
     // A bad name is a usage error before the ledger is opened (and maybe created).
     crate::ops::names::task_name(&args.task)?;
     let mut ledger = ctx.open_ledger()?;
+    let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&args.task, event);
     let outcome = teardown::teardown(
         ctx,
         &mut ledger,
@@ -49,6 +53,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             task: &args.task,
             force: args.force,
             keep_unpushed: false,
+            setup: (!args.no_setup).then_some(crate::ops::setup::Shown(&show)),
         },
     )?;
     if json {

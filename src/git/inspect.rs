@@ -22,9 +22,9 @@ pub enum InspectError {
 }
 
 /// A configuration value git-hand cannot use. Its message names the key and the value, so the
-/// user can find the typo; [`ConfigError::hint`] is the `git config` command that fixes it.
+/// user can find the typo; [`ConfigError::hint`] is the command that fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("git config {key} is {value:?}, which is not {expected}")]
+#[error("{}", self.describe())]
 pub struct ConfigError {
     pub key: String,
     pub value: String,
@@ -32,14 +32,51 @@ pub struct ConfigError {
     pub expected: String,
     /// A value that works (the default), when there is one to suggest.
     pub fix: Option<String>,
+    /// The repository's `.handconfig` when the value was read there, not from git config
+    /// (`ops/settings.rs`); with an empty `key`, the file itself does not parse and `expected`
+    /// says why.
+    pub file: Option<PathBuf>,
 }
 
 impl ConfigError {
+    fn describe(&self) -> String {
+        let (key, value, expected) = (&self.key, &self.value, &self.expected);
+        match &self.file {
+            None => format!("git config {key} is {value:?}, which is not {expected}"),
+            Some(file) if key.is_empty() => {
+                format!(
+                    "{} is not in git's config syntax: {expected}",
+                    file.display()
+                )
+            }
+            Some(file) => format!(
+                "{} sets {key} to {value:?}, which is not {expected}",
+                file.display()
+            ),
+        }
+    }
+
     /// The command that replaces the bad value.
     pub fn hint(&self) -> String {
-        match &self.fix {
-            Some(value) => format!("git config {} {value}   # the default", self.key),
-            None => format!("git config --unset {}   # back to the default", self.key),
+        match (&self.file, &self.fix) {
+            (Some(file), _) if self.key.is_empty() => {
+                format!(
+                    "git config --file {} --list   # where it goes wrong",
+                    file.display()
+                )
+            }
+            (Some(file), Some(value)) => format!(
+                "git config --file {} {} {value}   # the default (or set it in git config, which wins)",
+                file.display(),
+                self.key
+            ),
+            (Some(file), None) => format!(
+                "git config --file {} --unset {}   # back to the default",
+                file.display(),
+                self.key
+            ),
+            (None, Some(value)) => format!("git config {} {value}   # the default", self.key),
+            (None, None) => format!("git config --unset {}   # back to the default", self.key),
         }
     }
 }
@@ -130,6 +167,11 @@ impl Repo {
         )
     }
 
+    /// The gix repository, for the other readers of this module's directory (`config_file.rs`).
+    pub(super) fn gix(&self) -> &gix::Repository {
+        &self.repo
+    }
+
     pub fn config_string(&self, key: &str) -> Option<String> {
         let value = self.repo.config_snapshot().string(key)?;
         Some(value.to_str_lossy().into_owned())
@@ -183,6 +225,7 @@ impl Repo {
             value: self.config_string(key).unwrap_or_default(),
             expected: expected.to_string(),
             fix,
+            file: None,
         }
     }
 

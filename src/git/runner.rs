@@ -9,8 +9,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Variables that would redirect a child git away from the directory we run it in.
-const SCRUBBED: &[&str] = &[
+/// Variables that would redirect a child git away from the directory we run it in (scrubbed
+/// from the setup commands' environment too, `ops/setup.rs`).
+pub const SCRUBBED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",

@@ -21,7 +21,7 @@ pub struct Registered {
 
 /// Registers (and maybe leases) the worktree; `None` when its path is leased already.
 pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Registered>> {
-    let adopt = repo.config_bool("hand.adoptWorktrees", false)?;
+    let adopt = super::settings::Settings::load(repo)?.adopt_worktrees()?;
     ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
     if !adopt {
@@ -134,7 +134,7 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         task: name.to_string(),
         ledger: ledger.path().to_path_buf(),
     };
-    let required = repo.config_bool("hand.requireCredential", false)?;
+    let required = super::settings::require_credential(repo)?;
     let marked =
         stamp::mark_required(&repo.loc.admin_dir, required).map_err(|e| stamp::StampError::Write {
             dir: repo.loc.admin_dir.clone(),

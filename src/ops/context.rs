@@ -162,7 +162,8 @@ fn hostname() -> String {
 
 /// `git config hand.ledger`: an absolute path (or one starting with `~/`) git-hand can record.
 fn configured_ledger(repo: &Repo) -> Result<Option<PathBuf>> {
-    let Some(value) = repo.config_string("hand.ledger").filter(|p| !p.is_empty()) else {
+    let Some(value) = super::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
+    else {
         return Ok(None);
     };
     let path = expand_home(&value);

@@ -43,10 +43,14 @@ use crate::git::{Git, Repo};
 /// The git config key whose values are the patterns.
 pub const KEY: &str = "hand.include";
 
-/// The patterns to copy into a new slot: every value of `hand.include`, blank ones dropped. The
-/// one place they are read.
+/// The patterns to copy into a new slot: every value of `hand.include` (git config, else the
+/// committed `.handconfig`: [`super::settings`]), blank ones dropped. The one place they are read.
+/// Spawn's check has already refused a `.handconfig` that does not parse, so a failure to load
+/// the settings here means no patterns.
 pub fn patterns(repo: &Repo) -> Vec<String> {
-    repo.config_strings(KEY)
+    super::settings::Settings::load(repo)
+        .map(|settings| settings.include())
+        .unwrap_or_default()
         .into_iter()
         .map(|p| p.trim().to_string())
         .filter(|p| !p.is_empty())

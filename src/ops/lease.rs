@@ -42,13 +42,11 @@ pub struct Report {
 /// bidirectional-formatting character is an error naming the key and the value.
 pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     let repo = ctx.repo()?;
-    if let Some(ns) = repo
-        .config_string("hand.issueNamespace")
-        .filter(|s| !s.trim().is_empty())
-    {
+    let settings = super::settings::Settings::load(repo)?;
+    if let Some(ns) = settings.issue_namespace().filter(|s| !s.trim().is_empty()) {
         if ns.chars().any(super::names::is_deceptive) {
-            return Err(repo
-                .bad_config(
+            return Err(settings
+                .bad(
                     "hand.issueNamespace",
                     "a name without control or bidirectional-formatting characters",
                     None,

@@ -20,12 +20,15 @@ pub mod prune;
 pub mod recover;
 pub mod ref_fence;
 pub mod safety;
+pub mod settings;
+pub mod setup;
 pub mod slot;
 pub mod slot_hooks;
 pub mod spawn;
 pub mod stamp;
 pub mod tasks;
 pub mod teardown;
+pub mod trust;
 pub mod verdict;
 
 pub use context::Context;
@@ -123,10 +126,13 @@ impl Error {
 impl From<crate::git::ConfigError> for Error {
     fn from(e: crate::git::ConfigError) -> Self {
         let hint = e.hint();
-        let find = format!(
-            "git config --show-origin --get-all {}   # which file sets it",
-            e.key
-        );
+        let find = match &e.file {
+            None => format!(
+                "git config --show-origin --get-all {}   # which file sets it",
+                e.key
+            ),
+            Some(_) => "git hand config   # each hand.* value and where it comes from".into(),
+        };
         Error::Usage {
             message: format!("{e}; nothing was changed"),
             hints: vec![hint, find],

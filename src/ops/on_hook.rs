@@ -118,7 +118,7 @@ pub fn decide(
     let repo = ctx.repo()?;
     let subject = verdict::Subject::of(ctx)?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
-    let fence = repo.config_bool("hand.fenceBranches", true)?;
+    let fence = super::settings::Settings::load(repo)?.fence_branches()?;
     let mut out = PrePush {
         refusal: None,
         finding: None,

@@ -17,7 +17,7 @@ pub const DEFAULT_MAX_SLOTS: i64 = 16;
 /// directory) or that git-hand could not record (a newline would break the stamp's lines) is a
 /// usage error naming where it came from.
 pub fn root(repo: &Repo) -> Result<PathBuf> {
-    if let Some(value) = repo.config_string("hand.root").filter(|r| !r.is_empty()) {
+    if let Some(value) = super::settings::git_string(repo, "hand.root").filter(|r| !r.is_empty()) {
         let root = super::context::expand_home(&value);
         let recordable = root
             .to_str()
@@ -57,22 +57,9 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
 /// What a bad `hand.root` is replaced with in the hint.
 const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
 
-/// `hand.maxSlots`, default 16; anything but a positive integer is an error naming the value
-/// (a typo such as `0`, `-1` or `abc` once silently meant 16).
+/// `hand.maxSlots`, default 16, from git config or `.handconfig` (`ops/settings.rs`).
 pub fn max_slots(repo: &Repo) -> Result<i64> {
-    const KEY: &str = "hand.maxSlots";
-    let bad = || {
-        repo.bad_config(
-            KEY,
-            "a positive integer",
-            Some(DEFAULT_MAX_SLOTS.to_string()),
-        )
-    };
-    match repo.config_int(KEY).map_err(|_| bad())? {
-        None => Ok(DEFAULT_MAX_SLOTS),
-        Some(n) if n > 0 => Ok(n),
-        Some(_) => Err(bad().into()),
-    }
+    Ok(super::settings::Settings::load(repo)?.max_slots()?)
 }
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).

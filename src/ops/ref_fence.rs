@@ -67,7 +67,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
         return Ok(None);
     }
     let repo = ctx.repo()?;
-    if !repo.config_bool("hand.fenceRefs", true)? {
+    if !super::settings::Settings::load(repo)?.fence_refs()? {
         return Ok(None);
     }
     let mut branches: Vec<String> = moving

@@ -26,6 +26,9 @@ pub struct TeardownOptions<'a> {
     /// `doctor --repair` resumes an interrupted teardown this way: the user already chose to
     /// end the task, and nothing on a branch is lost.
     pub keep_unpushed: bool,
+    /// Run `hand.onTeardown`, showing its events here; `None` runs nothing (`--no-setup`,
+    /// `doctor --repair`).
+    pub setup: Option<super::setup::Shown<'a>>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,8 +63,12 @@ pub fn teardown(
         return Ok(TornDown::AlreadyDone(task));
     }
     refuse_unless_tearable(&task)?;
-    if let SlotTenure::Ended { successor } = slot_tenure(ledger, &task)? {
-        return end_row_only(ledger, &task, successor);
+    let tenure = match slot_tenure(ledger, &task)? {
+        SlotTenure::Ours(tenure) => tenure,
+        SlotTenure::Ended { successor } => return end_row_only(ledger, &task, successor),
+    };
+    if let Some(shown) = opts.setup {
+        on_teardown(repo, &task, &tenure, shown)?;
     }
     let proof = prove_safe_to_free(repo, &task, opts)?;
     // The checks above only read; from the pin on, the slot is provably this task's, and only
@@ -134,8 +141,9 @@ fn refuse_unless_tearable(task: &Task) -> Result<()> {
 
 /// Whose the slot's held tenure is, as teardown sees it.
 enum SlotTenure {
-    /// The task's own: teardown may work in the slot (once it has pinned the lease).
-    Ours,
+    /// The task's own (this tenure): teardown may work in the slot (once it has pinned the
+    /// lease).
+    Ours(Tenure),
     /// The task's lease ended; the slot may be someone else's (`successor`) and nothing on
     /// disk may be touched.
     Ended { successor: Option<Tenure> },
@@ -147,10 +155,54 @@ fn slot_tenure(ledger: &mut Ledger, task: &Task) -> Result<SlotTenure> {
     Ok(ledger.read(|v| {
         let held = v.held(&slot)?;
         Ok(match held {
-            Some(h) if is_ours(task, &h) => SlotTenure::Ours,
+            Some(h) if is_ours(task, &h) => SlotTenure::Ours(h),
             successor => SlotTenure::Ended { successor },
         })
     })?)
+}
+
+/// Runs `hand.onTeardown` in the task's slot with its credential, before anything is proven or
+/// discarded: what the command leaves behind is judged like the task's own files (an untracked
+/// file it writes refuses the teardown, unless `--force`). A command from a `.handconfig` the
+/// user has not trusted is refused before it runs. Only an active task's slot that is proven to
+/// be itself runs it: a teardown resumed after a crash (`tearing-down`) ran it already, and
+/// nothing runs in a slot the disk lost or that is not the slot git-hand made. A failure stops
+/// the teardown with nothing changed: the task stays active.
+fn on_teardown(
+    repo: &crate::git::Repo,
+    task: &Task,
+    tenure: &Tenure,
+    shown: super::setup::Shown<'_>,
+) -> Result<()> {
+    let settings = super::settings::Settings::load(repo)?;
+    let hook = super::setup::Hook::OnTeardown;
+    let Some(cmd) = settings.setup_command(hook) else {
+        return Ok(());
+    };
+    let slot = task.slot_key();
+    let path = Path::new(&slot);
+    if task.state != TaskState::Active || slot::prove(&repo.loc.common_dir, path).is_err() {
+        return Ok(());
+    }
+    let skip = format!("git hand teardown {} --no-setup", task.name);
+    super::trust::require(&settings, &[hook], &skip)?;
+    let env = super::credential::env_vars(task, tenure);
+    let timeout = settings.setup_timeout()?;
+    super::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
+        Error::failed(
+            format!(
+                "{e}; nothing was discarded and task {} is still active",
+                task.name
+            ),
+            vec![
+                format!(
+                    "git hand teardown {}   # again, once it is fixed",
+                    task.name
+                ),
+                skip.clone() + "   # or without hand.onTeardown",
+            ],
+        )
+    })
 }
 
 /// Settles only the task's row (`lease-ended`): the slot is not the task's any more.

@@ -198,7 +198,7 @@ impl Subject {
             None => ctx.ledger_location()?.path,
         };
         let key = Self::key_of(ctx)?;
-        let rule = if repo.config_bool("hand.requireCredential", false)? {
+        let rule = if super::settings::require_credential(repo)? {
             CredentialRule::EnvRequired
         } else {
             CredentialRule::StampSuffices

@@ -30,6 +30,7 @@ mod pool;
 mod races;
 mod ref_fence;
 mod small_things;
+mod setup;
 mod support;
 mod trials;
 mod validation;

@@ -32,6 +32,8 @@ const HELP: &[&str] = &[
     "prune --help",
     "doctor --help",
     "check --help",
+    "config --help",
+    "trust --help",
     "install --help",
     "uninstall --help",
     "hook --help",

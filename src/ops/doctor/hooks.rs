@@ -27,7 +27,7 @@ impl Checkup<'_> {
                 .map(|key| key.as_path().to_path_buf())
                 .filter(|p| p.is_dir()),
         );
-        let opted_out = !self.repo.config_bool("hand.installHooks", true)?;
+        let opted_out = !crate::ops::settings::Settings::load(self.repo)?.install_hooks()?;
         if opted_out && open.is_empty() {
             // Uninstalled on purpose and nothing leased: nothing goes unchecked.
             return Ok(());

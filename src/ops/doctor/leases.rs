@@ -50,6 +50,7 @@ impl Checkup<'_> {
                     task: &name,
                     force: false,
                     keep_unpushed: true,
+                    setup: None,
                 };
                 match &task {
                     Some(_) => {

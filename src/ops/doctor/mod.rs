@@ -83,7 +83,7 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
     checkup.hooks_not_in_force(ledger, &mut problems)?;
     if repair {
         // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
-        let required = repo.config_bool("hand.requireCredential", false)?;
+        let required = super::settings::require_credential(repo)?;
         super::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
             super::Error::failed(
                 format!("cannot mark the slots for hand.requireCredential: {e}"),

@@ -87,6 +87,7 @@ impl Checkup<'_> {
                 task: &task.name,
                 force: false,
                 keep_unpushed: true,
+                setup: None,
             };
             match teardown::teardown(self.ctx, ledger, &opts) {
                 Ok(_) => {

@@ -6,7 +6,9 @@
 use super::{Progress, SpawnOptions};
 use crate::git::Repo;
 use crate::ledger::Ledger;
-use crate::ops::{Context, Result, base, names, pool};
+use crate::ops::settings::Settings;
+use crate::ops::setup::{self, Hook};
+use crate::ops::{Context, Result, base, names, pool, trust};
 
 /// What spawn checked before anything was written. [`check`] makes one; the CLI opens the
 /// ledger only after it succeeded.
@@ -21,6 +23,8 @@ pub struct Checked {
     pub(super) base: Option<base::Base>,
     /// `hand.installHooks` (default true): whether spawn may install or chain the hooks.
     pub(super) install_hooks: bool,
+    /// The setup commands to run once the slot is ready (none with `--no-setup`).
+    pub(super) setup: setup::Plan,
 }
 
 /// Validates a spawn without writing anything: names, the repository's paths, the `hand.*`
@@ -39,8 +43,10 @@ pub fn check(
     let issue = opts.issue.map(names::issue_id).transpose()?;
     names::holder(opts.holder)?;
     let repo = ctx.repo_to_record()?;
-    let max_slots = pool::max_slots(repo)?;
-    let install_hooks = repo.config_bool("hand.installHooks", true)?;
+    let settings = Settings::load(repo)?;
+    let max_slots = settings.max_slots()?;
+    let install_hooks = settings.install_hooks()?;
+    let setup = setup_plan(&settings, opts)?;
     pool::root(repo)?;
     ctx.ledger_location()?;
     if issue.is_some() {
@@ -63,7 +69,20 @@ pub fn check(
         max_slots,
         base,
         install_hooks,
+        setup,
     })
+}
+
+/// The setup commands a spawn runs, and the refusal of commands from a `.handconfig` the user
+/// has not trusted in its current content: before the ledger, so nothing is leased. None with
+/// `--no-setup`.
+fn setup_plan(settings: &Settings<'_>, opts: &SpawnOptions<'_>) -> Result<setup::Plan> {
+    if opts.no_setup {
+        return Ok(setup::Plan::default());
+    }
+    let skip = format!("git hand spawn {} --no-setup", opts.task);
+    trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], &skip)?;
+    Ok(settings.setup_plan()?)
 }
 
 /// Whether an open task of this name exists, read without creating or writing the ledger.

@@ -53,6 +53,8 @@ pub enum Progress<'a> {
     CreatingSlot(&'a std::path::Path),
     /// Copying a `hand.include` match into the new slot.
     Including(super::include::Copying<'a>),
+    /// A setup command (`hand.onCreate`, `hand.onReuse`) starts, or prints a line.
+    Setup(super::setup::SetupEvent<'a>),
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +66,8 @@ pub struct SpawnOptions<'a> {
     pub holder: &'a str,
     pub ttl: Option<Millis>,
     pub fetch: bool,
+    /// Run no setup command (`--no-setup`).
+    pub no_setup: bool,
 }
 
 /// How the slot was obtained; its word is `spawn --json`'s `slot_source`.
@@ -193,6 +197,27 @@ fn attempt(
     }))
 }
 
+/// Runs the slot's setup command (`hand.onCreate` for a slot just made, `hand.onReuse` for one
+/// that held a task before), once the slot is stamped (so the credential it is handed is the
+/// slot's) and before the task is active (so its TTL starts when the slot is ready).
+fn run_setup(
+    ground: &Groundwork<'_>,
+    claimed: &Claimed,
+    progress: &dyn Fn(Progress<'_>),
+) -> std::result::Result<(), super::setup::SetupError> {
+    let created = matches!(
+        claimed.plan,
+        super::pool::Plan::Create { .. } | super::pool::Plan::Recreate(_)
+    );
+    let Some(cmd) = ground.setup.for_slot(created) else {
+        return Ok(());
+    };
+    let env = super::credential::env_vars(&claimed.task, &claimed.tenure);
+    super::setup::run(cmd, &claimed.path, &env, ground.setup.timeout, &|event| {
+        progress(Progress::Setup(event))
+    })
+}
+
 /// Prepares the slot and stamps it, under the slot's lock, which is returned to be held until
 /// the task is active, with what `hand.include` copied. A failure is undone
 /// (`undo::failed_spawn`) before it is returned.
@@ -221,9 +246,9 @@ fn prepare_and_stamp(
         .map_err(undo::AfterClaim::from)
         .and_then(|included| {
             failpoint::hit("spawn-after-checkout");
-            stamping::stamp_slot(ledger, ground, &guard, claimed)
-                .map_err(undo::AfterClaim::from)
-                .map(|()| included)
+            stamping::stamp_slot(ledger, ground, &guard, claimed)?;
+            run_setup(ground, claimed, progress)?;
+            Ok(included)
         });
     match ready {
         Ok(included) => Ok((guard, included)),

@@ -41,6 +41,8 @@ pub(super) struct Groundwork<'a> {
     pub me: procs::ProcessId,
     /// The remote the branch is pushed to, which branch fencing is keyed on.
     pub remote: Option<String>,
+    /// The setup commands `check` read (and found trusted).
+    pub setup: crate::ops::setup::Plan,
 }
 
 impl<'a> Groundwork<'a> {
@@ -83,6 +85,7 @@ impl<'a> Groundwork<'a> {
         Ok(Groundwork {
             pool_dir: pool::ensure_pool_dir(repo, &repo_id)?,
             max: checked.max_slots,
+            setup: checked.setup,
             me: procs::me(),
             remote: crate::ops::fence::task_remote(repo),
             repo,

@@ -17,6 +17,9 @@ pub(super) enum AfterClaim {
     Prepare(#[from] PrepareError),
     #[error(transparent)]
     Stamp(#[from] StampSlotError),
+    /// The slot's setup command failed or timed out.
+    #[error(transparent)]
+    Setup(#[from] crate::ops::setup::SetupError),
 }
 
 /// Undoes a spawn whose git work or stamp failed after it claimed its slot: the slot is put back
@@ -70,12 +73,19 @@ pub(super) fn failed_spawn(
         }
         Err(_) => "its leases could not be released: git hand doctor --repair settles them",
     };
+    let mut hints = vec![format!(
+        "git hand spawn {}   # try again; git hand doctor if it keeps failing",
+        task.name
+    )];
+    if matches!(why, AfterClaim::Setup(_)) {
+        hints.push(format!(
+            "git hand spawn {} --no-setup   # without the setup command",
+            task.name
+        ));
+    }
     Error::failed(
         format!("{why}; {ended}; the slot is left clean and free"),
-        vec![format!(
-            "git hand spawn {}   # try again; git hand doctor if it keeps failing",
-            task.name
-        )],
+        hints,
     )
 }
 

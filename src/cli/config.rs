@@ -1,0 +1,157 @@
+//! `git hand config`: every `hand.*` value in effect and where it comes from (git's
+//! configuration, with its scope and file; the repository's `.handconfig`; the default), and
+//! whether the file's content is trusted.
+
+use serde::Serialize;
+
+use super::output::{paint, table};
+use super::{Done, Failure};
+use crate::ops::Context;
+use crate::ops::settings::{self, Origin, Report};
+use crate::ops::trust::Trust;
+
+/// `config --json`.
+#[derive(Serialize)]
+struct ConfigJson<'a> {
+    /// Null for a bare repository.
+    file: Option<FileJson<'a>>,
+    settings: Vec<EntryJson<'a>>,
+    /// Keys the file sets that only git config may set: ignored.
+    ignored: &'a [&'static str],
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a std::path::Path,
+    exists: bool,
+    /// Its blob id (`git hash-object`), null when it does not exist.
+    hash: Option<&'a str>,
+    /// `trusted`, `untrusted` or `changed`; null when it does not exist.
+    trust: Option<TrustWord>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum TrustWord {
+    Trusted,
+    Untrusted,
+    Changed,
+}
+
+impl TrustWord {
+    fn of(trust: &Trust) -> Self {
+        match trust {
+            Trust::Trusted => TrustWord::Trusted,
+            Trust::Unknown => TrustWord::Untrusted,
+            Trust::Changed { .. } => TrustWord::Changed,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EntryJson<'a> {
+    key: &'a str,
+    value: Option<&'a str>,
+    /// `git`, `file` or `default`.
+    origin: &'static str,
+    /// With `git`: `system`, `global`, `local`, `worktree`, `env` or `command` (`git -c`).
+    scope: Option<&'static str>,
+    /// The file the value was read from (null for the default and `git -c`).
+    path: Option<&'a std::path::Path>,
+    problem: Option<&'a str>,
+}
+
+pub fn config(ctx: &Context, json: bool) -> Result<Done, Failure> {
+    let report = settings::report(ctx.repo()?)?;
+    if json {
+        return Done::json(&shape(&report), None);
+    }
+    Ok(Done::ok(text(ctx, &report)))
+}
+
+fn shape(r: &Report) -> ConfigJson<'_> {
+    ConfigJson {
+        file: r.file.as_ref().map(|f| FileJson {
+            path: &f.path,
+            exists: f.hash.is_some(),
+            hash: f.hash.as_deref(),
+            trust: f.trust.as_ref().map(TrustWord::of),
+        }),
+        settings: r
+            .entries
+            .iter()
+            .map(|e| {
+                let (origin, scope, path) = match &e.origin {
+                    Origin::Git(g) => ("git", Some(g.scope), g.file.as_deref()),
+                    Origin::File(p) => ("file", None, Some(p.as_path())),
+                    Origin::Default => ("default", None, None),
+                };
+                EntryJson {
+                    key: e.key,
+                    value: e.value.as_deref(),
+                    origin,
+                    scope,
+                    path,
+                    problem: e.problem.as_deref(),
+                }
+            })
+            .collect(),
+        ignored: &r.ignored,
+    }
+}
+
+fn text(ctx: &Context, r: &Report) -> String {
+    let rows: Vec<Vec<String>> = r
+        .entries
+        .iter()
+        .map(|e| {
+            let from = match &e.origin {
+                Origin::Git(g) => match &g.file {
+                    Some(file) => format!("git config ({}: {})", g.scope, file.display()),
+                    None => format!("git config ({})", g.scope),
+                },
+                Origin::File(_) => settings::FILE_NAME.to_string(),
+                Origin::Default => "default".to_string(),
+            };
+            let value = e.value.clone().unwrap_or_else(|| "(none)".into());
+            vec![e.key.to_string(), value, from]
+        })
+        .collect();
+    let mut out = file_line(r);
+    out.push_str(&table(&["KEY", "VALUE", "FROM"], &rows, paint(ctx)));
+    for e in &r.entries {
+        if let Some(problem) = &e.problem {
+            out.push_str(&format!("problem: {problem}\n"));
+        }
+    }
+    for key in &r.ignored {
+        out.push_str(&format!(
+            "ignored: {key} in {} (only git config sets it)\n",
+            settings::FILE_NAME
+        ));
+    }
+    out
+}
+
+/// The first line: where the file is, and whether its commands may run.
+fn file_line(r: &Report) -> String {
+    let Some(file) = &r.file else {
+        return format!(
+            "{}: none (a bare repository has no checkout)\n",
+            settings::FILE_NAME
+        );
+    };
+    let state = match &file.trust {
+        None => "absent",
+        Some(Trust::Trusted) => "trusted",
+        Some(Trust::Unknown) => "not trusted: its commands do not run until git hand trust",
+        Some(Trust::Changed { .. }) => {
+            "changed since it was trusted: its commands do not run until git hand trust"
+        }
+    };
+    format!(
+        "{}: {} ({state})\n",
+        settings::FILE_NAME,
+        file.path.display()
+    )
+}

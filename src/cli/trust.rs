@@ -1,0 +1,72 @@
+//! `git hand trust`: approve the exact content of the repository's `.handconfig`, so its setup
+//! commands may run.
+
+use serde::Serialize;
+
+use super::{Done, Failure, Kind};
+use crate::ops::Context;
+use crate::ops::settings::{self, Settings};
+use crate::ops::setup::Hook;
+
+/// `trust --json`.
+#[derive(Serialize)]
+struct TrustJson<'a> {
+    path: &'a std::path::Path,
+    /// The blob id approved (`git hash-object`).
+    hash: &'a str,
+    /// The commands the file may now run, by key.
+    commands: Vec<CommandJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CommandJson<'a> {
+    key: &'static str,
+    command: &'a str,
+}
+
+pub fn trust(ctx: &Context, json: bool) -> Result<Done, Failure> {
+    let repo = ctx.repo()?;
+    let settings = Settings::load(repo).map_err(crate::ops::Error::from)?;
+    let Some(file) = settings.file() else {
+        let where_ = settings::file_path(repo)
+            .map_or("a bare repository has no checkout".into(), |p| {
+                format!("there is no {}", p.display())
+            });
+        return Err(
+            Failure::new(Kind::Usage, format!("nothing to trust: {where_}"))
+                .hint("git hand config   # the hand.* values in effect"),
+        );
+    };
+    crate::ops::trust::approve(file)?;
+    let written: Vec<(&'static str, String)> = [Hook::OnCreate, Hook::OnReuse, Hook::OnTeardown]
+        .into_iter()
+        .filter_map(|hook| {
+            let command = file.string(hook.key()).filter(|c| !c.trim().is_empty())?;
+            Some((hook.key(), command))
+        })
+        .collect();
+    let commands = written
+        .iter()
+        .map(|(key, command)| CommandJson { key, command })
+        .collect();
+    let shape = TrustJson {
+        path: file.path(),
+        hash: file.hash(),
+        commands,
+    };
+    if json {
+        return Done::json(&shape, None);
+    }
+    let mut out = format!(
+        "trusted {} (blob {}); a change to it asks again\n",
+        shape.path.display(),
+        &shape.hash[..10]
+    );
+    if shape.commands.is_empty() {
+        out.push_str("it sets no setup command\n");
+    }
+    for c in &shape.commands {
+        out.push_str(&format!("  {} = {}\n", c.key, c.command));
+    }
+    Ok(Done::ok(out))
+}

@@ -1,0 +1,208 @@
+//! A repository's committed settings file (`.handconfig`), read with gix's config parser in
+//! git's config syntax (as git reads `.gitmodules` and git-lfs `.lfsconfig`), and where a value
+//! of git's own configuration comes from (`--show-scope`). `ops/settings.rs` decides which wins;
+//! nothing outside this directory sees a gix type.
+
+use std::path::{Path, PathBuf};
+
+use gix::bstr::ByteSlice;
+
+use super::{ConfigError, Repo};
+
+/// A settings file, parsed. Includes are never followed: a committed file must not pull in
+/// another file the user never saw (nor one outside the repository).
+pub struct ConfigFile {
+    path: PathBuf,
+    /// The file's blob id, as `git hash-object <path>` prints it: what `git hand trust` approves.
+    hash: String,
+    file: gix::config::File,
+}
+
+impl ConfigFile {
+    /// Reads and parses the file at `path`: `Ok(None)` when there is none; an error (naming the
+    /// file) when it cannot be read or is not in git's config syntax.
+    pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
+        let unusable = |why: String| ConfigError {
+            key: String::new(),
+            value: String::new(),
+            expected: why,
+            fix: None,
+            file: Some(path.to_path_buf()),
+        };
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(unusable(format!("it cannot be read ({e})"))),
+        };
+        // One read: the content hashed is the content parsed, so what the user approved is what
+        // runs.
+        let hash = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| unusable(e.to_string()))?
+            .to_string();
+        let meta = gix::config::file::Metadata::api().at(path);
+        let file = gix::config::File::from_bytes_no_includes(&bytes, meta, Default::default())
+            .map_err(|e| unusable(e.to_string()))?;
+        Ok(Some(Self {
+            path: path.to_path_buf(),
+            hash,
+            file,
+        }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The blob id of the content read (`git hash-object`).
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Whether the file sets `key` at all (a value-less `key` included).
+    pub fn has(&self, key: &str) -> bool {
+        self.file.strings(key).is_some()
+            || self.file.boolean(key).is_ok_and(|value| value.is_some())
+    }
+
+    /// The last value of `key`, as written.
+    pub fn string(&self, key: &str) -> Option<String> {
+        Some(self.file.string(key)?.to_str_lossy().into_owned())
+    }
+
+    /// Every value of `key`, in order.
+    pub fn strings(&self, key: &str) -> Vec<String> {
+        self.file
+            .strings(key)
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.to_str_lossy().into_owned())
+            .collect()
+    }
+
+    /// A boolean with git's rules (a key with no `=` is true); `None` when unset.
+    pub fn bool(&self, key: &str, default: bool) -> Result<Option<bool>, ConfigError> {
+        self.file
+            .boolean(key)
+            .map_err(|_| self.bad(key, "a boolean (true or false)", Some(default.to_string())))
+    }
+
+    /// An integer with git's rules (`16`, `1k`); `None` when unset.
+    pub fn int(&self, key: &str) -> Result<Option<i64>, ConfigError> {
+        self.file
+            .integer(key)
+            .map_err(|_| self.bad(key, "an integer", None))
+    }
+
+    /// The error for `key`'s value in this file, which is not `expected`.
+    pub fn bad(&self, key: &str, expected: &str, fix: Option<String>) -> ConfigError {
+        ConfigError {
+            key: key.to_string(),
+            value: self.string(key).unwrap_or_default(),
+            expected: expected.to_string(),
+            fix,
+            file: Some(self.path.clone()),
+        }
+    }
+}
+
+/// Where git's configuration sets a key: its scope, as `git config --show-scope` names it, and
+/// its file (none for `git -c`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigOrigin {
+    pub scope: &'static str,
+    pub file: Option<PathBuf>,
+}
+
+impl Repo {
+    /// Where the value git would use for `key` (a `section.name` key) is set, or `None` when no
+    /// scope of git's configuration sets it.
+    pub fn config_origin(&self, key: &str) -> Option<ConfigOrigin> {
+        let (section, name) = key.split_once('.')?;
+        let config = self.gix().config_snapshot();
+        let meta = config
+            .plumbing()
+            .sections_by_name(section)?
+            .filter(|s| s.header().subsection_name().is_none())
+            .filter(|s| s.value_implicit(name).is_some())
+            .last()?
+            .meta()
+            .clone();
+        Some(ConfigOrigin {
+            scope: scope_word(meta.source),
+            file: meta.path,
+        })
+    }
+}
+
+/// `git config --show-scope`'s word for a source.
+fn scope_word(source: gix::config::Source) -> &'static str {
+    use gix::config::Source;
+    match source {
+        Source::GitInstallation | Source::System => "system",
+        Source::Git | Source::User => "global",
+        Source::Local => "local",
+        Source::Worktree => "worktree",
+        Source::Env | Source::EnvOverride => "env",
+        Source::Cli | Source::Api => "command",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, Result<Option<ConfigFile>, ConfigError>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".handconfig");
+        std::fs::write(&path, text).unwrap();
+        let read = ConfigFile::read(&path);
+        (dir, read)
+    }
+
+    #[test]
+    fn a_settings_file_reads_as_git_reads_its_config() {
+        let (_dir, read) = file(
+            "[hand]\n\tmaxSlots = 1k\n\tfenceRefs\n\tinclude = .env\n\tinclude = target/\n\
+             \tonCreate = \"npm ci && echo done\"\n",
+        );
+        let f = read.unwrap().unwrap();
+        assert_eq!(f.int("hand.maxslots").unwrap(), Some(1024));
+        assert_eq!(f.bool("hand.fenceRefs", false).unwrap(), Some(true));
+        assert!(f.has("hand.fenceRefs"));
+        assert!(!f.has("hand.fenceBranches"));
+        assert_eq!(f.strings("hand.include"), [".env", "target/"]);
+        assert_eq!(f.string("hand.onCreate").unwrap(), "npm ci && echo done");
+        // `printf '...' | git hash-object --stdin`
+        assert_eq!(f.hash().len(), 40);
+    }
+
+    #[test]
+    fn a_bad_value_or_a_bad_file_names_the_file() {
+        let (_dir, read) = file("[hand]\n\tmaxSlots = many\n");
+        let f = read.unwrap().unwrap();
+        let e = f.int("hand.maxSlots").unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with(".handconfig sets hand.maxSlots to \"many\", which is not an integer"),
+            "{e}"
+        );
+        let (_dir, read) = file("[hand\n");
+        let e = read.err().unwrap();
+        assert!(
+            e.to_string().contains("is not in git's config syntax"),
+            "{e}"
+        );
+        let missing = ConfigFile::read(Path::new("/nonexistent/.handconfig"));
+        assert!(matches!(missing, Ok(None)));
+    }
+
+    #[test]
+    fn the_hash_is_gits_blob_id() {
+        let (_dir, read) = file("");
+        // `git hash-object /dev/null`
+        assert_eq!(
+            read.unwrap().unwrap().hash(),
+            "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        );
+    }
+}

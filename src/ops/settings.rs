@@ -1,0 +1,368 @@
+//! Every `hand.*` setting git-hand reads, and where its value comes from: git's configuration
+//! (any scope, `git -c` included) over the repository's committed `.handconfig` over the
+//! default. Every read of a `hand.*` key goes through here.
+//!
+//! `.handconfig` is read from the main worktree's checkout (`<main worktree>/.handconfig`),
+//! whichever worktree git-hand runs in: the main worktree is where the user works and pulls, so
+//! every slot, spawn and hook of the repository reads the one file the user sees, and a task's
+//! branch (which may start from any `--base`) never changes the settings of the pool it runs in.
+//! A bare repository has no checkout, so no file. Only the keys that describe the repository
+//! ([`KEYS`], `committable`) may be set there; the others (where the ledger and the pool live,
+//! whether spawn may install hooks) are the user's own, and a value of theirs in the file is
+//! ignored and shown as such by `git hand config`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::setup::{Hook, SetupCommand};
+use crate::git::{ConfigError, ConfigFile, ConfigOrigin, Repo};
+
+/// The settings file's name, at the top of the main worktree.
+pub const FILE_NAME: &str = ".handconfig";
+
+/// Default `hand.setupTimeout`: a cold `npm ci` or `cargo fetch` fits; a hang does not last.
+pub const DEFAULT_SETUP_TIMEOUT: &str = "10m";
+
+/// A `hand.*` key git-hand reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    /// Whether the repository's `.handconfig` may set it.
+    pub committable: bool,
+    /// The default, in words (`None`: unset means "none", or it is worked out, as the text says).
+    pub default: Option<&'static str>,
+}
+
+const fn key(name: &'static str, committable: bool, default: Option<&'static str>) -> Key {
+    Key {
+        name,
+        committable,
+        default,
+    }
+}
+
+/// Every `hand.*` key, in the order `git hand config` shows them.
+pub const KEYS: &[Key] = &[
+    key("hand.maxSlots", true, Some("16")),
+    key("hand.requireCredential", true, Some("false")),
+    key("hand.fenceBranches", true, Some("true")),
+    key("hand.fenceRefs", true, Some("true")),
+    key("hand.adoptWorktrees", true, Some("false")),
+    key("hand.issueNamespace", true, None),
+    key("hand.include", true, None),
+    key("hand.onCreate", true, None),
+    key("hand.onReuse", true, None),
+    key("hand.onTeardown", true, None),
+    key("hand.setupTimeout", true, Some(DEFAULT_SETUP_TIMEOUT)),
+    key("hand.installHooks", false, Some("true")),
+    key("hand.ledger", false, None),
+    key("hand.root", false, None),
+];
+
+fn committable(name: &str) -> bool {
+    KEYS.iter()
+        .any(|k| k.committable && k.name.eq_ignore_ascii_case(name))
+}
+
+/// Where a value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Git's configuration, in this scope and file.
+    Git(ConfigOrigin),
+    /// The repository's `.handconfig`.
+    File(PathBuf),
+    /// Nothing sets it.
+    Default,
+}
+
+/// A repository's settings: git's configuration and its `.handconfig`, read once.
+pub struct Settings<'r> {
+    repo: &'r Repo,
+    file: Option<ConfigFile>,
+}
+
+/// The `.handconfig` git-hand reads for `repo` (whether or not it exists): in the main
+/// worktree's checkout; none for a bare repository.
+pub fn file_path(repo: &Repo) -> Option<PathBuf> {
+    Some(repo.main_workdir()?.join(FILE_NAME))
+}
+
+/// A key only git's configuration sets (`hand.ledger`, `hand.root`, `hand.installHooks`): the
+/// file is not even read.
+pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
+    debug_assert!(!committable(name), "{name} may come from {FILE_NAME}");
+    repo.config_string(name)
+}
+
+/// `hand.requireCredential`, for a caller that reads no other setting.
+pub fn require_credential(repo: &Repo) -> Result<bool, ConfigError> {
+    Settings::load(repo)?.require_credential()
+}
+
+impl<'r> Settings<'r> {
+    /// Reads the repository's `.handconfig`, if any. A file that is not in git's config syntax
+    /// is an error naming it: a typo must never silently mean the defaults.
+    pub fn load(repo: &'r Repo) -> Result<Self, ConfigError> {
+        let file = match file_path(repo) {
+            Some(path) => ConfigFile::read(&path)?,
+            None => None,
+        };
+        Ok(Self { repo, file })
+    }
+
+    /// The repository's `.handconfig`, when there is one.
+    pub fn file(&self) -> Option<&ConfigFile> {
+        self.file.as_ref()
+    }
+
+    /// The file, when it is where `name`'s value comes from: git's configuration does not set
+    /// it, the key may be committed and the file sets it.
+    fn file_setting(&self, name: &str) -> Option<&ConfigFile> {
+        let file = self.file.as_ref()?;
+        let used = committable(name) && file.has(name) && self.repo.config_origin(name).is_none();
+        used.then_some(file)
+    }
+
+    /// Where `name`'s value comes from.
+    pub fn origin(&self, name: &str) -> Origin {
+        if let Some(git) = self.repo.config_origin(name) {
+            return Origin::Git(git);
+        }
+        match self.file_setting(name) {
+            Some(file) => Origin::File(file.path().to_path_buf()),
+            None => Origin::Default,
+        }
+    }
+
+    /// Keys the file sets that only git's configuration may set: ignored.
+    pub fn ignored_in_file(&self) -> Vec<&'static str> {
+        let Some(file) = &self.file else {
+            return vec![];
+        };
+        KEYS.iter()
+            .filter(|k| !k.committable && file.has(k.name))
+            .map(|k| k.name)
+            .collect()
+    }
+
+    /// A boolean with git's rules, `default` when unset.
+    pub fn bool(&self, name: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.file_setting(name) {
+            Some(file) => Ok(file.bool(name, default)?.unwrap_or(default)),
+            None => self.repo.config_bool(name, default),
+        }
+    }
+
+    /// An integer with git's rules, `None` when unset.
+    pub fn int(&self, name: &str) -> Result<Option<i64>, ConfigError> {
+        match self.file_setting(name) {
+            Some(file) => file.int(name),
+            None => self.repo.config_int(name),
+        }
+    }
+
+    /// The value as written, `None` when unset.
+    pub fn string(&self, name: &str) -> Option<String> {
+        match self.file_setting(name) {
+            Some(file) => file.string(name),
+            None => self.repo.config_string(name),
+        }
+    }
+
+    /// Every value of a multi-valued key: git's when git's configuration sets any, else the
+    /// file's (the two are not merged: git's configuration replaces the list).
+    pub fn strings(&self, name: &str) -> Vec<String> {
+        match self.file_setting(name) {
+            Some(file) => file.strings(name),
+            None => self.repo.config_strings(name),
+        }
+    }
+
+    /// The error for `name`'s value, wherever it comes from, which is not `expected`.
+    pub fn bad(&self, name: &str, expected: &str, fix: Option<String>) -> ConfigError {
+        match self.file_setting(name) {
+            Some(file) => file.bad(name, expected, fix),
+            None => self.repo.bad_config(name, expected, fix),
+        }
+    }
+
+    /// `hand.maxSlots`, default 16; anything but a positive integer is an error naming the value
+    /// (a typo such as `0`, `-1` or `abc` once silently meant 16).
+    pub fn max_slots(&self) -> Result<i64, ConfigError> {
+        const KEY: &str = "hand.maxSlots";
+        let default = super::pool::DEFAULT_MAX_SLOTS;
+        let bad = || self.bad(KEY, "a positive integer", Some(default.to_string()));
+        match self.int(KEY).map_err(|_| bad())? {
+            None => Ok(default),
+            Some(n) if n > 0 => Ok(n),
+            Some(_) => Err(bad()),
+        }
+    }
+
+    pub fn require_credential(&self) -> Result<bool, ConfigError> {
+        self.bool("hand.requireCredential", false)
+    }
+
+    pub fn fence_branches(&self) -> Result<bool, ConfigError> {
+        self.bool("hand.fenceBranches", true)
+    }
+
+    pub fn fence_refs(&self) -> Result<bool, ConfigError> {
+        self.bool("hand.fenceRefs", true)
+    }
+
+    pub fn adopt_worktrees(&self) -> Result<bool, ConfigError> {
+        self.bool("hand.adoptWorktrees", false)
+    }
+
+    /// `hand.installHooks`: only git's configuration sets it (`git hand uninstall` writes it
+    /// there), so a committed file can neither opt a clone out of the hooks nor back in.
+    pub fn install_hooks(&self) -> Result<bool, ConfigError> {
+        self.repo.config_bool("hand.installHooks", true)
+    }
+
+    /// `hand.issueNamespace` as written (the caller judges it).
+    pub fn issue_namespace(&self) -> Option<String> {
+        self.string("hand.issueNamespace")
+    }
+
+    /// `hand.include`: the patterns copied from the main worktree into a new slot.
+    pub fn include(&self) -> Vec<String> {
+        self.strings("hand.include")
+    }
+
+    /// `hand.setupTimeout`: how long one setup command may run before it is killed.
+    pub fn setup_timeout(&self) -> Result<Duration, ConfigError> {
+        const KEY: &str = "hand.setupTimeout";
+        let text = self
+            .string(KEY)
+            .unwrap_or_else(|| DEFAULT_SETUP_TIMEOUT.into());
+        match crate::clock::parse_ttl(text.trim()) {
+            Ok(ms) => Ok(Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))),
+            Err(_) => Err(self.bad(
+                KEY,
+                "a duration (90s, 10m, 1h)",
+                Some(DEFAULT_SETUP_TIMEOUT.into()),
+            )),
+        }
+    }
+
+    /// The command `hook` runs, if any: an empty value is none, so `git config hand.onCreate ""`
+    /// turns off a command the file sets.
+    pub fn setup_command(&self, hook: Hook) -> Option<SetupCommand> {
+        let command = self.string(hook.key())?;
+        if command.trim().is_empty() {
+            return None;
+        }
+        Some(SetupCommand {
+            hook,
+            from_file: self.file_setting(hook.key()).is_some(),
+            command,
+        })
+    }
+
+    /// What a spawn runs: `hand.onCreate` and `hand.onReuse`, and the timeout.
+    pub fn setup_plan(&self) -> Result<super::setup::Plan, ConfigError> {
+        Ok(super::setup::Plan {
+            on_create: self.setup_command(Hook::OnCreate),
+            on_reuse: self.setup_command(Hook::OnReuse),
+            timeout: self.setup_timeout()?,
+        })
+    }
+
+    /// The value `name` has, typed and judged as git-hand reads it: `Err` says why it would be
+    /// refused. `None`: unset.
+    pub fn judged(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        let shown = |v: String| Ok(Some(v));
+        match name {
+            "hand.maxSlots" => shown(self.max_slots()?.to_string()),
+            "hand.requireCredential" => shown(self.require_credential()?.to_string()),
+            "hand.fenceBranches" => shown(self.fence_branches()?.to_string()),
+            "hand.fenceRefs" => shown(self.fence_refs()?.to_string()),
+            "hand.adoptWorktrees" => shown(self.adopt_worktrees()?.to_string()),
+            "hand.installHooks" => shown(self.install_hooks()?.to_string()),
+            "hand.setupTimeout" => {
+                self.setup_timeout()?;
+                shown(
+                    self.string(name)
+                        .unwrap_or_else(|| DEFAULT_SETUP_TIMEOUT.into()),
+                )
+            }
+            "hand.include" => {
+                let all = self.strings(name);
+                Ok((!all.is_empty()).then(|| all.join(" ")))
+            }
+            "hand.ledger" | "hand.root" => Ok(git_string(self.repo, name)),
+            _ => Ok(self.string(name)),
+        }
+    }
+}
+
+/// One key as `git hand config` shows it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub key: &'static str,
+    /// The value in effect (as written, or the default), `None` when unset without a default.
+    pub value: Option<String>,
+    pub origin: Origin,
+    /// Why git-hand would refuse the value.
+    pub problem: Option<String>,
+}
+
+/// The repository's `.handconfig` as `git hand config` shows it.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    pub path: PathBuf,
+    /// Its blob id, when it exists.
+    pub hash: Option<String>,
+    /// Whether its content was approved, when it exists.
+    pub trust: Option<super::trust::Trust>,
+}
+
+/// Every `hand.*` key's value in effect and where it comes from.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// `None` for a bare repository.
+    pub file: Option<FileReport>,
+    pub entries: Vec<Entry>,
+    /// Keys the file sets that only git's configuration may set.
+    pub ignored: Vec<&'static str>,
+}
+
+/// `git hand config`: reads only.
+pub fn report(repo: &Repo) -> super::Result<Report> {
+    let settings = Settings::load(repo)?;
+    let file = match file_path(repo) {
+        None => None,
+        Some(path) => Some(FileReport {
+            path,
+            hash: settings.file().map(|f| f.hash().to_string()),
+            trust: settings.file().map(super::trust::state).transpose()?,
+        }),
+    };
+    let entries = KEYS
+        .iter()
+        .map(|k| {
+            let (value, problem) = match settings.judged(k.name) {
+                Ok(value) => (value, None),
+                Err(e) => (settings.string(k.name), Some(e.to_string())),
+            };
+            let origin = settings.origin(k.name);
+            let value = match (&origin, value) {
+                (Origin::Default, None) => k.default.map(str::to_string),
+                (_, value) => value,
+            };
+            Entry {
+                key: k.name,
+                value,
+                origin,
+                problem,
+            }
+        })
+        .collect();
+    Ok(Report {
+        file,
+        entries,
+        ignored: settings.ignored_in_file(),
+    })
+}

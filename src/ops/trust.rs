@@ -1,0 +1,165 @@
+//! Trusting a repository's committed `.handconfig` before its setup commands run, as direnv
+//! and worktrunk do: cloning a repository must never make `git hand spawn` run its commands
+//! unasked. `git hand trust` records the file's exact content (its blob id, `git hash-object`)
+//! for its path; a file that changed since asks again. Commands from git's configuration are the
+//! user's own and need no approval.
+//!
+//! The approvals live in the user's state directory (`$XDG_STATE_HOME/git-hand/trusted/`, else
+//! `~/.local/state/git-hand/trusted/`), one file per approved path, not in the ledger: trust is
+//! the user's, and it must not depend on which ledger a repository uses or survive only as long
+//! as one does. The environment is read here for that directory.
+
+use std::path::{Path, PathBuf};
+
+use super::settings::Settings;
+use super::setup::Hook;
+use super::{Error, Result};
+use crate::git::ConfigFile;
+
+/// Whether the user approved a file's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// This exact content.
+    Trusted,
+    /// Never approved.
+    Unknown,
+    /// Another content was approved (`approved` is its blob id): the file changed since.
+    Changed { approved: String },
+}
+
+/// The directory that holds the approvals.
+fn store() -> Result<PathBuf> {
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let state = nonempty("XDG_STATE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))
+        .ok_or_else(|| {
+            Error::usage(
+                "cannot tell where approvals of .handconfig live: neither HOME nor XDG_STATE_HOME is set",
+            )
+        })?;
+    Ok(state.join("git-hand/trusted"))
+}
+
+/// The approval record of the file at `path`: named by a hash of the path, so each file has one.
+fn record(path: &Path) -> Result<PathBuf> {
+    let name = record_name(path.as_os_str().as_encoded_bytes());
+    Ok(store()?.join(name))
+}
+
+/// A stable name for a path: FNV-1a, 64 bits, twice (the path and the path reversed), in hex.
+/// Not a security boundary (the record holds the path, which is checked): only a file name.
+fn record_name(bytes: &[u8]) -> String {
+    let fnv = |it: &mut dyn Iterator<Item = &u8>| {
+        it.fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}{:016x}",
+        fnv(&mut bytes.iter()),
+        fnv(&mut bytes.iter().rev())
+    )
+}
+
+/// Whether the user approved `file`'s content.
+pub fn state(file: &ConfigFile) -> Result<Trust> {
+    let text = match std::fs::read_to_string(record(file.path())?) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Trust::Unknown),
+        Err(e) => {
+            return Err(Error::failed(
+                format!("cannot read the approval of {}: {e}", file.path().display()),
+                vec![],
+            ));
+        }
+    };
+    let mut lines = text.lines();
+    let (hash, path) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+    Ok(if path != file.path().to_string_lossy() {
+        Trust::Unknown
+    } else if hash == file.hash() {
+        Trust::Trusted
+    } else {
+        Trust::Changed {
+            approved: hash.to_string(),
+        }
+    })
+}
+
+/// Records the user's approval of `file`'s content as it was read, replacing any earlier one
+/// (written whole, then renamed into place). Returns the record's path.
+pub fn approve(file: &ConfigFile) -> Result<PathBuf> {
+    let target = record(file.path())?;
+    let failed = |e: std::io::Error| {
+        Error::failed(
+            format!("cannot record the approval in {}: {e}", target.display()),
+            vec![],
+        )
+    };
+    let dir = target.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    let text = format!("{}\n{}\n", file.hash(), file.path().display());
+    std::io::Write::write_all(&mut temp, text.as_bytes()).map_err(failed)?;
+    temp.as_file().sync_all().map_err(failed)?;
+    temp.persist(&target).map_err(|e| failed(e.error))?;
+    Ok(target)
+}
+
+/// Refuses to go on when a command `hooks` would run comes from a `.handconfig` the user has not
+/// approved in its current content: nothing was run and nothing was changed. `skip` is the
+/// command that goes on without the setup commands.
+pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()> {
+    let Some(file) = settings.file() else {
+        return Ok(());
+    };
+    let from_file: Vec<String> = hooks
+        .iter()
+        .filter_map(|h| settings.setup_command(*h))
+        .filter(|c| c.from_file)
+        .map(|c| format!("{} = {}", c.hook.key(), c.command))
+        .collect();
+    if from_file.is_empty() {
+        return Ok(());
+    }
+    let why = match state(file)? {
+        Trust::Trusted => return Ok(()),
+        Trust::Unknown => "you have not trusted it".to_string(),
+        Trust::Changed { approved } => format!(
+            "it changed since you trusted it (blob {} then, {} now)",
+            &approved[..approved.len().min(10)],
+            &file.hash()[..10]
+        ),
+    };
+    Err(Error::precondition(
+        format!(
+            "{} asks to run {}, and {why}; nothing was run and nothing was changed",
+            file.path().display(),
+            from_file.join("; ")
+        ),
+        vec![
+            format!("cat {}   # read what it runs", file.path().display()),
+            "git hand trust   # then approve this exact content".into(),
+            format!("{skip}   # or go on without setup commands"),
+        ],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::record_name;
+
+    #[test]
+    fn each_path_has_its_own_record_name() {
+        assert_ne!(
+            record_name(b"/a/.handconfig"),
+            record_name(b"/b/.handconfig")
+        );
+        assert_eq!(record_name(b"/a").len(), 32);
+    }
+}
