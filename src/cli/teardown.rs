@@ -4,14 +4,14 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Done, Failure};
-use crate::ledger::WorktreeKey;
-use crate::ops::Context;
+use crate::ledger::{TaskState, WorktreeKey};
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
+use crate::ops::{Context, tasks};
 
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
-    /// The task to end.
-    pub task: String,
+    /// The task to end [default: the task of the current worktree].
+    pub task: Option<String>,
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]
     pub force: bool,
@@ -39,19 +39,38 @@ enum OutcomeWord {
 
 pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
-    crate::ops::names::task_name(&args.task)?;
+    if let Some(name) = &args.task {
+        crate::ops::names::task_name(name)?;
+    }
     let mut ledger = ctx.open_ledger()?;
+    let name = match args.task {
+        Some(name) => name,
+        None => {
+            let own = tasks::own_task(ctx, &mut ledger)?;
+            // A credential's task that ended already is said so here: by name, teardown would
+            // find a newer task of the same name.
+            if own.state == TaskState::Done {
+                return render(&TornDown::AlreadyDone(own), json);
+            }
+            own.name
+        }
+    };
     let outcome = teardown::teardown(
         ctx,
         &mut ledger,
         &TeardownOptions {
-            task: &args.task,
+            task: &name,
             force: args.force,
             keep_unpushed: false,
         },
     )?;
+    render(&outcome, json)
+}
+
+/// The outcome as text or as `--json`.
+fn render(outcome: &TornDown, json: bool) -> Result<Done, Failure> {
     if json {
-        let (word, task, discarded) = match &outcome {
+        let (word, task, discarded) = match outcome {
             TornDown::Freed {
                 task, discarded, ..
             } => (OutcomeWord::Freed, task, discarded.as_slice()),
@@ -67,7 +86,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
         };
         return Done::json(&shape, None);
     }
-    Ok(Done::ok(text(&outcome)))
+    Ok(Done::ok(text(outcome)))
 }
 
 /// The teardown, in a line.

@@ -8,6 +8,7 @@ pub mod credential;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;
+pub mod facts;
 pub mod fence;
 pub mod lease;
 pub mod names;

@@ -12,6 +12,7 @@ mod hooks_push;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;
+mod listing;
 mod managers;
 mod managers_husky;
 mod managers_lefthook;
