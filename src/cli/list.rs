@@ -1,7 +1,7 @@
 //! `git hand list`: active tasks (and done ones with `--all`) and free slots; for each active
 //! task, what git says of its worktree and whether its `--exec` command still runs.
 //!
-//! The default table fits 100 columns for task names up to about 30 characters: the branch,
+//! The default table fits 100 columns for task names up to about 25 characters: the branch,
 //! token, holder and issue are in `--long` (and `--json`), the path in `--paths`.
 
 use clap::Args;
