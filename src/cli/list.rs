@@ -1,12 +1,18 @@
-//! `git hand list`: active tasks (and done ones with `--all`) and free slots.
+//! `git hand list`: active tasks (and done ones with `--all`) and free slots; for each active
+//! task, what git says of its worktree and whether its `--exec` command still runs.
+//!
+//! The default table fits 100 columns for task names up to about 25 characters: the branch,
+//! token, holder and issue are in `--long` (and `--json`), the path in `--paths`.
 
 use clap::Args;
 use serde::Serialize;
 
 use super::output::{Paint, TenureJson, Time, expiry_text, paint, table};
 use super::{Done, Failure};
+use crate::clock::{Millis, relative};
 use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
+use crate::ops::facts::{Divergence, Facts};
 use crate::ops::tasks::{self, FreeSlot, TaskView};
 
 #[derive(Debug, Args)]
@@ -14,6 +20,19 @@ pub struct ListArgs {
     /// Include done tasks.
     #[arg(long)]
     pub all: bool,
+    /// Add each task's directory (PATH) as the last column.
+    #[arg(long)]
+    pub paths: bool,
+    /// Add each task's branch, token, holder and issue.
+    #[arg(long, short = 'l')]
+    pub long: bool,
+}
+
+/// Which columns the text shows beyond the default ones.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Columns {
+    pub paths: bool,
+    pub long: bool,
 }
 
 /// `list --json`.
@@ -38,10 +57,61 @@ struct TaskJson<'a> {
     created_at: Time,
     done_at: Option<Time>,
     done_reason: Option<EndReason>,
+    /// Whether the process that spawned the task (with `--exec`: the one waiting for the
+    /// command) still runs; false for a task that is not active.
+    exec_running: bool,
+    /// What git says of an active task's worktree; null otherwise, or when git cannot read it.
+    worktree: Option<WorktreeJson<'a>>,
+}
+
+/// `list --json`'s `worktree`.
+#[derive(Serialize)]
+struct WorktreeJson<'a> {
+    head: Option<&'a str>,
+    dirty: bool,
+    last_commit_at: Option<Time>,
+    /// Against the default branch (the base `spawn` takes without `--base`); null without one.
+    base_branch: Option<Against<'a>>,
+    /// Against the checked-out branch's upstream; null without one. `ahead` and `behind` are
+    /// null when the upstream's ref is gone.
+    upstream: Option<Against<'a>>,
+}
+
+#[derive(Serialize)]
+struct Against<'a> {
+    #[serde(rename = "ref")]
+    name: &'a str,
+    ahead: Option<u64>,
+    behind: Option<u64>,
+}
+
+impl<'a> Against<'a> {
+    fn of(name: &'a str, d: Option<Divergence>) -> Self {
+        Self {
+            name,
+            ahead: d.map(|d| d.ahead),
+            behind: d.map(|d| d.behind),
+        }
+    }
+}
+
+impl<'a> WorktreeJson<'a> {
+    fn of(f: &'a Facts, base: Option<&'a str>) -> Self {
+        Self {
+            head: f.head.as_deref(),
+            dirty: f.dirty,
+            last_commit_at: Time::of(f.last_commit_at),
+            base_branch: base.zip(f.base).map(|(name, d)| Against::of(name, Some(d))),
+            upstream: f
+                .upstream
+                .as_ref()
+                .map(|u| Against::of(&u.name, u.divergence)),
+        }
+    }
 }
 
 impl<'a> TaskJson<'a> {
-    fn of(v: &'a TaskView) -> Self {
+    fn of(v: &'a TaskView, base: Option<&'a str>) -> Self {
         Self {
             task: &v.task.name,
             state: v.task.state,
@@ -56,6 +126,8 @@ impl<'a> TaskJson<'a> {
             created_at: Time(v.task.created_at),
             done_at: Time::of(v.task.done_at),
             done_reason: v.task.done_reason,
+            exec_running: v.exec_running,
+            worktree: v.facts.as_ref().map(|f| WorktreeJson::of(f, base)),
         }
     }
 }
@@ -83,52 +155,52 @@ pub fn list(ctx: &Context, args: ListArgs, json: bool) -> Result<Done, Failure> 
     let which = if args.all { Tasks::All } else { Tasks::Open };
     let listing = tasks::list(ctx, &mut ledger, which)?;
     if json {
+        let base = listing.base.as_ref().map(|b| b.label.as_str());
         let shape = ListJson {
-            tasks: listing.tasks.iter().map(TaskJson::of).collect(),
+            tasks: listing
+                .tasks
+                .iter()
+                .map(|v| TaskJson::of(v, base))
+                .collect(),
             free_slots: listing.free_slots.iter().map(FreeSlotJson::of).collect(),
         };
         return Done::json(&shape, None);
     }
-    Ok(Done::ok(render_list(&listing, paint(ctx))))
+    let columns = Columns {
+        paths: args.paths,
+        long: args.long,
+    };
+    Ok(Done::ok(render_list(&listing, columns, paint(ctx))))
 }
 
-pub fn render_list(listing: &tasks::Listing, p: Paint) -> String {
-    let now = listing.now;
+pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> String {
     let mut out = String::new();
     if listing.tasks.is_empty() {
         out.push_str("no tasks\n");
     } else {
+        let mut header = vec![
+            "TASK",
+            "SLOT",
+            "STATE",
+            "TREE",
+            "BASE",
+            "UPSTREAM",
+            "COMMITTED",
+            "EXEC",
+            "LEASE",
+        ];
+        if columns.long {
+            header.extend(["BRANCH", "TOKEN", "HOLDER", "ISSUE"]);
+        }
+        if columns.paths {
+            header.push("PATH");
+        }
         let rows: Vec<Vec<String>> = listing
             .tasks
             .iter()
-            .map(|v| {
-                let lease = match &v.tenure {
-                    Some(t) if t.is_live(now) => expiry_text(t.expires_at, now),
-                    Some(t) if t.ended_at.is_none() => p.yellow(&expiry_text(t.expires_at, now)),
-                    Some(t) => p.dim(t.end_reason.as_deref().unwrap_or("ended")),
-                    None => "-".into(),
-                };
-                vec![
-                    v.task.name.clone(),
-                    v.task.state.as_str().to_string(),
-                    v.slot_n.map_or("-".into(), |n| n.to_string()),
-                    v.task.branch.clone(),
-                    v.tenure
-                        .as_ref()
-                        .map_or("-".into(), |t| t.token.to_string()),
-                    v.task.holder.clone(),
-                    lease,
-                    v.task.issue.clone().unwrap_or_else(|| "-".into()),
-                ]
-            })
+            .map(|v| row(v, listing.now, columns, p))
             .collect();
-        out.push_str(&table(
-            &[
-                "TASK", "STATE", "SLOT", "BRANCH", "TOKEN", "HOLDER", "LEASE", "ISSUE",
-            ],
-            &rows,
-            p,
-        ));
+        out.push_str(&table(&header, &rows, p));
     }
     let (usable, unusable): (Vec<_>, Vec<_>) =
         listing.free_slots.iter().partition(|s| s.problem.is_none());
@@ -145,4 +217,63 @@ pub fn render_list(listing: &tasks::Listing, p: Paint) -> String {
         out.push('\n');
     }
     out
+}
+
+/// One task's cells, in the order of the header.
+fn row(v: &TaskView, now: Millis, columns: Columns, p: Paint) -> Vec<String> {
+    let dash = || "-".to_string();
+    let lease = match &v.tenure {
+        Some(t) if t.is_live(now) => expiry_text(t.expires_at, now),
+        Some(t) if t.ended_at.is_none() => p.yellow(&expiry_text(t.expires_at, now)),
+        Some(t) => p.dim(t.end_reason.as_deref().unwrap_or("ended")),
+        None => dash(),
+    };
+    let f = v.facts.as_ref();
+    let tree = match f {
+        Some(f) if f.dirty => p.yellow("dirty"),
+        Some(_) => "clean".into(),
+        None => dash(),
+    };
+    let upstream = match f.and_then(|f| f.upstream.as_ref()) {
+        Some(u) => u.divergence.map_or_else(|| "gone".into(), counts),
+        None => dash(),
+    };
+    let mut cells = vec![
+        v.task.name.clone(),
+        v.slot_n.map_or_else(dash, |n| n.to_string()),
+        v.task.state.as_str().to_string(),
+        tree,
+        f.and_then(|f| f.base).map_or_else(dash, counts),
+        upstream,
+        f.and_then(|f| f.last_commit_at)
+            .map_or_else(dash, |at| relative(at, now)),
+        if v.exec_running {
+            p.green("running")
+        } else {
+            dash()
+        },
+        lease,
+    ];
+    if columns.long {
+        cells.extend([
+            v.task.branch.clone(),
+            v.tenure.as_ref().map_or_else(dash, |t| t.token.to_string()),
+            v.task.holder.clone(),
+            v.task.issue.clone().unwrap_or_else(dash),
+        ]);
+    }
+    if columns.paths {
+        cells.push(
+            v.task
+                .slot_path
+                .as_ref()
+                .map_or_else(dash, |k| k.as_path().display().to_string()),
+        );
+    }
+    cells
+}
+
+/// "+2 -1": commits ahead, commits behind.
+fn counts(d: Divergence) -> String {
+    format!("+{} -{}", d.ahead, d.behind)
 }

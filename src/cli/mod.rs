@@ -17,6 +17,7 @@ mod log;
 mod maintenance;
 mod manpage;
 pub mod output;
+mod path;
 mod refusal;
 mod renew;
 mod setup;
@@ -125,6 +126,8 @@ pub enum Command {
     Spawn(spawn::SpawnArgs),
     /// Active tasks and free slots.
     List(list::ListArgs),
+    /// Print a task's directory: cd "$(git hand path <task>)".
+    Path(path::PathArgs),
     /// The task and lease of the current worktree, and the verdict a push would get.
     Status,
     /// Extend a task's leases.
@@ -287,6 +290,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Log(args)) => log::log(&ctx, args, json),
         Some(Command::Spawn(args)) => spawn::run(&ctx, args, json),
         Some(Command::List(args)) => list::list(&ctx, args, json),
+        Some(Command::Path(args)) => path::path(&ctx, args, json),
         Some(Command::Status) => status::status(&ctx, json),
         Some(Command::Renew(args)) => renew::renew(&ctx, args, json),
         Some(Command::Env(args)) => env::env(&ctx, args, json),
@@ -339,7 +343,7 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
         None => None,
     };
     match &listing {
-        Some(listing) => out.push_str(&list::render_list(listing, p)),
+        Some(listing) => out.push_str(&list::render_list(listing, list::Columns::default(), p)),
         None => out.push_str("no tasks\n"),
     }
     if listing.is_none_or(|l| l.tasks.is_empty()) {

@@ -4,15 +4,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Done, Failure};
-use crate::ledger::WorktreeKey;
-use crate::ops::Context;
+use crate::ledger::{TaskState, WorktreeKey};
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
+use crate::ops::{Context, tasks};
 
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
-    /// The task to end.
+    /// The task to end [default: the task of the current worktree].
     #[arg(value_name = "task")]
-    pub task: String,
+    pub task: Option<String>,
     /// Discard uncommitted changes; commits stay on the task's branch.
     #[arg(long)]
     pub force: bool,
@@ -43,21 +43,40 @@ enum OutcomeWord {
 
 pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
-    crate::ops::names::task_name(&args.task)?;
+    if let Some(name) = &args.task {
+        crate::ops::names::task_name(name)?;
+    }
     let mut ledger = ctx.open_ledger()?;
-    let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&args.task, event);
+    let name = match args.task {
+        Some(name) => name,
+        None => {
+            let own = tasks::own_task(ctx, &mut ledger)?;
+            // A credential's task that ended already is said so here: by name, teardown would
+            // find a newer task of the same name.
+            if own.state == TaskState::Done {
+                return render(&TornDown::AlreadyDone(own), json);
+            }
+            own.name
+        }
+    };
+    let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&name, event);
     let outcome = teardown::teardown(
         ctx,
         &mut ledger,
         &TeardownOptions {
-            task: &args.task,
+            task: &name,
             force: args.force,
             keep_unpushed: false,
             setup: (!args.no_setup).then_some(crate::ops::setup::Shown(&show)),
         },
     )?;
+    render(&outcome, json)
+}
+
+/// The outcome as text or as `--json`.
+fn render(outcome: &TornDown, json: bool) -> Result<Done, Failure> {
     if json {
-        let (word, task, discarded) = match &outcome {
+        let (word, task, discarded) = match outcome {
             TornDown::Freed {
                 task, discarded, ..
             } => (OutcomeWord::Freed, task, discarded.as_slice()),
@@ -73,7 +92,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
         };
         return Done::json(&shape, None);
     }
-    Ok(Done::ok(text(&outcome)))
+    Ok(Done::ok(text(outcome)))
 }
 
 /// The teardown, in a line.

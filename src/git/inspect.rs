@@ -313,6 +313,14 @@ impl Repo {
             .map(|id| id.to_string())
     }
 
+    /// When the commit `oid` was made (its committer time, seconds since the epoch), read from
+    /// the object database without a git process; `None` when it is not a commit here.
+    pub fn commit_time(&self, oid: &str) -> Option<i64> {
+        let id = gix::ObjectId::from_hex(oid.as_bytes()).ok()?;
+        let commit = self.repo.find_commit(id).ok()?;
+        Some(commit.time().ok()?.seconds)
+    }
+
     /// The commit the HEAD of `worktree` (a linked worktree of this repository) points at,
     /// read from its admin dir without a git process.
     pub fn worktree_head_oid(&self, worktree: &Path) -> Option<String> {

@@ -9,6 +9,7 @@ pub mod credential;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;
+pub mod facts;
 pub mod fence;
 pub mod include;
 pub mod lease;

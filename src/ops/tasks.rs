@@ -1,7 +1,11 @@
-//! Reading and renewing tasks: `git hand list`, `renew`, `env`, and finding the task of
+//! Reading and renewing tasks: `git hand list`, `renew`, `env`, `path`, and finding the task of
 //! the current worktree (the default TASK of every verb that takes one).
 
+use std::path::PathBuf;
+
+use super::facts::{self, Facts};
 use super::pool::{self, SlotInfo};
+use super::procs::{self, ProcessId};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
@@ -21,6 +25,12 @@ pub struct TaskView {
     pub tenure: Option<Tenure>,
     pub issue_tenure: Option<Tenure>,
     pub slot_n: Option<i64>,
+    /// What git says of an active task's worktree; `None` for a task that is not active, whose
+    /// slot is not on disk or not provably itself, or that git could not read.
+    pub facts: Option<Facts>,
+    /// Whether the process that spawned an active task still runs: with `--exec`, it waits for
+    /// the command, so this says whether the task's agent is still at work.
+    pub exec_running: bool,
 }
 
 pub struct Listing {
@@ -28,6 +38,9 @@ pub struct Listing {
     /// Slots no live tenure holds.
     pub free_slots: Vec<FreeSlot>,
     pub now: Millis,
+    /// What each task's worktree is compared with: the default branch, as `spawn` takes it
+    /// without `--base` (`None` when there is none, or no task to compare).
+    pub base: Option<super::base::Base>,
 }
 
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
@@ -43,10 +56,11 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             tasks: vec![],
             free_slots: vec![],
             now: 0,
+            base: None,
         });
     };
     let common = ctx.repo()?.loc.common_dir.clone();
-    Ok(ledger.read(|v| {
+    let mut listing = ledger.read(|v| {
         let now = v.now();
         let slots = pool::slots(v, &repo_id)?;
         let mut tasks = vec![];
@@ -68,6 +82,8 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
                 tenure,
                 issue_tenure,
                 slot_n,
+                facts: None,
+                exec_running: false,
             });
         }
         let free_slots = slots
@@ -85,8 +101,137 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             tasks,
             free_slots,
             now,
+            base: None,
         })
-    })?)
+    })?;
+    // Git runs after the snapshot: no transaction stays open across it.
+    look_into_worktrees(ctx, &mut listing)?;
+    Ok(listing)
+}
+
+/// Fills in what git says of each active task's worktree, and whether its spawn still runs.
+fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
+    let repo = ctx.repo()?;
+    let active: Vec<(usize, PathBuf)> = listing
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.task.state == TaskState::Active)
+        .filter_map(|(i, v)| Some((i, v.task.slot_path.as_ref()?.as_path().to_path_buf())))
+        // Nothing of a slot that is not provably itself is read (a symlink, an orphan).
+        .filter(|(_, dir)| super::slot::prove(&repo.loc.common_dir, dir).is_ok())
+        .collect();
+    for v in &mut listing.tasks {
+        v.exec_running = v.task.state == TaskState::Active
+            && v.task.pid.is_some_and(|pid| {
+                procs::is_running(ProcessId {
+                    pid,
+                    start: v.task.pid_start,
+                })
+            });
+    }
+    if active.is_empty() {
+        return Ok(());
+    }
+    listing.base = super::base::resolve(repo, &repo.git(), None).ok();
+    let dirs: Vec<PathBuf> = active.iter().map(|(_, d)| d.clone()).collect();
+    let base = listing.base.as_ref().map(|b| b.oid.as_str());
+    for ((i, _), f) in active.iter().zip(facts::gather(repo, &dirs, base)) {
+        listing.tasks[*i].facts = f;
+    }
+    Ok(())
+}
+
+/// A task's directory and its slot's number, for `git hand path`: the open task of that name
+/// (or, unnamed, the task of the current worktree), whose slot is on disk.
+pub fn task_dir(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    name: Option<&str>,
+) -> Result<(Task, PathBuf, Option<i64>)> {
+    let task = match name {
+        Some(name) => named_task(ctx, ledger, name)?,
+        None => resolve_task(ctx, ledger, None)?,
+    };
+    let slot = match &task.slot_path {
+        Some(key) => ledger.read(|v| v.slot_by_path(key))?.map(|s| s.n),
+        None => None,
+    };
+    let dir = task.slot_path.as_ref().map(|p| p.as_path().to_path_buf());
+    match dir.filter(|d| d.is_dir()) {
+        Some(dir) => Ok((task, dir, slot)),
+        None => Err(Error::precondition(
+            format!("task {}'s slot is not on disk", task.name),
+            vec!["git hand doctor --repair   # settles a task whose slot is gone".into()],
+        )),
+    }
+}
+
+/// The open task of that name; a name only done tasks had is a precondition (exit 3), a name
+/// never used a failure (exit 1).
+fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
+    let name = super::names::task_name(name)?;
+    let unknown = || {
+        Error::failed(
+            format!("there is no task named {name} in this repository"),
+            vec!["git hand list".into()],
+        )
+    };
+    let repo_id = repo_id(ctx, ledger)?.ok_or_else(unknown)?;
+    let (open, last) = ledger.read(|v| {
+        let open = v.open_task(&repo_id, name)?;
+        let last = v
+            .tasks(&repo_id, Tasks::All)?
+            .into_iter()
+            .rev()
+            .find(|t| t.name == name);
+        Ok((open, last))
+    })?;
+    match (open, last) {
+        (Some(task), _) => Ok(task),
+        (None, Some(done)) => Err(Error::precondition(
+            format!(
+                "task {name} is done ({}); its slot is free for other tasks",
+                done.done_reason.map_or("ended", |r| r.as_str())
+            ),
+            vec![format!("git hand spawn {name}   # to work on it again")],
+        )),
+        (None, None) => Err(unknown()),
+    }
+}
+
+/// The task `git hand done` with no name ends: the one whose credential is in the environment
+/// (what `spawn --exec` and `git hand env` hand out), else the one holding the current
+/// worktree's slot.
+///
+/// The credential comes first because the slot's holder may have changed: a process whose
+/// lease expired and was taken over still sits in the slot, and its `done` must end its own
+/// task, never the one that holds the slot now. A credential that names a task in another
+/// worktree is refused: the user is not where they think they are.
+pub fn own_task(ctx: &Context, ledger: &mut Ledger) -> Result<Task> {
+    let Some(presented) = super::credential::env_credential() else {
+        return resolve_task(ctx, ledger, None);
+    };
+    let lease = presented
+        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?
+        .lease_id;
+    let task = ledger.read(|v| v.task_by_lease(&lease))?.ok_or_else(|| {
+        Error::usage(format!(
+            "{} names lease {lease}, which no task holds; name the task",
+            super::credential::LEASE_ENV
+        ))
+        .with_hint("git hand list")
+    })?;
+    let here = ctx.repo()?.loc.workdir.clone();
+    let slot = task.slot_path.as_ref().map(|p| p.as_path().to_path_buf());
+    if here.is_none() || slot != here {
+        return Err(Error::usage(format!(
+            "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
+            task.name
+        ))
+        .with_hint(format!("git hand done {}", task.name)));
+    }
+    Ok(task)
 }
 
 /// The task named, or the one whose slot is the current worktree.

@@ -14,6 +14,7 @@ mod include;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;
+mod listing;
 mod managers;
 mod managers_husky;
 mod managers_lefthook;

@@ -282,9 +282,45 @@ fn the_text_of_git_hand_list_status_and_log() {
     let text = transcript(
         &env,
         &repo,
-        &["", "list", "list --all", "status", "log", "log --limit 3"],
+        &[
+            "",
+            "list",
+            "list --all",
+            "list --long --paths",
+            "status",
+            "log",
+            "log --limit 3",
+        ],
     ) + &transcript(&env, &slot, &["", "status", "check"]);
     insta::assert_snapshot!("text_list_status_log", text);
+}
+
+#[test]
+fn the_text_and_json_of_path_and_of_done_inside_a_slot() {
+    let (env, repo) = installed();
+    let a = spawn(&env, &repo, "a", &[]);
+    spawn(&env, &repo, "b", &[]);
+    spawn(&env, &repo, "c", &[]);
+    env.hand(&repo, &["teardown", "c"]).ok();
+    let text = transcript(
+        &env,
+        &repo,
+        &[
+            "path a",
+            "path a --json",
+            "path nosuch",
+            "path nosuch --json",
+            "path c",
+            "path c --json",
+            "path",
+            "done",
+            "done --json",
+        ],
+    ) + &transcript(&env, &path_of(&a), &["path", "done"])
+        + &transcript(&env, &repo, &["path b"]);
+    let b = env.hand(&repo, &["path", "b"]).ok();
+    let text = text + &transcript(&env, Path::new(b.trim_end()), &["done --json"]);
+    insta::assert_snapshot!("path_and_done", text);
 }
 
 #[test]
