@@ -12,6 +12,7 @@ mod hooks_push;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;
+mod log_scope;
 mod managers;
 mod managers_husky;
 mod managers_lefthook;

@@ -282,7 +282,16 @@ fn the_text_of_git_hand_list_status_and_log() {
     let text = transcript(
         &env,
         &repo,
-        &["", "list", "list --all", "status", "log", "log --limit 3"],
+        &[
+            "",
+            "list",
+            "list --all",
+            "status",
+            "log",
+            "log -n 3",
+            "log --task b",
+            "log --all-repos -n 2",
+        ],
     ) + &transcript(&env, &slot, &["", "status", "check"]);
     insta::assert_snapshot!("text_list_status_log", text);
 }
