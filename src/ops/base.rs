@@ -74,7 +74,7 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
 }
 
 /// The default branch's short name.
-fn default_branch(repo: &Repo) -> Option<String> {
+pub(crate) fn default_branch(repo: &Repo) -> Option<String> {
     if let Some(target) = repo.symref_target("refs/remotes/origin/HEAD")
         && let Some(short) = target.strip_prefix("refs/remotes/origin/")
     {

@@ -25,6 +25,7 @@ mod pinned_errors;
 mod pinned_help;
 mod pinned_troubles;
 mod pool;
+mod prune_branches;
 mod races;
 mod ref_fence;
 mod support;
