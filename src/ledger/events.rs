@@ -5,9 +5,9 @@
 //! ([`EventScope`]).
 //!
 //! An event row names a resource, not a repository: a repository's events are those about its
-//! slots, the worktrees its tasks held, the worktrees git lists for it, and the issues in its
-//! namespace. A task's events are those naming one of its leases, and those about its slot
-//! while it was open (its `task-done`, a refused push in it).
+//! slots, the worktrees its tasks held (by lease), the worktrees git lists for it, and the
+//! issues in its namespace. A task's events are those naming one of its leases (its
+//! `task-done` too, since issue 13).
 
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
@@ -91,8 +91,9 @@ pub enum EventScope<'a> {
     All,
     /// One repository's.
     Repo(RepoEvents<'a>),
-    /// The events of these tasks (every task of one name): see [`View::task_spans`].
-    Tasks(&'a [TaskSpan]),
+    /// Those naming one of these leases (the leases of the tasks of one name: see
+    /// [`View::task_leases`]).
+    Leases(&'a [LeaseId]),
 }
 
 /// What makes an event one repository's.
@@ -105,16 +106,6 @@ pub struct RepoEvents<'a> {
     /// Worktrees git lists for it (canonical paths): one registered by the post-checkout hook
     /// but never leased is named by no slot or task.
     pub worktrees: &'a [String],
-}
-
-/// One task, as far as its events go: its leases, and its slot from spawn to done.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TaskSpan {
-    pub leases: Vec<LeaseId>,
-    pub slot: Option<String>,
-    pub from: Millis,
-    /// `Millis::MAX` while the task is open.
-    pub to: Millis,
 }
 
 /// The columns of an event row, then the slot number, for [`LoggedEvent::from_row`].
@@ -171,69 +162,63 @@ impl View<'_> {
 
     /// The newest `limit` events of `scope`, newest first.
     ///
-    /// The log is read from its newest row back until `limit` rows match; the sets a row is
-    /// matched against (a repository's worktrees, a task's leases) are built once per query.
+    /// A repository's events are read from the newest back until `limit` match, each matched
+    /// through indexes (its slot by path, a task by lease); a task's through the lease index
+    /// alone. So a `log` costs what it shows, however long the history, as long as this
+    /// repository is not a small part of a ledger many others write to.
     pub fn events_in(&self, scope: &EventScope<'_>, limit: u32) -> Result<Vec<LoggedEvent>> {
+        let mut stmt;
         let rows = match scope {
             EventScope::All => {
-                let sql = format!("{LOGGED} ORDER BY e.id DESC LIMIT ?1");
-                let mut stmt = self.conn.prepare(&sql)?;
-                let rows = stmt.query_map([limit], LoggedEvent::from_row)?;
-                rows.collect::<rusqlite::Result<_>>()?
+                stmt = self
+                    .conn
+                    .prepare(&format!("{LOGGED} ORDER BY e.id DESC LIMIT ?1"))?;
+                stmt.query_map([limit], LoggedEvent::from_row)?
             }
             EventScope::Repo(repo) => {
-                let sql = format!(
-                    "{LOGGED} WHERE (e.resource_kind = 'worktree' AND e.resource_key IN ( \
-                       SELECT path FROM slots WHERE repo_id = ?1 \
-                       UNION SELECT slot_path FROM tasks WHERE repo_id = ?1 \
-                       UNION SELECT value FROM json_each(?2))) \
+                stmt = self.conn.prepare(&format!(
+                    "{LOGGED} WHERE s.repo_id = ?1 \
                      OR (e.resource_kind = 'issue' AND ?3 IS NOT NULL \
                        AND substr(e.resource_key, 1, length(?3)) = ?3) \
+                     OR (e.resource_kind = 'worktree' AND s.n IS NULL \
+                       AND (e.resource_key IN (SELECT value FROM json_each(?2)) \
+                         OR EXISTS (SELECT 1 FROM tasks t \
+                           WHERE t.lease_id = e.lease_id AND t.repo_id = ?1))) \
                      ORDER BY e.id DESC LIMIT ?4"
-                );
+                ))?;
                 let worktrees = serde_json::to_string(repo.worktrees).unwrap_or_default();
                 let issues = repo.issue_namespace.map(|ns| format!("{ns}#"));
-                let mut stmt = self.conn.prepare(&sql)?;
                 let args = params![repo.repo_id, worktrees, issues, limit];
-                let rows = stmt.query_map(args, LoggedEvent::from_row)?;
-                rows.collect::<rusqlite::Result<_>>()?
+                stmt.query_map(args, LoggedEvent::from_row)?
             }
-            EventScope::Tasks(spans) => {
-                let sql = format!(
+            EventScope::Leases(leases) => {
+                stmt = self.conn.prepare(&format!(
                     "{LOGGED} WHERE e.lease_id IN (SELECT value FROM json_each(?1)) \
-                     OR (e.resource_kind = 'worktree' AND EXISTS ( \
-                       SELECT 1 FROM json_each(?2) j WHERE j.value ->> '$.slot' = e.resource_key \
-                       AND e.at BETWEEN j.value ->> '$.from' AND j.value ->> '$.to')) \
-                     ORDER BY e.id DESC LIMIT ?3"
-                );
-                let leases: Vec<&LeaseId> = spans.iter().flat_map(|s| &s.leases).collect();
-                let leases = serde_json::to_string(&leases).unwrap_or_default();
-                let spans = serde_json::to_string(spans).unwrap_or_default();
-                let mut stmt = self.conn.prepare(&sql)?;
-                let rows = stmt.query_map(params![leases, spans, limit], LoggedEvent::from_row)?;
-                rows.collect::<rusqlite::Result<_>>()?
+                     ORDER BY e.id DESC LIMIT ?2"
+                ))?;
+                let leases = serde_json::to_string(leases).unwrap_or_default();
+                stmt.query_map(params![leases, limit], LoggedEvent::from_row)?
             }
         };
-        Ok(rows)
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Every task named `name` (of `repo`, or of any repository), as far as its events go.
-    pub fn task_spans(&self, name: &str, repo: Option<&RepoId>) -> Result<Vec<TaskSpan>> {
+    /// The slot and issue leases of every task named `name` (of `repo`, or of any repository);
+    /// `None` when no task had the name.
+    pub fn task_leases(&self, name: &str, repo: Option<&RepoId>) -> Result<Option<Vec<LeaseId>>> {
         let mut stmt = self.conn.prepare(
-            "SELECT lease_id, issue_lease_id, slot_path, created_at, done_at FROM tasks \
+            "SELECT lease_id, issue_lease_id FROM tasks \
              WHERE name = ?1 AND (?2 IS NULL OR repo_id = ?2) ORDER BY id",
         )?;
         let rows = stmt.query_map(params![name, repo], |r| {
-            let lease: Option<LeaseId> = r.get(0)?;
-            let issue: Option<LeaseId> = r.get(1)?;
-            Ok(TaskSpan {
-                leases: lease.into_iter().chain(issue).collect(),
-                slot: r.get(2)?,
-                from: r.get(3)?,
-                to: r.get::<_, Option<Millis>>(4)?.unwrap_or(Millis::MAX),
-            })
+            Ok([r.get::<_, Option<LeaseId>>(0)?, r.get(1)?])
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut found = None;
+        for pair in rows {
+            let leases: &mut Vec<LeaseId> = found.get_or_insert_default();
+            leases.extend(pair?.into_iter().flatten());
+        }
+        Ok(found)
     }
 
     /// Every event about one lease, oldest first.

@@ -134,7 +134,7 @@ impl Tx<'_> {
 
     /// Ends a task: its slot lease and (unless kept) its issue lease are released by their lease
     /// ids, never another tenure of the same resources; the task is marked done with `reason` and
-    /// `task-done` is logged. Tokens stay spent. Ending an ended task changes nothing.
+    /// `task-done` is logged, naming the slot lease. Tokens stay spent. Ending an ended task changes nothing.
     pub fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
         self.release_task_leases(task, issue)?;
         let changed = self.conn.execute(
@@ -145,7 +145,13 @@ impl Tx<'_> {
         if changed > 0 {
             let slot = task.slot_resource();
             let detail = format!("task {} ({})", task.name, reason.as_str());
-            self.log(EventKind::TaskDone, &slot, None, Some(&detail))?;
+            // Named by its slot lease, so `git hand log --task` finds it through the lease
+            // index like the task's other events (rows from before name none).
+            let tenure = match &task.lease_id {
+                Some(id) => self.view().tenure(id)?,
+                None => None,
+            };
+            self.log(EventKind::TaskDone, &slot, tenure.as_ref(), Some(&detail))?;
         }
         Ok(())
     }

@@ -287,15 +287,15 @@ fn scoped_events(
         None => None,
     };
     if let Some(name) = q.task {
-        let spans = match &repo {
-            Some((None, _)) => vec![],
-            Some((Some(registered), _)) => view.task_spans(name, Some(&registered.id))?,
-            None => view.task_spans(name, None)?,
+        let leases = match &repo {
+            Some((None, _)) => None,
+            Some((Some(registered), _)) => view.task_leases(name, Some(&registered.id))?,
+            None => view.task_leases(name, None)?,
         };
-        if spans.is_empty() {
+        let Some(leases) = leases else {
             return Ok(None);
-        }
-        return Ok(Some(view.events_in(&EventScope::Tasks(&spans), q.limit)?));
+        };
+        return Ok(Some(view.events_in(&EventScope::Leases(&leases), q.limit)?));
     }
     let Some((registered, this)) = repo else {
         return Ok(Some(view.events_in(&EventScope::All, q.limit)?));
