@@ -1,14 +1,17 @@
-//! `git hand prune` and `git hand doctor`.
+//! `git hand prune` (and `prune --branches`) and `git hand doctor`.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use clap::Args;
 use serde::Serialize;
 
+use super::output::say;
 use super::{Done, Failure, Kind};
 use crate::ledger::recovery::Copied;
 use crate::ops::doctor::{Problem, ProblemKind};
-use crate::ops::prune::Kept;
+use crate::ops::prune::branches::{BranchReport, Deleted, KeptBranch};
+use crate::ops::prune::{Kept, Removing};
 use crate::ops::{Context, doctor, prune, recover};
 
 #[derive(Debug, Args)]
@@ -16,6 +19,9 @@ pub struct PruneArgs {
     /// Really remove (the default is a dry run).
     #[arg(long)]
     pub yes: bool,
+    /// Delete done tasks' hand/* branches whose commits all landed, instead of slots.
+    #[arg(long)]
+    pub branches: bool,
 }
 
 #[derive(Debug, Args)]
@@ -35,6 +41,15 @@ struct PruneJson<'a> {
     /// The slots removed (or, in a dry run, that would be).
     removed: &'a [String],
     kept: &'a [Kept],
+}
+
+/// `prune --branches --json`.
+#[derive(Serialize)]
+struct PruneBranchesJson<'a> {
+    dry_run: bool,
+    /// The branches deleted (or, in a dry run, that would be).
+    deleted: &'a [Deleted],
+    kept: &'a [KeptBranch],
 }
 
 /// `doctor --json`: each problem and what was (or would be) done about it.
@@ -82,7 +97,21 @@ pub fn prune(ctx: &Context, args: PruneArgs, json: bool) -> Result<Done, Failure
     } else {
         prune::Run::DryRun
     };
-    let r = prune::prune(ctx, &mut ledger, run)?;
+    if args.branches {
+        let r = prune::branches::prune_branches(ctx, &mut ledger, run)?;
+        return branches_done(&r, json);
+    }
+    // On a terminal, a line per slot as git removes it; a pipe gets what it always got.
+    let on_terminal = std::io::stderr().is_terminal();
+    let progress = |slot: Removing<'_>| {
+        say([format!(
+            "removing slot {} ({} files)...",
+            slot.n,
+            thousands(slot.files)
+        )]);
+    };
+    let progress: Option<&dyn Fn(Removing<'_>)> = if on_terminal { Some(&progress) } else { None };
+    let r = prune::prune(ctx, &mut ledger, run, progress)?;
     if json {
         let shape = PruneJson {
             dry_run: r.dry_run,
@@ -109,6 +138,53 @@ pub fn prune(ctx: &Context, args: PruneArgs, json: bool) -> Result<Done, Failure
         out.push_str("(dry run: git hand prune --yes removes them)\n");
     }
     Ok(Done::ok(out))
+}
+
+/// `prune --branches`: what was (or would be) deleted, with the commit each pointed at, then
+/// what was kept and why.
+fn branches_done(r: &BranchReport, json: bool) -> Result<Done, Failure> {
+    if json {
+        let shape = PruneBranchesJson {
+            dry_run: r.dry_run,
+            deleted: &r.deleted,
+            kept: &r.kept,
+        };
+        return Done::json(&shape, None);
+    }
+    let verb = if r.dry_run { "would delete" } else { "deleted" };
+    let mut out = String::new();
+    for d in &r.deleted {
+        let short = &d.oid[..d.oid.len().min(10)];
+        out.push_str(&format!("{verb}: {} (was {short})\n", d.branch));
+    }
+    for k in &r.kept {
+        out.push_str(&format!("kept: {}: {}\n", k.branch, k.why.join("; ")));
+        if let Some(hint) = &k.hint {
+            out.push_str(&format!("  hint: {hint}\n"));
+        }
+    }
+    if r.deleted.is_empty() && r.kept.is_empty() {
+        out.push_str("no branches of done tasks\n");
+    }
+    if r.dry_run && !r.deleted.is_empty() {
+        out.push_str("(dry run: git hand prune --branches --yes deletes them)\n");
+    } else if !r.deleted.is_empty() {
+        out.push_str("(git branch <branch> <commit> brings one back)\n");
+    }
+    Ok(Done::ok(out))
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failure> {
@@ -176,4 +252,18 @@ fn backup_done(copied: &Copied, json: bool) -> Result<Done, Failure> {
         copied.to.display(),
         rows.join(", ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_are_grouped_by_commas() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(12_345), "12,345");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }

@@ -1,12 +1,18 @@
 //! The append-only event log: every acquire, renew, release, expiry takeover, refusal and repair.
 //!
 //! Rows are only ever inserted (triggers refuse updates and deletes), so the ledger is its own
-//! audit trail. `git hand log` reads it newest first.
+//! audit trail. `git hand log` reads it newest first, scoped to one repository or one task
+//! ([`EventScope`]).
+//!
+//! An event row names a resource, not a repository: a repository's events are those about its
+//! slots, the worktrees its tasks held (by lease), the worktrees git lists for it, and the
+//! issues in its namespace. A task's events are those naming one of its leases (its
+//! `task-done` too, since issue 13).
 
 use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
 
-use super::ids::LeaseId;
+use super::ids::{LeaseId, RepoId};
 use super::tenure::{Resource, Tenure};
 use super::{Result, Tx, View};
 use crate::clock::Millis;
@@ -71,6 +77,51 @@ impl Event {
     }
 }
 
+/// An event as `git hand log` shows it: with the number of the pool slot it is about, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedEvent {
+    pub event: Event,
+    pub slot: Option<i64>,
+}
+
+/// Which events [`View::events_in`] reads.
+#[derive(Debug, Clone)]
+pub enum EventScope<'a> {
+    /// Every event of the ledger, a migration's too.
+    All,
+    /// One repository's.
+    Repo(RepoEvents<'a>),
+    /// Those naming one of these leases (the leases of the tasks of one name: see
+    /// [`View::task_leases`]).
+    Leases(&'a [LeaseId]),
+}
+
+/// What makes an event one repository's.
+#[derive(Debug, Clone)]
+pub struct RepoEvents<'a> {
+    /// `None` for a repository the ledger never registered (it may have issue leases).
+    pub repo_id: Option<&'a RepoId>,
+    /// Its issue namespace: an issue `<namespace>#<id>` is its. `None`: no issue is.
+    pub issue_namespace: Option<&'a str>,
+    /// Worktrees git lists for it (canonical paths): one registered by the post-checkout hook
+    /// but never leased is named by no slot or task.
+    pub worktrees: &'a [String],
+}
+
+/// The columns of an event row, then the slot number, for [`LoggedEvent::from_row`].
+const LOGGED: &str = "SELECT e.id, e.at, e.kind, e.resource_kind, e.resource_key, e.lease_id, \
+     e.token, e.holder, e.detail, s.n FROM events e \
+     LEFT JOIN slots s ON e.resource_kind = 'worktree' AND s.path = e.resource_key";
+
+impl LoggedEvent {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            event: Event::from_row(r)?,
+            slot: r.get(9)?,
+        })
+    }
+}
+
 impl Tx<'_> {
     /// Appends one event. `tenure` names the lease concerned, if any.
     pub fn log(
@@ -107,6 +158,67 @@ impl View<'_> {
         )?;
         let rows = stmt.query_map([limit], Event::from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest `limit` events of `scope`, newest first.
+    ///
+    /// A repository's events are read from the newest back until `limit` match, each matched
+    /// through indexes (its slot by path, a task by lease); a task's through the lease index
+    /// alone. So a `log` costs what it shows, however long the history, as long as this
+    /// repository is not a small part of a ledger many others write to.
+    pub fn events_in(&self, scope: &EventScope<'_>, limit: u32) -> Result<Vec<LoggedEvent>> {
+        let mut stmt;
+        let rows = match scope {
+            EventScope::All => {
+                stmt = self
+                    .conn
+                    .prepare(&format!("{LOGGED} ORDER BY e.id DESC LIMIT ?1"))?;
+                stmt.query_map([limit], LoggedEvent::from_row)?
+            }
+            EventScope::Repo(repo) => {
+                stmt = self.conn.prepare(&format!(
+                    "{LOGGED} WHERE s.repo_id = ?1 \
+                     OR (e.resource_kind = 'issue' AND ?3 IS NOT NULL \
+                       AND substr(e.resource_key, 1, length(?3)) = ?3) \
+                     OR (e.resource_kind = 'worktree' AND s.n IS NULL \
+                       AND (e.resource_key IN (SELECT value FROM json_each(?2)) \
+                         OR EXISTS (SELECT 1 FROM tasks t \
+                           WHERE t.lease_id = e.lease_id AND t.repo_id = ?1))) \
+                     ORDER BY e.id DESC LIMIT ?4"
+                ))?;
+                let worktrees = serde_json::to_string(repo.worktrees).unwrap_or_default();
+                let issues = repo.issue_namespace.map(|ns| format!("{ns}#"));
+                let args = params![repo.repo_id, worktrees, issues, limit];
+                stmt.query_map(args, LoggedEvent::from_row)?
+            }
+            EventScope::Leases(leases) => {
+                stmt = self.conn.prepare(&format!(
+                    "{LOGGED} WHERE e.lease_id IN (SELECT value FROM json_each(?1)) \
+                     ORDER BY e.id DESC LIMIT ?2"
+                ))?;
+                let leases = serde_json::to_string(leases).unwrap_or_default();
+                stmt.query_map(params![leases, limit], LoggedEvent::from_row)?
+            }
+        };
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The slot and issue leases of every task named `name` (of `repo`, or of any repository);
+    /// `None` when no task had the name.
+    pub fn task_leases(&self, name: &str, repo: Option<&RepoId>) -> Result<Option<Vec<LeaseId>>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT lease_id, issue_lease_id FROM tasks \
+             WHERE name = ?1 AND (?2 IS NULL OR repo_id = ?2) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![name, repo], |r| {
+            Ok([r.get::<_, Option<LeaseId>>(0)?, r.get(1)?])
+        })?;
+        let mut found = None;
+        for pair in rows {
+            let leases: &mut Vec<LeaseId> = found.get_or_insert_default();
+            leases.extend(pair?.into_iter().flatten());
+        }
+        Ok(found)
     }
 
     /// Every event about one lease, oldest first.

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::events::EventKind;
 use super::leases::By;
 use super::tasks::Task;
+use super::tenure::Tenure;
 use super::{Result, Tx};
+use crate::clock::Millis;
 
 /// Where a task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,9 +113,28 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Gives a spawning task's lease the TTL asked for (`None`: open-ended) as the task becomes
+    /// active, keeping its token; `None` when the tenure is no longer live. Not logged: the
+    /// `task-spawned` of the same transaction names the lease, and a `renewed` row beside it
+    /// read as a renewal nobody asked for (issue 13). A renewal by its holder still logs one.
+    pub fn start_term(&self, tenure: &Tenure, ttl: Option<Millis>) -> Result<Option<Tenure>> {
+        let expires_at = ttl.map(|ttl| self.now.saturating_add(ttl));
+        let changed = self.conn.execute(
+            "UPDATE tenures SET expires_at = ?1, ttl_ms = ?2, renewed_at = ?3 \
+             WHERE lease_id = ?4 AND ended_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)",
+            rusqlite::params![expires_at, ttl, self.now, tenure.lease_id],
+        )?;
+        Ok((changed > 0).then(|| Tenure {
+            expires_at,
+            ttl_ms: ttl,
+            renewed_at: Some(self.now),
+            ..tenure.clone()
+        }))
+    }
+
     /// Ends a task: its slot lease and (unless kept) its issue lease are released by their lease
     /// ids, never another tenure of the same resources; the task is marked done with `reason` and
-    /// `task-done` is logged. Tokens stay spent. Ending an ended task changes nothing.
+    /// `task-done` is logged, naming the slot lease. Tokens stay spent. Ending an ended task changes nothing.
     pub fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
         self.release_task_leases(task, issue)?;
         let changed = self.conn.execute(
@@ -124,7 +145,13 @@ impl Tx<'_> {
         if changed > 0 {
             let slot = task.slot_resource();
             let detail = format!("task {} ({})", task.name, reason.as_str());
-            self.log(EventKind::TaskDone, &slot, None, Some(&detail))?;
+            // Named by its slot lease, so `git hand log --task` finds it through the lease
+            // index like the task's other events (rows from before name none).
+            let tenure = match &task.lease_id {
+                Some(id) => self.view().tenure(id)?,
+                None => None,
+            };
+            self.log(EventKind::TaskDone, &slot, tenure.as_ref(), Some(&detail))?;
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use crate::clock::{Clock, Millis, SystemClock};
 
-pub use events::{Event, EventKind};
+pub use events::{Event, EventKind, EventScope, LoggedEvent, RepoEvents};
 pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};

@@ -100,7 +100,7 @@ fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
 }
 
 /// The default branch's short name.
-fn default_branch(repo: &Repo) -> Option<String> {
+pub(crate) fn default_branch(repo: &Repo) -> Option<String> {
     if let Some(target) = repo.symref_target("refs/remotes/origin/HEAD")
         && let Some(short) = target.strip_prefix("refs/remotes/origin/")
     {

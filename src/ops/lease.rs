@@ -8,7 +8,8 @@ use super::{Context, Result};
 use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{
-    self, Acquire, By, Event, Ledger, Release, Renew, Resource, ResourceKind, Tenure,
+    self, Acquire, By, EventScope, Ledger, LoggedEvent, Release, Renew, RepoEvents, Resource,
+    ResourceKind, Tenure,
 };
 
 /// What one lease operation came to.
@@ -236,9 +237,117 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Namespaces) -> Result<Iss
     })?)
 }
 
-/// The newest `limit` events of the ledger.
-pub fn log(ledger: &mut Ledger, limit: u32) -> Result<(Vec<Event>, Millis)> {
-    Ok(ledger.read(|view| Ok((view.events(limit)?, view.now())))?)
+/// What `git hand log` reads.
+#[derive(Debug, Clone, Copy)]
+pub struct LogQuery<'a> {
+    /// This repository's events (about its slots, its tasks' worktrees, the worktrees git
+    /// lists for it and the issues of its namespace), or every event of the ledger (a
+    /// migration's too).
+    pub repos: Namespaces,
+    /// Only the events of the tasks of this name.
+    pub task: Option<&'a str>,
+    pub limit: u32,
+}
+
+/// The events found, newest first, and the instant they were read at.
+pub struct Logged {
+    pub events: Vec<LoggedEvent>,
+    pub now: Millis,
+}
+
+/// The event log, scoped: one read snapshot. A task name the ledger never saw is an error, so a
+/// typo does not read as "nothing happened".
+pub fn log(ctx: &Context, ledger: &mut Ledger, q: LogQuery<'_>) -> Result<Logged> {
+    let this = match q.repos {
+        Namespaces::This => Some(ThisRepo::of(ctx)?),
+        Namespaces::All => None,
+    };
+    let (found, now) = ledger.read(|view| {
+        let events = scoped_events(view, this.as_ref(), q)?;
+        Ok((events, view.now()))
+    })?;
+    match found {
+        Some(events) => Ok(Logged { events, now }),
+        // Only a task can be missing.
+        None => Err(no_such_task(q.task.unwrap_or_default(), q.repos)),
+    }
+}
+
+/// The events `q` asks for; `None` when its task is not in the ledger (in this repository).
+fn scoped_events(
+    view: &ledger::View<'_>,
+    this: Option<&ThisRepo>,
+    q: LogQuery<'_>,
+) -> ledger::Result<Option<Vec<LoggedEvent>>> {
+    // A repository the ledger never registered may still have issue leases in its namespace.
+    let repo = match this {
+        Some(this) => Some((view.repo_by_dir(&this.common_dir)?, this)),
+        None => None,
+    };
+    if let Some(name) = q.task {
+        let leases = match &repo {
+            Some((None, _)) => None,
+            Some((Some(registered), _)) => view.task_leases(name, Some(&registered.id))?,
+            None => view.task_leases(name, None)?,
+        };
+        let Some(leases) = leases else {
+            return Ok(None);
+        };
+        return Ok(Some(view.events_in(&EventScope::Leases(&leases), q.limit)?));
+    }
+    let Some((registered, this)) = repo else {
+        return Ok(Some(view.events_in(&EventScope::All, q.limit)?));
+    };
+    let namespace = this.namespace.for_read(view)?;
+    let scope = EventScope::Repo(RepoEvents {
+        repo_id: registered.as_ref().map(|r| &r.id),
+        issue_namespace: namespace.as_deref(),
+        worktrees: &this.worktrees,
+    });
+    Ok(Some(view.events_in(&scope, q.limit)?))
+}
+
+/// What ties events to this repository, read from git before the ledger is.
+struct ThisRepo {
+    common_dir: std::path::PathBuf,
+    namespace: NamespaceSource,
+    worktrees: Vec<String>,
+}
+
+impl ThisRepo {
+    fn of(ctx: &Context) -> Result<Self> {
+        let repo = ctx.repo()?;
+        // A worktree git cannot list any more is still named by its task, if it had one.
+        let worktrees = repo
+            .linked_worktrees()
+            .map(|all| {
+                let paths = all.into_iter().filter(|w| w.exists);
+                paths
+                    .map(|w| w.path.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Self {
+            common_dir: repo.loc.common_dir.clone(),
+            namespace: NamespaceSource::of(ctx)?,
+            worktrees,
+        })
+    }
+}
+
+fn no_such_task(name: &str, repos: Namespaces) -> super::Error {
+    let mut hints = vec!["git hand list --all   # the tasks it has had".to_string()];
+    if repos == Namespaces::This {
+        hints.push(format!("git hand log --all-repos --task {name}"));
+        return super::Error::failed(
+            format!("there is no task named {name} in this repository"),
+            hints,
+        );
+    }
+    super::Error::failed(
+        format!("there is no task named {name} in the ledger"),
+        hints,
+    )
 }
 
 /// The issue id part of an issue resource key.

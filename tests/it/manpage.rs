@@ -91,7 +91,8 @@ fn check_synopses(cmd: &Command, top: bool, page: &str, checked: &mut usize) {
             .unwrap_or_else(|| panic!("{name}: {} has no value_name", arg.get_id()));
         let value = value.replace('-', "\\-");
         let shown = match (arg.get_long(), arg.get_short()) {
-            (Some(long), _) => format!("\\fB\\-\\-{}\\fR \\fI<{value}>", long.replace('-', "\\-")),
+            // `--limit`, or `-n|--limit` when the flag has a short form too.
+            (Some(long), _) => format!("\\-\\-{}\\fR \\fI<{value}>", long.replace('-', "\\-")),
             (None, Some(short)) => format!("\\fB\\-{short}\\fR \\fI<{value}>"),
             (None, None) => format!("\\fI<{value}>"),
         };

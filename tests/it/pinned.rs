@@ -289,7 +289,9 @@ fn the_text_of_git_hand_list_status_and_log() {
             "list --long --paths",
             "status",
             "log",
-            "log --limit 3",
+            "log -n 3",
+            "log --task b",
+            "log --all-repos -n 2",
         ],
     ) + &transcript(&env, &slot, &["", "status", "check"]);
     insta::assert_snapshot!("text_list_status_log", text);

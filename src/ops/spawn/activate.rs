@@ -6,9 +6,7 @@ use super::plan::Groundwork;
 use super::settle::settled_meanwhile;
 use super::{SlotSource, Spawned};
 use crate::clock::Millis;
-use crate::ledger::{
-    self, By, EventKind, Ledger, LedgerError, Renew, Step, Task, TaskState, Tenure,
-};
+use crate::ledger::{self, EventKind, Ledger, LedgerError, Step, Task, TaskState, Tenure};
 use crate::ops::Result;
 use crate::ops::pool::Plan;
 
@@ -70,14 +68,14 @@ fn make_active(
     if !still_spawning || !still_held {
         return Ok(None);
     }
-    let Renew::Renewed(tenure) = tx.renew(&tenure.resource, By::Lease(&tenure.lease_id), ttl)?
-    else {
+    // Not a renewal the log records: `task-spawned` below names the lease (issue 13).
+    let Some(tenure) = tx.start_term(tenure, ttl)? else {
         return Ok(None);
     };
     let issue = match issue {
-        Some(t) => match tx.renew(&t.resource, By::Lease(&t.lease_id), ttl)? {
-            Renew::Renewed(t) => Some(t),
-            Renew::NotHolder(_) => {
+        Some(t) => match tx.start_term(t, ttl)? {
+            Some(t) => Some(t),
+            None => {
                 return Err(LedgerError::Raced(format!(
                     "issue lease of task {} ended",
                     task.name

@@ -1,6 +1,9 @@
 //! `git hand prune`: remove free slots that hold nothing worth keeping. A dry run unless told
 //! otherwise; every slot kept is listed with the reason, including a slot git itself refused to
 //! remove (files appeared after prune looked): that is a kept slot, not a failure of prune.
+//! `prune --branches` is [`branches`].
+
+pub mod branches;
 
 use std::path::Path;
 
@@ -37,6 +40,16 @@ impl Kept {
     }
 }
 
+/// A slot about to be removed, for the CLI to show while git deletes it (a large one takes
+/// seconds, ~15 s for a big checkout, and prune was silent all along).
+#[derive(Debug, Clone, Copy)]
+pub struct Removing<'a> {
+    pub n: i64,
+    pub path: &'a Path,
+    /// Its files, counted only when someone listens (a walk of the slot).
+    pub files: u64,
+}
+
 /// Whether `prune` removes what it would, or only says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Run {
@@ -44,7 +57,14 @@ pub enum Run {
     Remove,
 }
 
-pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport> {
+/// Removes (or, in a dry run, lists) the free slots that hold nothing worth keeping.
+/// `progress`, when given, hears of each slot before git removes it.
+pub fn prune(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    run: Run,
+    progress: Option<&dyn Fn(Removing<'_>)>,
+) -> Result<PruneReport> {
     let yes = run == Run::Remove;
     let repo = ctx.repo()?;
     let mut report = PruneReport {
@@ -65,6 +85,15 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport
         }
         if yes {
             let path = &info.slot.path;
+            if let Some(progress) = progress {
+                let files = count_files(path.as_path());
+                let n = info.slot.n;
+                progress(Removing {
+                    n,
+                    path: path.as_path(),
+                    files,
+                });
+            }
             match remove_slot(&git, &repo.loc.common_dir, ledger, path, OnDisk::Present) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -84,6 +113,26 @@ pub fn prune(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<PruneReport
         report.removed.push(info.slot.path.to_string());
     }
     Ok(report)
+}
+
+/// The files under `dir`, symlinks not followed; what cannot be read is not counted (this is a
+/// progress line, not a proof).
+fn count_files(dir: &Path) -> u64 {
+    let mut files = 0;
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => todo.push(entry.path()),
+                Ok(_) => files += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    files
 }
 
 /// A slot `git worktree remove` refused (a file appeared after prune proved it clean, say): it
