@@ -57,50 +57,30 @@ pub fn reuse_blockers(repo: &Repo, path: &Path) -> Vec<String> {
 }
 
 /// The part of the proof that needs no repository handle: whether the slot is a worktree on
-/// disk, what `git status` reports and which processes sit inside. Its halves may run on two
-/// threads: spawn runs `git status` ([`Probe::status`]) while its intent transaction commits,
-/// and scans `/proc` ([`Probe::scanned`]) on the committing thread once the claim is in, while
-/// `git status` still works.
+/// disk, what `git status` reports and which processes sit inside. It may run on another
+/// thread; spawn runs it while its intent transaction commits.
 pub struct Probe {
     on_disk: bool,
     dirty: Result<Vec<String>, GitError>,
-    /// `None` until `/proc` was scanned: a probe that was never scanned proves nothing.
-    occupants: Option<std::io::Result<Vec<super::procs::Occupant>>>,
+    occupants: std::io::Result<Vec<super::procs::Occupant>>,
 }
 
 impl Probe {
     pub fn run(path: &Path) -> Self {
-        let probe = Self::status(path);
-        let occupants = super::procs::occupants(path);
-        probe.scanned(occupants)
-    }
-
-    /// Whether the slot is a worktree on disk and what `git status` reports in it; which
-    /// processes sit inside is still to be scanned.
-    pub fn status(path: &Path) -> Self {
         // A symlink is never followed: what it leads to is not the slot (see `blockers`).
         let real_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
         if !real_dir || !crate::git::link::has_git_file(path) {
             return Self {
                 on_disk: false,
                 dirty: Ok(vec![]),
-                occupants: Some(Ok(vec![])),
+                occupants: Ok(vec![]),
             };
         }
         Self {
             on_disk: true,
             dirty: dirty_files(&Git::new(path)),
-            occupants: None,
+            occupants: super::procs::occupants(path),
         }
-    }
-
-    /// The probe with the processes found inside the slot ([`super::procs::occupants`]),
-    /// scanned while or after `git status` ran (its own git is no tenant either way).
-    pub fn scanned(mut self, occupants: std::io::Result<Vec<super::procs::Occupant>>) -> Self {
-        if self.on_disk {
-            self.occupants = Some(occupants);
-        }
-        self
     }
 
     /// A probe that did not happen (its thread died): proves nothing, so the slot is unsafe.
@@ -108,7 +88,7 @@ impl Probe {
         Self {
             on_disk: true,
             dirty: Ok(vec![]),
-            occupants: Some(Err(std::io::Error::other("the probe did not finish"))),
+            occupants: Err(std::io::Error::other("the probe did not finish")),
         }
     }
 
@@ -150,10 +130,7 @@ impl Probe {
             )),
             Err(e) => why.push(format!("cannot prove it holds no unlanded commit: {e}")),
         }
-        let occupants = self
-            .occupants
-            .unwrap_or_else(|| Err(std::io::Error::other("/proc was not scanned")));
-        match occupants {
+        match self.occupants {
             Ok(procs) if procs.is_empty() => {}
             Ok(procs) => why.push(format!(
                 "process {} ({}) is inside it",

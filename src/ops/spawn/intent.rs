@@ -53,9 +53,8 @@ pub(super) enum Recorded {
     TaskOpen(Task),
 }
 
-/// Records the intent for the planned slot. A free slot's probe runs while the intent that
-/// claims it commits (`git status` on another thread; the /proc scan after the commit, while
-/// `git status` still works): its verdict is used only once the claim holds,
+/// Records the intent for the planned slot. A free slot's probe (`git status`, the /proc scan)
+/// runs while the intent that claims it commits: its verdict is used only once the claim holds,
 /// and a lost claim throws it away. The intent is durable while git works after, and waited for
 /// before the slot is handed out (at once when the attempt ends here); a long WAL it leaves is
 /// truncated on this connection while `git switch` runs (`prepare`).
@@ -69,24 +68,11 @@ pub(super) fn record(
     let plan = &planned.plan;
     let (recorded, probe) = std::thread::scope(|scope| {
         let probe = match plan {
-            Plan::Claim(p) => Some((p, scope.spawn(|| safety::Probe::status(p)))),
+            Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(p))),
             _ => None,
         };
         let recorded = ledger.write_syncing_wal_meanwhile(|tx| record_intent(tx, &intent));
-        let claimed = matches!(recorded, Ok((Ok(_), _)));
-        let probe = probe.map(|(p, thread)| {
-            // Scanned here, while `git status` still works on the other thread: only a claim
-            // that holds needs it.
-            let occupants = if claimed {
-                procs::occupants(p)
-            } else {
-                Err(std::io::Error::other("the claim was lost"))
-            };
-            match thread.join() {
-                Ok(status) => status.scanned(occupants),
-                Err(_) => safety::Probe::lost(),
-            }
-        });
+        let probe = probe.map(|thread| thread.join().unwrap_or_else(|_| safety::Probe::lost()));
         (recorded, probe)
     });
     let (taken, synced) = recorded?;
