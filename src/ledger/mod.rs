@@ -363,16 +363,36 @@ impl Ledger {
     /// hides behind it. The commit is visible to every process at once; it is durable once
     /// [`PendingSync::wait`] returns, and nothing it records may be handed out (a credential, the
     /// slot's path on stdout) before that. Outside WAL mode it is an ordinary durable write.
+    /// The thread also truncates a long WAL, on a connection of its own.
     pub fn write_syncing_meanwhile<T>(
         &mut self,
         f: impl FnOnce(&Tx<'_>) -> Result<T>,
+    ) -> Result<(T, PendingSync)> {
+        self.write_deferring_sync(f, WalTrim::OnItsOwnConnection)
+    }
+
+    /// Like [`Ledger::write_syncing_meanwhile`], but the thread only fsyncs: truncating a long
+    /// WAL is left to this connection, whose caller calls [`Ledger::keep_wal_short`] where it
+    /// waits anyway (spawn: while `git switch` runs). A second connection parses the whole
+    /// schema again (~0.5 M instructions, a tenth of a spawn) only to truncate.
+    pub fn write_syncing_wal_meanwhile<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T>,
+    ) -> Result<(T, PendingSync)> {
+        self.write_deferring_sync(f, WalTrim::LeftToCaller)
+    }
+
+    fn write_deferring_sync<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T>,
+        trim: WalTrim,
     ) -> Result<(T, PendingSync)> {
         if self.journal != Journal::Wal {
             return Ok((self.write(f)?, PendingSync::done()));
         }
         let out = self.write_relaxed(f)?;
         let ledger = self.path.clone();
-        let sync = move || sync_wal_and_keep_it_short(&ledger);
+        let sync = move || sync_wal(&ledger, trim);
         let syncing = match std::thread::Builder::new().spawn(sync.clone()) {
             Ok(thread) => PendingSync {
                 thread: Some(thread),
@@ -392,9 +412,10 @@ impl Ledger {
     /// WAL index by reading every frame, so a long WAL slows every start-up (measured: ~10 ms at
     /// 1 MiB); SQLite's own checkpoints cannot restart the WAL across processes, because that
     /// rebuild forgets what was already checkpointed. The truncation never waits: with a reader
-    /// in the way it is left to the next writer.
-    fn keep_wal_short(&mut self) {
-        if wal_is_long(&wal_path(&self.path)) {
+    /// in the way it is left to the next writer. Every durable commit does this itself; a caller
+    /// of [`Ledger::write_syncing_wal_meanwhile`] calls it where it waits anyway.
+    pub fn keep_wal_short(&mut self) {
+        if self.journal == Journal::Wal && wal_is_long(&wal_path(&self.path)) {
             let _ = truncate_wal(&self.conn);
             let _ = wait_for_the_lock(&mut self.conn, BUSY_TIMEOUT);
         }
@@ -454,11 +475,20 @@ impl PendingSync {
     }
 }
 
+/// Who truncates a long WAL after a commit whose fsync runs on another thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WalTrim {
+    /// The syncing thread, on a connection of its own.
+    OnItsOwnConnection,
+    /// The caller, on the ledger's connection ([`Ledger::keep_wal_short`]).
+    LeftToCaller,
+}
+
 /// What [`Ledger::write_syncing_meanwhile`] leaves to another thread: fsync the WAL (which
 /// makes the file durable whichever descriptor asks: SQLite's relaxed commit wrote the frames
-/// and only skipped this call), then the truncation a durable commit does inline (it fsyncs
-/// the database too), on a connection of its own.
-fn sync_wal_and_keep_it_short(ledger: &Path) -> Result<()> {
+/// and only skipped this call), then, unless the caller does it, the truncation a durable
+/// commit does inline (it fsyncs the database too), on a connection of its own.
+fn sync_wal(ledger: &Path, trim: WalTrim) -> Result<()> {
     let wal = wal_path(ledger);
     let sync_err = |source| LedgerError::Sync {
         path: wal.clone(),
@@ -467,7 +497,8 @@ fn sync_wal_and_keep_it_short(ledger: &Path) -> Result<()> {
     std::fs::File::open(&wal)
         .and_then(|f| f.sync_data())
         .map_err(sync_err)?;
-    if wal_is_long(&wal)
+    if trim == WalTrim::OnItsOwnConnection
+        && wal_is_long(&wal)
         && let Ok(conn) = Connection::open_with_flags(
             ledger,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -235,8 +235,43 @@ impl SlotGuard {
         self.ensure_still_held(ledger)?;
         let admin = self.prove()?;
         let git = Git::new(&self.path);
-        match git.run(args) {
-            Err(GitError::Failed { stderr, .. }) if self.remove_stale_lock(&admin, &stderr) => {
+        let first = git.run(args);
+        self.again_if_stale_lock(ledger, &git, &admin, args, first)
+    }
+
+    /// Like [`SlotGuard::git`], but `meanwhile` runs on this thread, with the ledger, while the
+    /// first run of git does (spawn trims the ledger's WAL while `git switch` works). The lease
+    /// is checked before git starts, as always; `meanwhile` must not change the slot.
+    pub fn git_meanwhile(
+        &self,
+        ledger: &mut Ledger,
+        args: &[&str],
+        meanwhile: impl FnOnce(&mut Ledger),
+    ) -> Result<String> {
+        self.ensure_still_held(ledger)?;
+        let admin = self.prove()?;
+        let git = Git::new(&self.path);
+        let first = std::thread::scope(|scope| {
+            let running = scope.spawn(|| git.run(args));
+            meanwhile(ledger);
+            running
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        self.again_if_stale_lock(ledger, &git, &admin, args, first)
+    }
+
+    /// A run of git that failed on a stale lock file is run once more (see [`SlotGuard::git`]).
+    fn again_if_stale_lock(
+        &self,
+        ledger: &mut Ledger,
+        git: &Git,
+        admin: &Path,
+        args: &[&str],
+        first: std::result::Result<String, GitError>,
+    ) -> Result<String> {
+        match first {
+            Err(GitError::Failed { stderr, .. }) if self.remove_stale_lock(admin, &stderr) => {
                 self.ensure_still_held(ledger)?;
                 Ok(git.run(args)?)
             }

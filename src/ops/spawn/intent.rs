@@ -56,7 +56,8 @@ pub(super) enum Recorded {
 /// Records the intent for the planned slot. A free slot's probe (`git status`, the /proc scan)
 /// runs while the intent that claims it commits: its verdict is used only once the claim holds,
 /// and a lost claim throws it away. The intent is durable while git works after, and waited for
-/// before the slot is handed out (at once when the attempt ends here).
+/// before the slot is handed out (at once when the attempt ends here); a long WAL it leaves is
+/// truncated on this connection while `git switch` runs (`prepare`).
 pub(super) fn record(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
@@ -70,7 +71,7 @@ pub(super) fn record(
             Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(p))),
             _ => None,
         };
-        let recorded = ledger.write_syncing_meanwhile(|tx| record_intent(tx, &intent));
+        let recorded = ledger.write_syncing_wal_meanwhile(|tx| record_intent(tx, &intent));
         let probe = probe.map(|thread| thread.join().unwrap_or_else(|_| safety::Probe::lost()));
         (recorded, probe)
     });

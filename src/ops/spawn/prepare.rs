@@ -161,7 +161,8 @@ fn create_slot(
     switch_to(ledger, repo, guard, target, &["--discard-changes"])
 }
 
-/// `git switch` in the slot to the task's branch, creating it at the base unless it exists.
+/// `git switch` in the slot to the task's branch, creating it at the base unless it exists,
+/// while the ledger's WAL is truncated if long (see [`crate::ledger::Ledger::keep_wal_short`]).
 /// Skips git-hand's own post-checkout shim when it is the only hook (see
 /// [`pool::switch_hook_args`]).
 fn switch_to(
@@ -177,9 +178,12 @@ fn switch_to(
     } else {
         &["--no-track", "-c", target.branch, target.base]
     };
-    guard.git(
+    // The intent's commit left a long WAL for this connection to truncate: done while git
+    // switches, instead of by a second connection parsing the schema again.
+    guard.git_meanwhile(
         ledger,
         &[hooks, &["switch", "--quiet"], extra, switch].concat(),
+        Ledger::keep_wal_short,
     )?;
     Ok(())
 }
