@@ -13,7 +13,7 @@ use crate::clock::{Millis, relative};
 use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
 use crate::ops::facts::{Divergence, Facts};
-use crate::ops::tasks::{self, FreeSlot, TaskView};
+use crate::ops::tasks::{self, BaseSource, ComparedWith, FreeSlot, TaskView};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -70,7 +70,8 @@ struct WorktreeJson<'a> {
     head: Option<&'a str>,
     dirty: bool,
     last_commit_at: Option<Time>,
-    /// Against the default branch (the base `spawn` takes without `--base`); null without one.
+    /// Against the task's base branch while it still resolves, else the default branch (the
+    /// base `spawn` takes without `--base`); `source` says which. Null without either.
     base_branch: Option<Against<'a>>,
     /// Against the checked-out branch's upstream; null without one. `ahead` and `behind` are
     /// null when the upstream's ref is gone.
@@ -83,6 +84,9 @@ struct Against<'a> {
     name: &'a str,
     ahead: Option<u64>,
     behind: Option<u64>,
+    /// For `base_branch` only: `task-base` or `default-branch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<BaseSource>,
 }
 
 impl<'a> Against<'a> {
@@ -91,17 +95,21 @@ impl<'a> Against<'a> {
             name,
             ahead: d.map(|d| d.ahead),
             behind: d.map(|d| d.behind),
+            source: None,
         }
     }
 }
 
 impl<'a> WorktreeJson<'a> {
-    fn of(f: &'a Facts, base: Option<&'a str>) -> Self {
+    fn of(f: &'a Facts, base: Option<&'a ComparedWith>) -> Self {
         Self {
             head: f.head.as_deref(),
             dirty: f.dirty,
             last_commit_at: Time::of(f.last_commit_at),
-            base_branch: base.zip(f.base).map(|(name, d)| Against::of(name, Some(d))),
+            base_branch: base.zip(f.base).map(|(b, d)| Against {
+                source: Some(b.source),
+                ..Against::of(&b.name, Some(d))
+            }),
             upstream: f
                 .upstream
                 .as_ref()
@@ -111,7 +119,7 @@ impl<'a> WorktreeJson<'a> {
 }
 
 impl<'a> TaskJson<'a> {
-    fn of(v: &'a TaskView, base: Option<&'a str>) -> Self {
+    fn of(v: &'a TaskView) -> Self {
         Self {
             task: &v.task.name,
             state: v.task.state,
@@ -127,7 +135,10 @@ impl<'a> TaskJson<'a> {
             done_at: Time::of(v.task.done_at),
             done_reason: v.task.done_reason,
             exec_running: v.exec_running,
-            worktree: v.facts.as_ref().map(|f| WorktreeJson::of(f, base)),
+            worktree: v
+                .facts
+                .as_ref()
+                .map(|f| WorktreeJson::of(f, v.compared_with.as_ref())),
         }
     }
 }
@@ -155,13 +166,8 @@ pub fn list(ctx: &Context, args: ListArgs, json: bool) -> Result<Done, Failure> 
     let which = if args.all { Tasks::All } else { Tasks::Open };
     let listing = tasks::list(ctx, &mut ledger, which)?;
     if json {
-        let base = listing.base.as_ref().map(|b| b.label.as_str());
         let shape = ListJson {
-            tasks: listing
-                .tasks
-                .iter()
-                .map(|v| TaskJson::of(v, base))
-                .collect(),
+            tasks: listing.tasks.iter().map(TaskJson::of).collect(),
             free_slots: listing.free_slots.iter().map(FreeSlotJson::of).collect(),
         };
         return Done::json(&shape, None);

@@ -135,6 +135,15 @@ ALTER TABLE tasks ADD COLUMN remote TEXT;
 CREATE INDEX tasks_open_by_remote_branch ON tasks (remote, branch) WHERE state <> 'done';
 "#;
 
+/// Version 5: the ref a task was based on, as a full name (`refs/heads/release-1.2`,
+/// `refs/remotes/origin/main`), when spawn's base was a branch or remote-tracking branch, so
+/// `list` measures the task against the branch it came from and `prune --branches` counts a
+/// branch landed there (issue 13). `NULL` for a base given as a commit, and in rows from before,
+/// which are compared with the default branch as they were.
+const V5_TASK_BASE_REF: &str = r#"
+ALTER TABLE tasks ADD COLUMN base_ref TEXT;
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -152,6 +161,10 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 4,
         sql: V4_TASK_REMOTE,
+    },
+    Migration {
+        version: 5,
+        sql: V5_TASK_BASE_REF,
     },
 ];
 

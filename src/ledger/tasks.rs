@@ -40,11 +40,15 @@ pub struct Task {
     /// The normalized URL of the remote the branch is pushed to (origin's at spawn time), which
     /// branch fencing is keyed on; `None` in rows from before schema version 4.
     pub remote: Option<String>,
+    /// The full name of the branch or remote-tracking branch the task was based on
+    /// (`refs/heads/release`), which `list` and `prune --branches` measure it against; `None`
+    /// for a base given as a commit, and in rows from before schema version 5.
+    pub base_ref: Option<String>,
 }
 
 const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
     branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
-    checked_out, remote FROM tasks";
+    checked_out, remote, base_ref FROM tasks";
 
 /// A task as stored: the enums still as their words.
 struct TaskRow {
@@ -78,6 +82,7 @@ impl TaskRow {
                 step: None,
                 checked_out: r.get(18)?,
                 remote: r.get(19)?,
+                base_ref: r.get(20)?,
             },
             state: r.get(3)?,
             step: r.get(17)?,
@@ -153,6 +158,8 @@ pub struct NewTask<'a> {
     pub step: Step,
     /// The normalized URL of the remote the branch is pushed to, if the repository has one.
     pub remote: Option<&'a str>,
+    /// The branch or remote-tracking branch the base was, as a full ref name.
+    pub base_ref: Option<&'a str>,
 }
 
 impl View<'_> {
@@ -357,11 +364,11 @@ impl Tx<'_> {
     pub fn insert_task(&self, t: &NewTask<'_>) -> Result<Task> {
         self.conn.execute(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
-             base_oid, holder, created_at, updated_at, pid, pid_start, step, remote) \
-             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14)",
+             base_oid, holder, created_at, updated_at, pid, pid_start, step, remote, base_ref) \
+             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 t.repo_id, t.name, t.slot_path, t.lease_id, t.issue, t.issue_lease_id, t.branch,
-                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str(), t.remote
+                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str(), t.remote, t.base_ref
             ],
         )?;
         let id = self.conn.last_insert_rowid();

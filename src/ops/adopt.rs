@@ -112,6 +112,7 @@ fn lease_as_task(
             pid_start: me.start,
             step: Step::Active,
             remote: remote.as_deref(),
+            base_ref: None,
         })?;
         tx.set_task_state(task.id, TaskState::Active, Step::Active, None)?;
         tx.log(

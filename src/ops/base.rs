@@ -10,7 +10,31 @@ use crate::git::{Git, Repo};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
     pub oid: String,
+    /// As the user typed it (`release-1.2`, `HEAD~2`, an oid), or the default branch as spawn
+    /// took it (`main`, `origin/main`).
     pub label: String,
+    /// The full name of the branch or remote-tracking branch the base is (`refs/heads/main`,
+    /// `refs/remotes/origin/main`), which the task records to be measured against later;
+    /// `None` for a commit named any other way (`HEAD~2`, an oid, a tag, `HEAD`).
+    pub full_ref: Option<String>,
+}
+
+impl Base {
+    fn branch(oid: String, label: String, full_ref: String) -> Self {
+        Self {
+            oid,
+            label,
+            full_ref: Some(full_ref),
+        }
+    }
+}
+
+/// The short name of a branch or remote-tracking branch's full name (`refs/heads/release` is
+/// `release`, `refs/remotes/origin/main` is `origin/main`), as git shows it.
+pub fn short_ref(full: &str) -> &str {
+    full.strip_prefix("refs/heads/")
+        .or_else(|| full.strip_prefix("refs/remotes/"))
+        .unwrap_or(full)
 }
 
 pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
@@ -32,6 +56,7 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
         return Ok(Base {
             oid,
             label: rev.to_string(),
+            full_ref: branch_named(git, rev)?,
         });
     }
     let Some(branch) = default_branch(repo) else {
@@ -40,40 +65,49 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
                 .with_hint("git hand spawn <task> --base <branch>")
         }));
     };
-    let local = repo.ref_oid(&format!("refs/heads/{branch}"));
-    let remote = repo.ref_oid(&format!("refs/remotes/origin/{branch}"));
+    let local_ref = format!("refs/heads/{branch}");
+    let remote_ref = format!("refs/remotes/origin/{branch}");
+    let local = repo.ref_oid(&local_ref);
+    let remote = repo.ref_oid(&remote_ref);
+    let on_local = |oid| Base::branch(oid, branch.clone(), local_ref.clone());
+    let on_remote = |oid| Base::branch(oid, format!("origin/{branch}"), remote_ref.clone());
     match (local, remote) {
-        (Some(l), Some(r)) if l == r => Ok(Base {
-            oid: l,
-            label: branch,
-        }),
+        (Some(l), Some(r)) if l == r => Ok(on_local(l)),
         (Some(l), Some(r)) => {
             // The remote-tracking ref wins only when it is strictly ahead of the local branch.
             if git.test(&["merge-base", "--is-ancestor", &l, &r])? {
-                Ok(Base {
-                    oid: r,
-                    label: format!("origin/{branch}"),
-                })
+                Ok(on_remote(r))
             } else {
-                Ok(Base {
-                    oid: l,
-                    label: branch,
-                })
+                Ok(on_local(l))
             }
         }
-        (Some(l), None) => Ok(Base {
-            oid: l,
-            label: branch,
-        }),
-        (None, Some(r)) => Ok(Base {
-            oid: r,
-            label: format!("origin/{branch}"),
-        }),
+        (Some(l), None) => Ok(on_local(l)),
+        (None, Some(r)) => Ok(on_remote(r)),
         (None, None) => Err(no_commits(repo, git)?.unwrap_or_else(|| {
             Error::usage(format!("the default branch {branch} has no commit yet"))
                 .with_hint("commit something first, or pass --base <rev>")
         })),
     }
+}
+
+/// The full name of the branch or remote-tracking branch `rev` names, as git reads it (a tag
+/// of the same name wins, as it does in git), or `None` when `rev` names a commit some other
+/// way. `HEAD` and `@` name whatever is checked out, not a branch the user chose.
+fn branch_named(git: &Git, rev: &str) -> Result<Option<String>> {
+    if matches!(rev, "HEAD" | "@") {
+        return Ok(None);
+    }
+    let out = git.output(&[
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "--symbolic-full-name",
+        "--end-of-options",
+        rev,
+    ])?;
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let is_branch = name.starts_with("refs/heads/") || name.starts_with("refs/remotes/");
+    Ok((out.status.success() && is_branch).then_some(name))
 }
 
 /// The error for a repository with no commit at all (HEAD unborn, no branch, no remote-tracking

@@ -1,9 +1,10 @@
 //! What `git hand list` shows of a task's worktree: uncommitted changes, commits ahead of and
-//! behind the repository's default branch and the branch's upstream, and when the last commit was
-//! made. Read only, never under a ledger transaction.
+//! behind a base (the caller picks which: the task's own base branch, else the default branch)
+//! and the branch's upstream, and when the last commit was made. Read only, never under a ledger
+//! transaction.
 //!
 //! Two git processes per slot, started together (`git status --porcelain=v2 --branch` gives the
-//! changes and the upstream's counts, `git rev-list --left-right --count` the default branch's),
+//! changes and the upstream's counts, `git rev-list --left-right --count` the base's),
 //! and the slots read by a few threads at once: sixteen tasks cost about what two of them do in
 //! turn. Every git runs with `--no-optional-locks`, so a `list` never takes a slot's index lock
 //! from under the spawn, the teardown or the agent's own commit at work there.
@@ -48,19 +49,26 @@ pub struct Facts {
 /// gits wait on the disk, few enough that a pool of 64 slots does not start 128 gits together.
 const READERS: usize = 8;
 
-/// The facts of each worktree in `dirs`, in order (`None` for one git could not read), measured
-/// against the commit `base` when there is one.
-pub fn gather(repo: &Repo, dirs: &[PathBuf], base: Option<&str>) -> Vec<Option<Facts>> {
+/// A worktree to read, and the commit to measure it against, if any.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub dir: PathBuf,
+    pub base: Option<String>,
+}
+
+/// The facts of each worktree in `slots`, in order (`None` for one git could not read), each
+/// measured against its own base commit when it has one.
+pub fn gather(repo: &Repo, slots: &[Slot]) -> Vec<Option<Facts>> {
     let next = AtomicUsize::new(0);
     let mut read: Vec<(usize, Option<Facts>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..READERS.min(dirs.len()))
+        let workers: Vec<_> = (0..READERS.min(slots.len()))
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = vec![];
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(dir) = dirs.get(i) else { break };
-                        mine.push((i, read_slot(dir, base)));
+                        let Some(slot) = slots.get(i) else { break };
+                        mine.push((i, read_slot(&slot.dir, slot.base.as_deref())));
                     }
                     mine
                 })
@@ -72,7 +80,7 @@ pub fn gather(repo: &Repo, dirs: &[PathBuf], base: Option<&str>) -> Vec<Option<F
             .collect()
     });
     read.sort_by_key(|(i, _)| *i);
-    let mut facts: Vec<Option<Facts>> = vec![None; dirs.len()];
+    let mut facts: Vec<Option<Facts>> = vec![None; slots.len()];
     for (i, f) in read {
         facts[i] = f.map(|mut f| {
             // The commit's time from the object database, in this process: no third git.

@@ -31,6 +31,29 @@ pub struct TaskView {
     /// Whether the process that spawned an active task still runs: with `--exec`, it waits for
     /// the command, so this says whether the task's agent is still at work.
     pub exec_running: bool,
+    /// What `facts.base` counts against: `None` when nothing was compared.
+    pub compared_with: Option<ComparedWith>,
+}
+
+/// The ref a task's worktree is measured against: its own base branch while that still
+/// resolves, else the default branch (as `spawn` takes it without `--base`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparedWith {
+    /// As git shows it: `release`, `origin/main`.
+    pub name: String,
+    pub oid: String,
+    pub source: BaseSource,
+}
+
+/// Where [`ComparedWith`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaseSource {
+    /// The branch the task was spawned from (recorded since schema version 5).
+    TaskBase,
+    /// The repository's default branch: the task recorded no base branch (spawned from a
+    /// commit, or before schema version 5), or that branch is gone.
+    DefaultBranch,
 }
 
 pub struct Listing {
@@ -38,9 +61,6 @@ pub struct Listing {
     /// Slots no live tenure holds.
     pub free_slots: Vec<FreeSlot>,
     pub now: Millis,
-    /// What each task's worktree is compared with: the default branch, as `spawn` takes it
-    /// without `--base` (`None` when there is none, or no task to compare).
-    pub base: Option<super::base::Base>,
 }
 
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
@@ -56,7 +76,6 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             tasks: vec![],
             free_slots: vec![],
             now: 0,
-            base: None,
         });
     };
     let common = ctx.repo()?.loc.common_dir.clone();
@@ -84,6 +103,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
                 slot_n,
                 facts: None,
                 exec_running: false,
+                compared_with: None,
             });
         }
         let free_slots = slots
@@ -101,7 +121,6 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             tasks,
             free_slots,
             now,
-            base: None,
         })
     })?;
     // Git runs after the snapshot: no transaction stays open across it.
@@ -133,13 +152,46 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
     if active.is_empty() {
         return Ok(());
     }
-    listing.base = super::base::resolve(repo, &repo.git(), None).ok();
-    let dirs: Vec<PathBuf> = active.iter().map(|(_, d)| d.clone()).collect();
-    let base = listing.base.as_ref().map(|b| b.oid.as_str());
-    for ((i, _), f) in active.iter().zip(facts::gather(repo, &dirs, base)) {
+    let default = std::cell::OnceCell::new();
+    let mut slots = vec![];
+    for (i, dir) in &active {
+        let against = compared_with(repo, &listing.tasks[*i].task, &default);
+        slots.push(facts::Slot {
+            dir: dir.clone(),
+            base: against.as_ref().map(|a| a.oid.clone()),
+        });
+        listing.tasks[*i].compared_with = against;
+    }
+    for ((i, _), f) in active.iter().zip(facts::gather(repo, &slots)) {
         listing.tasks[*i].facts = f;
     }
     Ok(())
+}
+
+/// What a task's worktree is measured against: its base branch while that still resolves, else
+/// the default branch (resolved once, on first need, into `default`).
+fn compared_with(
+    repo: &crate::git::Repo,
+    task: &Task,
+    default: &std::cell::OnceCell<Option<super::base::Base>>,
+) -> Option<ComparedWith> {
+    let own = task.base_ref.as_deref().and_then(|full| {
+        Some(ComparedWith {
+            name: super::base::short_ref(full).to_string(),
+            oid: repo.ref_oid(full)?,
+            source: BaseSource::TaskBase,
+        })
+    });
+    own.or_else(|| {
+        let base = default
+            .get_or_init(|| super::base::resolve(repo, &repo.git(), None).ok())
+            .as_ref()?;
+        Some(ComparedWith {
+            name: base.label.clone(),
+            oid: base.oid.clone(),
+            source: BaseSource::DefaultBranch,
+        })
+    })
 }
 
 /// A task's directory and its slot's number, for `git hand path`: the open task of that name

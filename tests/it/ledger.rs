@@ -413,3 +413,28 @@ fn a_version_3_task_migrates_without_a_remote_and_is_fenced_by_its_repository() 
     assert_eq!(fenced("example.com/o/r", Some("r2")), 0, "another clone");
     assert_eq!(fenced("example.com/o/r", None), 0);
 }
+
+#[test]
+fn a_version_4_task_migrates_without_a_base_ref_and_keeps_its_other_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    schema::create_at_version(&path, 4).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO repos (id, common_dir, created_at) VALUES ('r1', '/repo/.git', 1);
+         INSERT INTO tasks (repo_id, name, state, branch, base_oid, holder, created_at,
+                            updated_at, remote)
+         VALUES ('r1', 'a', 'active', 'hand/a', 'abc', 'alice', 1, 1, 'example.com/o/r');",
+    )
+    .unwrap();
+    drop(conn);
+    let mut ledger = Ledger::open(&path).unwrap();
+    assert_eq!(user_version(&path), LATEST_VERSION);
+    let task = ledger
+        .read(|v| v.open_task(&RepoId::new("r1"), "a"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(task.base_ref, None);
+    assert_eq!(task.base_oid.as_deref(), Some("abc"));
+    assert_eq!(task.remote.as_deref(), Some("example.com/o/r"));
+}

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod base_ref;
 mod completion;
 mod crash;
 mod engine;

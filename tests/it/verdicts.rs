@@ -103,6 +103,7 @@ impl World {
                     pid_start: None,
                     step: Step::Active,
                     remote: None,
+                    base_ref: None,
                 })?;
                 Ok(tenure)
             })

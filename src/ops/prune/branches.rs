@@ -6,15 +6,16 @@
 //! when no open task uses it. A `hand/*` branch no task names is not prune's (someone made it
 //! by hand), nor is a branch a task was given with `--branch` outside `hand/` (the user's own).
 //!
-//! Landed: every commit reachable from the branch is reachable from the default branch (the
-//! base spawn picks without `--base`) or from a remote-tracking ref (`git log <tip> --not
-//! --remotes <default>` lists nothing). `git branch -d` is not enough: it asks only about HEAD
+//! Landed: every commit reachable from the branch is reachable from the branch its task was
+//! based on (`spawn --base release`, recorded since schema version 5), from the default branch
+//! (the base spawn picks without `--base`) or from a remote-tracking ref (`git log <tip> --not
+//! --remotes <base> <default>` lists nothing). `git branch -d` is not enough: it asks only about HEAD
 //! or the branch's upstream. A branch checked out in any worktree is kept.
 //!
 //! The deletion is a compare-and-delete (`git update-ref -d refs/heads/<b> <oid>`): a branch
 //! that moved after prune proved it landed is kept, and so is one an open task took meanwhile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -68,6 +69,8 @@ impl KeptBranch {
 struct Users {
     /// Done tasks that used it.
     done: Vec<String>,
+    /// The refs those tasks were based on (full names), where they recorded one.
+    bases: BTreeSet<String>,
     /// An open task that uses it, and its state.
     open: Option<(String, TaskState)>,
 }
@@ -88,6 +91,7 @@ pub fn prune_branches(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<Br
         let entry = users.entry(task.branch.clone()).or_default();
         if task.state == TaskState::Done {
             entry.done.push(task.name);
+            entry.bases.extend(task.base_ref);
         } else {
             entry.open = Some((task.name, task.state));
         }
@@ -99,6 +103,7 @@ pub fn prune_branches(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<Br
         if !branch.starts_with(TASK_BRANCHES) || users.done.is_empty() {
             continue;
         }
+        let landing = landing.and_bases(repo, &users.bases);
         match judge(repo, &git, &landing, &checked_out, &branch, &users) {
             Judged::Gone => {}
             Judged::Kept(kept) => report.kept.push(kept),
@@ -121,39 +126,59 @@ pub fn prune_branches(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<Br
     Ok(report)
 }
 
-/// Where a commit counts as landed: the default branch, if it exists here, and every
-/// remote-tracking ref.
+/// Where a commit counts as landed: local branches (the default branch, if it exists here, and
+/// the branches the tasks were based on) and every remote-tracking ref.
 struct Landing {
-    default: Option<String>,
+    /// Short names of local branches, the default one last.
+    branches: Vec<String>,
 }
 
 impl Landing {
     fn of(repo: &Repo) -> Self {
         let default = crate::ops::base::default_branch(repo)
             .filter(|b| repo.ref_oid(&format!("refs/heads/{b}")).is_some());
-        Self { default }
+        Self {
+            branches: default.into_iter().collect(),
+        }
+    }
+
+    /// This landing and the local branches among `bases` (full names) that still exist. A
+    /// remote-tracking base is already among `--remotes`.
+    fn and_bases(&self, repo: &Repo, bases: &BTreeSet<String>) -> Self {
+        let mut branches: Vec<String> = bases
+            .iter()
+            .filter(|full| repo.ref_oid(full).is_some())
+            .filter_map(|full| full.strip_prefix("refs/heads/"))
+            .filter(|b| !self.branches.iter().any(|d| d == b))
+            .map(str::to_string)
+            .collect();
+        branches.extend(self.branches.iter().cloned());
+        Self { branches }
     }
 
     /// The refs whose history is landed, for `git log <tip> --not <these>`.
     fn refs(&self) -> Vec<String> {
         let mut refs = vec!["--remotes".to_string()];
-        refs.extend(self.default.iter().map(|b| format!("refs/heads/{b}")));
+        refs.extend(self.branches.iter().map(|b| format!("refs/heads/{b}")));
         refs
     }
 
     /// The same refs as a person types them, for a hint.
     fn typed(&self) -> String {
-        match &self.default {
-            Some(b) => format!("--remotes {b}"),
-            None => "--remotes".to_string(),
-        }
+        let mut typed = vec!["--remotes"];
+        typed.extend(self.branches.iter().map(String::as_str));
+        typed.join(" ")
     }
 
     /// "main nor a remote-tracking branch", as a kept branch's reason says it.
     fn words(&self) -> String {
-        match &self.default {
-            Some(b) => format!("neither {b} nor a remote-tracking branch"),
-            None => "no remote-tracking branch (and no default branch here)".to_string(),
+        if self.branches.is_empty() {
+            "no remote-tracking branch (and no default branch here)".to_string()
+        } else {
+            format!(
+                "neither {} nor a remote-tracking branch",
+                self.branches.join(", ")
+            )
         }
     }
 }

@@ -127,6 +127,7 @@ fn intent_for<'a>(
         claim,
         branch: &ground.branch,
         base_oid: &ground.base.oid,
+        base_ref: ground.base.full_ref.as_deref(),
         holder: ground.holder,
         issue: ground.issue.as_ref().map(|(res, id)| (res, id.as_str())),
         me: ground.me,
@@ -145,6 +146,8 @@ struct Intent<'a> {
     claim: Claim<'a>,
     branch: &'a str,
     base_oid: &'a str,
+    /// The branch the base was, when it was one (see [`crate::ops::base::Base::full_ref`]).
+    base_ref: Option<&'a str>,
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
     me: procs::ProcessId,
@@ -360,6 +363,7 @@ fn take_leases(
         pid_start: i.me.start,
         step: i.step,
         remote: i.remote,
+        base_ref: i.base_ref,
     })?;
     Ok(Ok(Taken {
         task,

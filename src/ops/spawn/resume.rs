@@ -24,6 +24,7 @@ pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -
     let base = base::Base {
         oid: task.base_oid.clone().unwrap_or_default(),
         label: task.base_oid.clone().unwrap_or_default(),
+        full_ref: task.base_ref.clone(),
     };
     Ok(Spawned {
         path: PathBuf::from(&slot_path),
