@@ -113,7 +113,22 @@ pub struct ConfigOrigin {
     pub file: Option<PathBuf>,
 }
 
+/// A settings file read once: the path asked for, and what reading it gave.
+pub(super) type ReadOnce = std::cell::OnceCell<(PathBuf, Result<Option<ConfigFile>, ConfigError>)>;
+
 impl Repo {
+    /// The settings file at `path` ([`ConfigFile::read`]), read and parsed the first time it is
+    /// asked for and kept for the life of this opened repository: every setting a command (or a
+    /// hook) reads comes from the one read. A repository has one such file, so a later call
+    /// with another path is a bug.
+    pub fn committed_config(&self, path: &Path) -> Result<Option<&ConfigFile>, ConfigError> {
+        let (read_from, read) = self
+            .committed
+            .get_or_init(|| (path.to_path_buf(), ConfigFile::read(path)));
+        debug_assert_eq!(read_from, path, "one settings file per repository");
+        read.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
     /// Where the value git would use for `key` (a `section.name` key) is set, or `None` when no
     /// scope of git's configuration sets it.
     pub fn config_origin(&self, key: &str) -> Option<ConfigOrigin> {

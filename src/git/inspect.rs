@@ -113,6 +113,9 @@ pub struct LinkedWorktree {
 pub struct Repo {
     repo: gix::Repository,
     pub loc: Location,
+    /// The committed settings file, read and parsed at most once per opened repository
+    /// (`config_file.rs`, [`Repo::committed_config`]).
+    pub(super) committed: super::config_file::ReadOnce,
 }
 
 pub fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
@@ -153,7 +156,11 @@ impl Repo {
             admin_dir: abs(repo.git_dir())?,
             workdir: repo.workdir().map(abs).transpose()?,
         };
-        Ok(Self { repo, loc })
+        Ok(Self {
+            repo,
+            loc,
+            committed: Default::default(),
+        })
     }
 
     /// The git CLI bound to this worktree's top, or to the common dir of a bare repository:

@@ -75,10 +75,11 @@ pub enum Origin {
     Default,
 }
 
-/// A repository's settings: git's configuration and its `.handconfig`, read once.
+/// A repository's settings: git's configuration and its `.handconfig`, read once per opened
+/// repository ([`Repo::committed_config`]).
 pub struct Settings<'r> {
     repo: &'r Repo,
-    file: Option<ConfigFile>,
+    file: Option<&'r ConfigFile>,
 }
 
 /// The `.handconfig` git-hand reads for `repo` (whether or not it exists): in the main
@@ -104,7 +105,7 @@ impl<'r> Settings<'r> {
     /// is an error naming it: a typo must never silently mean the defaults.
     pub fn load(repo: &'r Repo) -> Result<Self, ConfigError> {
         let file = match file_path(repo) {
-            Some(path) => ConfigFile::read(&path)?,
+            Some(path) => repo.committed_config(&path)?,
             None => None,
         };
         Ok(Self { repo, file })
@@ -112,13 +113,13 @@ impl<'r> Settings<'r> {
 
     /// The repository's `.handconfig`, when there is one.
     pub fn file(&self) -> Option<&ConfigFile> {
-        self.file.as_ref()
+        self.file
     }
 
     /// The file, when it is where `name`'s value comes from: git's configuration does not set
     /// it, the key may be committed and the file sets it.
     fn file_setting(&self, name: &str) -> Option<&ConfigFile> {
-        let file = self.file.as_ref()?;
+        let file = self.file?;
         let used = committable(name) && file.has(name) && self.repo.config_origin(name).is_none();
         used.then_some(file)
     }
