@@ -92,11 +92,6 @@ pub fn log(ctx: &Context, args: LogArgs, json: bool) -> Result<Done, Failure> {
         let events = logged.events.iter().map(EventJson::of).collect();
         return Done::json(&LogJson { events }, None);
     }
-    let scope = if args.all_repos {
-        Namespaces::All
-    } else {
-        Namespaces::This
-    };
     let rows: Vec<Vec<String>> = logged
         .events
         .iter()
@@ -105,7 +100,7 @@ pub fn log(ctx: &Context, args: LogArgs, json: bool) -> Result<Done, Failure> {
             vec![
                 relative(e.at, logged.now),
                 e.kind.clone(),
-                resource_text(l, scope),
+                resource_text(l, repos),
                 e.token.map(|t| t.to_string()).unwrap_or_default(),
                 e.holder.clone().unwrap_or_default(),
                 e.detail.clone().unwrap_or_default(),

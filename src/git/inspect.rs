@@ -383,9 +383,7 @@ impl Repo {
     /// worktree is, read from the HEAD and gitdir files in the admin dirs: no process, no object
     /// access.
     pub fn checked_out_branches(&self) -> Vec<(PathBuf, String)> {
-        let main = self
-            .main_workdir()
-            .unwrap_or_else(|| self.loc.common_dir.clone());
+        let main = self.main_dir();
         let mut admin_dirs = vec![(self.loc.common_dir.clone(), main)];
         if let Ok(entries) = std::fs::read_dir(self.loc.common_dir.join("worktrees")) {
             for admin in entries.flatten().map(|e| e.path()) {

@@ -136,22 +136,15 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         ledger: ledger.path().to_path_buf(),
     };
     let required = super::settings::require_credential(repo)?;
-    let marked =
-        stamp::mark_required(&repo.loc.admin_dir, required).map_err(|e| stamp::StampError::Write {
-            dir: repo.loc.admin_dir.clone(),
-            source: e,
-        });
-    marked
-        .and_then(|()| stamp::write(&repo.loc.admin_dir, &stamped))
-        .map_err(|e| {
-            Error::failed(
-                format!("leased this worktree as task {name} but could not write its stamp ({e})"),
-                vec![
-                    format!("eval \"$(git hand env {name})\"   # its pushes need the credential"),
-                    format!("git hand teardown {name}   # or end the lease"),
-                ],
-            )
-        })
+    stamp::write_marked(&repo.loc.admin_dir, &stamped, required).map_err(|e| {
+        Error::failed(
+            format!("leased this worktree as task {name} but could not write its stamp ({e})"),
+            vec![
+                format!("eval \"$(git hand env {name})\"   # its pushes need the credential"),
+                format!("git hand teardown {name}   # or end the lease"),
+            ],
+        )
+    })
 }
 
 /// A valid task name from a directory name: other characters become `-`, at most 64.

@@ -40,9 +40,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::git::{Git, Repo};
 
-/// The git config key whose values are the patterns.
-pub const KEY: &str = "hand.include";
-
 /// The patterns to copy into a new slot: every value of `hand.include` (git config, else the
 /// committed `.handconfig`: [`super::settings`]), blank ones dropped. The one place they are read.
 /// Spawn's check has already refused a `.handconfig` that does not parse, so a failure to load

@@ -48,7 +48,7 @@ pub fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, Stri
 }
 
 /// A full object id as git prints it: 40 (sha1) or 64 (sha256) hex digits.
-fn is_object_name(oid: &str) -> bool {
+pub(super) fn is_object_name(oid: &str) -> bool {
     matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

@@ -57,11 +57,6 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
 /// What a bad `hand.root` is replaced with in the hint.
 const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
 
-/// `hand.maxSlots`, default 16, from git config or `.handconfig` (`ops/settings.rs`).
-pub fn max_slots(repo: &Repo) -> Result<i64> {
-    Ok(super::settings::Settings::load(repo)?.max_slots()?)
-}
-
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
 pub fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
     let id6 = &repo_id.as_str()[..6.min(repo_id.as_str().len())];

@@ -110,11 +110,7 @@ fn refused_commit(moving: &[&RefUpdate], refusal: &on_hook::Refusal) -> Option<S
     .or_else(|| moving.iter().find(|u| !on_hook::is_null_oid(&u.new)))
     .or(moving.first())?;
     // A symbolic-ref update's values are `ref:<name>`, not commits: never a --base.
-    let commit = |o: &&String| {
-        matches!(o.len(), 40 | 64)
-            && o.bytes().all(|b| b.is_ascii_hexdigit())
-            && !on_hook::is_null_oid(o)
-    };
+    let commit = |o: &&String| on_hook::is_object_name(o) && !on_hook::is_null_oid(o);
     [&pick.new, &pick.old].into_iter().find(commit).cloned()
 }
 
