@@ -92,31 +92,26 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
         .collect();
     branches.sort();
     branches.dedup();
-    let (out, ledger) = decide(ctx, url, &ctx.cwd, &branches)?;
+    let subject = verdict::Subject::of(ctx)?;
+    let (out, ledger) = decide(ctx, &subject, url, &ctx.cwd, &branches)?;
     if let (Some(refusal), Some(finding), Some(mut ledger)) = (&out.refusal, &out.finding, ledger) {
-        record_refusal(
-            &mut ledger,
-            finding,
-            refusal,
-            &verdict::Subject::key_of(ctx)?,
-            Said::Push,
-        )?;
+        record_refusal(&mut ledger, finding, refusal, &subject.key, Said::Push)?;
     }
     Ok(out)
 }
 
-/// The one decision behind pre-push, `check` and `status`: the worktree's credential judged
-/// (`verdict::judge`) and, with `hand.fenceBranches`, the pushed `branches` fenced on the remote
+/// The one decision behind pre-push, `check` and `status`: the worktree's credential (as the
+/// caller's `subject` presents it) judged (`verdict::judge`) and, with `hand.fenceBranches`, the pushed `branches` fenced on the remote
 /// at `url` (a relative local path resolved from `base`, where git resolves it). Writes nothing;
 /// returns the ledger it read, for the caller that records a refusal.
 pub fn decide(
     ctx: &Context,
+    subject: &verdict::Subject,
     url: Option<&str>,
     base: &std::path::Path,
     branches: &[String],
 ) -> Result<(PrePush, Option<Ledger>)> {
     let repo = ctx.repo()?;
-    let subject = verdict::Subject::of(ctx)?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
     let fence = super::settings::Settings::load(repo)?.fence_branches()?;
     let mut out = PrePush {
@@ -251,7 +246,8 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let base = workdir.clone().unwrap_or_else(|| ctx.cwd.clone());
     let branches: Vec<String> = target.iter().map(|t| t.branch.clone()).collect();
     let url = target.as_ref().and_then(|t| t.url.clone());
-    let (decision, ledger) = decide(ctx, url.as_deref(), &base, &branches)?;
+    let subject = verdict::Subject::of(ctx)?;
+    let (decision, ledger) = decide(ctx, &subject, url.as_deref(), &base, &branches)?;
     let common = &repo.loc.common_dir;
     let known = match ledger {
         Some(mut l) => l.read(|v| Ok(v.repo_by_dir(common)?.is_some()))?,
@@ -260,7 +256,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
     let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
     Ok(Here {
-        ledger: verdict::Subject::of(ctx)?.ledger_path,
+        ledger: subject.ledger_path,
         workdir,
         decision,
         target,

@@ -81,7 +81,8 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     // the main work tree as spawn resolved it (`fence::task_remote`).
     let url = repo.push_url("origin");
     let base = repo.main_dir();
-    let (mut out, ledger) = on_hook::decide(ctx, url.as_deref(), &base, &branches)?;
+    let subject = verdict::Subject::of(ctx)?;
+    let (mut out, ledger) = on_hook::decide(ctx, &subject, url.as_deref(), &base, &branches)?;
     let (Some(refusal), Some(finding), Some(mut ledger)) =
         (out.refusal.clone(), out.finding.clone(), ledger)
     else {
@@ -92,7 +93,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
         &mut ledger,
         &finding,
         &refusal,
-        &verdict::Subject::key_of(ctx)?,
+        &subject.key,
         Said::RefUpdate,
     )?;
     Ok(Some(out))

@@ -391,6 +391,21 @@ fn lefthook_over_a_chained_hook_is_in_force_only_when_its_config_calls_git_hand(
     }
 }
 
+/// With git-hand's lefthook recipe committed and lefthook's launcher as the pre-push hook, every
+/// surface that reports whether pushes are checked says they are: `check` as `spawn` does.
+#[test]
+fn check_counts_the_lefthook_recipe_as_in_force_as_spawn_does() {
+    let env = TestEnv::new().with_hook_tools();
+    let (repo, _origin) = lefthook_repo(&env, true);
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+    let run = env.hand(&repo, &["spawn", "probe", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("NOT"), "{}", run.stderr);
+    let slot = crate::support::path_of(&run.json());
+    let check = env.hand(&slot, &["check", "--json"]).json();
+    assert_eq!(check["hooks"]["in_force"], true, "{check}");
+}
+
 /// The rules behind the re-sync cases, on plain files: a foreign hook that is the same bytes as
 /// the chained one replaces it (no exit 3); a different one still refuses, changing nothing;
 /// `<hook>.old` is removed only when it is git-hand's shim.
