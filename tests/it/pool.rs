@@ -404,6 +404,22 @@ fn a_spawn_that_lost_a_slot_to_a_claim_taken_back_reuses_it_instead_of_creating_
 }
 
 #[test]
+fn spawning_an_open_task_again_sets_both_its_leases_expiry_not_only_the_slots() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let first = spawn(&env, &repo, "t1", &["--issue", "42", "--ttl", "1s"]);
+    let again = spawn(&env, &repo, "t1", &["--issue", "42", "--ttl", "1h"]);
+    assert_eq!(again["slot_source"], "existing", "{again}");
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let vars = [
+        ("GIT_HAND_LEASE", first["lease_id"].as_str().unwrap()),
+        ("GIT_HAND_TOKEN", "1"),
+    ];
+    let check = env.hand_env(&path_of(&first), &["check"], &vars);
+    assert_eq!(check.code, 0, "past the first TTL:\n{}", check.stdout);
+}
+
+#[test]
 fn exec_keeps_the_issue_lease_alive_too_so_a_push_after_its_ttl_is_still_allowed() {
     let env = TestEnv::new();
     let repo = env.repo("app");

@@ -1,5 +1,5 @@
 //! Spawning a task that is already open: the same holder gets the same slot and lease back (its
-//! expiry refreshed from this call's TTL); anyone else is told who has it. Nothing on disk
+//! expiry, and its issue lease's, refreshed from this call's TTL); anyone else is told who has it. Nothing on disk
 //! changes.
 
 use std::path::PathBuf;
@@ -12,15 +12,8 @@ use crate::ops::{Error, Result, base};
 pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
     refuse_unless_active_for(&task, opts.holder)?;
     let slot_path = task.slot_key();
-    let tenure = renew_slot_lease(ledger, &task, &slot_path, opts)?;
-    let (issue_tenure, slot_n) = ledger.read(|v| {
-        let issue = match &task.issue_lease_id {
-            Some(id) => v.tenure(id)?,
-            None => None,
-        };
-        let n = v.slot_by_path(&slot_path)?.map_or(0, |s| s.n);
-        Ok((issue, n))
-    })?;
+    let (tenure, issue_tenure) = renew_leases(ledger, &task, &slot_path, opts)?;
+    let slot_n = ledger.read(|v| Ok(v.slot_by_path(&slot_path)?.map_or(0, |s| s.n)))?;
     let base = base::Base {
         oid: task.base_oid.clone().unwrap_or_default(),
         label: task.base_oid.clone().unwrap_or_default(),
@@ -69,27 +62,44 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
     Ok(())
 }
 
-/// Renews the slot lease the task names, if it is still the live one.
-fn renew_slot_lease(
+/// Renews the slot lease the task names, if it is still the live one, and in the same
+/// transaction gives its issue lease (when live) the same expiry: this call's TTL, or none. A
+/// push is judged on both, so refreshing only the slot's would leave the task `issue-lost` when
+/// the issue's older TTL ran out. An issue lease no longer live is handed back as it is.
+fn renew_leases(
     ledger: &mut Ledger,
     task: &Task,
     slot_path: &WorktreeKey,
     opts: &SpawnOptions<'_>,
-) -> Result<Tenure> {
+) -> Result<(Tenure, Option<Tenure>)> {
     let res = Resource::worktree(slot_path);
-    let tenure = ledger.write(|tx| {
+    let renewed = ledger.write(|tx| {
         let current = tx.view().current(&res)?;
-        match current {
+        let slot = match current {
             Some(t) if task.lease_id.as_ref() == Some(&t.lease_id) => {
                 match tx.acquire(&res, opts.holder, opts.ttl)? {
-                    ledger::Acquire::Acquired { tenure, .. } => Ok(Some(tenure)),
-                    ledger::Acquire::Held(_) => Ok(None),
+                    ledger::Acquire::Acquired { tenure, .. } => tenure,
+                    ledger::Acquire::Held(_) => return Ok(None),
                 }
             }
-            _ => Ok(None),
-        }
+            _ => return Ok(None),
+        };
+        let issue = match &task.issue_lease_id {
+            Some(id) => match tx.view().tenure(id)? {
+                Some(t) if t.is_live(tx.now()) => Some(match opts.ttl {
+                    Some(_) => match tx.renew(&t.resource, ledger::By::Lease(id), opts.ttl)? {
+                        ledger::Renew::Renewed(t) => t,
+                        ledger::Renew::NotHolder(_) => t,
+                    },
+                    None => tx.hold_open(&t)?,
+                }),
+                other => other,
+            },
+            None => None,
+        };
+        Ok(Some((slot, issue)))
     })?;
-    tenure.ok_or_else(|| {
+    renewed.ok_or_else(|| {
         let name = &task.name;
         Error::precondition(
             format!(
