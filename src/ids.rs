@@ -26,6 +26,12 @@ pub fn lease_id() -> std::io::Result<String> {
     random_hex(16)
 }
 
+/// An id or object name as git-hand shows it in a sentence: its first 10 characters (all of a
+/// shorter one).
+pub fn short(s: &str) -> &str {
+    &s[..s.len().min(10)]
+}
+
 /// True when `s` looks like a lease id (32 lower-case hex characters).
 pub fn is_lease_id(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))

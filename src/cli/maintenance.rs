@@ -154,7 +154,7 @@ fn branches_done(r: &BranchReport, json: bool) -> Result<Done, Failure> {
     let verb = if r.dry_run { "would delete" } else { "deleted" };
     let mut out = String::new();
     for d in &r.deleted {
-        let short = &d.oid[..d.oid.len().min(10)];
+        let short = crate::ids::short(&d.oid);
         out.push_str(&format!("{verb}: {} (was {short})\n", d.branch));
     }
     for k in &r.kept {

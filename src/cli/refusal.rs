@@ -3,6 +3,7 @@
 //! returns the facts; the sentences are built here.
 
 use crate::clock::relative;
+use crate::ids;
 use crate::ledger::Tenure;
 use crate::ops::on_hook::{PrePush, Refusal, Said};
 use crate::ops::verdict::{Finding, Verdict};
@@ -85,8 +86,8 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 fn presented(f: &Finding) -> Option<String> {
     let c = f.credential.as_ref()?;
     Some(match c.token {
-        Some(t) => format!("token {t} (lease {})", short(c.lease_id.as_str())),
-        None => format!("lease {}", short(c.lease_id.as_str())),
+        Some(t) => format!("token {t} (lease {})", ids::short(c.lease_id.as_str())),
+        None => format!("lease {}", ids::short(c.lease_id.as_str())),
     })
 }
 
@@ -169,7 +170,7 @@ fn unknown_lease_reason(
         }
         (None, Some(c), Some(t)) => format!(
             "you present {yours}, but lease {} was granted with token {}.",
-            short(c.lease_id.as_str()),
+            ids::short(c.lease_id.as_str()),
             t.token
         ),
     }
@@ -188,11 +189,11 @@ fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String
         ];
     }
     let at = match (&p.head_branch, &p.head_oid) {
-        (Some(b), Some(o)) => format!("local branch {b} ({})", short(o)),
-        (None, Some(o)) => format!("commit {}", short(o)),
+        (Some(b), Some(o)) => format!("local branch {b} ({})", ids::short(o)),
+        (None, Some(o)) => format!("commit {}", ids::short(o)),
         _ => "this worktree".into(),
     };
-    let base = p.head_oid.as_deref().map(short).unwrap_or("HEAD");
+    let base = p.head_oid.as_deref().map(ids::short).unwrap_or("HEAD");
     vec![
         match said {
             Said::Push => format!("your commits are safe in {at}; nothing was pushed."),
@@ -202,8 +203,4 @@ fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String
             "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
         ),
     ]
-}
-
-fn short(s: &str) -> &str {
-    &s[..s.len().min(10)]
 }

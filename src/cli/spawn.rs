@@ -225,16 +225,11 @@ fn size(bytes: u64) -> String {
 /// What spawn says when `--exec`'s command failed: the task outlives its command, so a user who
 /// saw only the command's own failure would not know the slot is still leased.
 fn exec_failed_lines(s: &Spawned, command: &[OsString], status: ExitStatus) -> [String; 2] {
-    use std::os::unix::process::ExitStatusExt;
     let program = command
         .first()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let how = match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal}"),
-        (None, None) => "failed".to_string(),
-    };
+    let how = exec::how_it_ended(status);
     [
         format!(
             "the command {program} {how}; task {} stays active in slot {} ({})",

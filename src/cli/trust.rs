@@ -60,7 +60,7 @@ pub fn trust(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let mut out = format!(
         "trusted {} (blob {}); a change to it asks again\n",
         shape.path.display(),
-        &shape.hash[..10]
+        crate::ids::short(shape.hash)
     );
     if shape.commands.is_empty() {
         out.push_str("it sets no setup command\n");

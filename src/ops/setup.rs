@@ -4,7 +4,7 @@
 //! a timeout that kills its whole process group. Nothing here prints or reads settings.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -152,11 +152,7 @@ pub fn run(
     if status.success() {
         return Ok(());
     }
-    let how = match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal}"),
-        (None, None) => "failed".to_string(),
-    };
+    let how = super::exec::how_it_ended(status);
     Err(SetupError::Failed {
         hook,
         command: cmd.command.clone(),

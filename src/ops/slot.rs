@@ -209,7 +209,7 @@ impl SlotGuard {
                 format!(
                     "slot {} is no longer held by lease {} ({}); git-hand stopped before changing it",
                     self.path.display(),
-                    short(self.lease_id.as_str()),
+                    crate::ids::short(self.lease_id.as_str()),
                     other.map_or_else(
                         || "it is free".to_string(),
                         |t| format!("{} holds it with token {}", t.holder, t.token)
@@ -372,8 +372,4 @@ pub fn not_the_slot(e: &NotTheSlot) -> Error {
         format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
         vec!["git hand doctor   # reports it; git hand doctor --repair sets it aside".into()],
     )
-}
-
-fn short(s: &str) -> &str {
-    &s[..s.len().min(10)]
 }

@@ -132,8 +132,8 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()
         Trust::Unknown => "you have not trusted it".to_string(),
         Trust::Changed { approved } => format!(
             "it changed since you trusted it (blob {} then, {} now)",
-            &approved[..approved.len().min(10)],
-            &file.hash()[..10]
+            crate::ids::short(&approved),
+            crate::ids::short(file.hash())
         ),
     };
     Err(Error::precondition(
