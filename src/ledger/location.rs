@@ -41,13 +41,20 @@ fn locate(
             source: "git config hand.ledger",
         });
     }
-    let state = nonempty("XDG_STATE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))?;
     Some(LedgerLocation {
-        path: state.join("git-hand/ledger.sqlite"),
+        path: state_dir(&env)?.join("git-hand/ledger.sqlite"),
         source: "default",
     })
+}
+
+/// The user's state directory: `$XDG_STATE_HOME` when it is an absolute path, else
+/// `$HOME/.local/state` (the XDG default); `None` when neither is set. git-hand keeps the default
+/// ledger there, and the approvals of `.handconfig` files (`ops/trust.rs`).
+pub fn state_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let nonempty = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    nonempty("XDG_STATE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))
 }
 
 #[cfg(test)]

@@ -29,15 +29,7 @@ pub enum Trust {
 
 /// The directory that holds the approvals.
 fn store() -> Result<PathBuf> {
-    let nonempty = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let state = nonempty("XDG_STATE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| nonempty("HOME").map(|h| h.join(".local/state")))
-        .ok_or_else(|| {
+    let state = crate::ledger::state_dir(|k: &str| std::env::var_os(k)).ok_or_else(|| {
             Error::usage(
                 "cannot tell where approvals of .handconfig live: neither HOME nor XDG_STATE_HOME is set",
             )
