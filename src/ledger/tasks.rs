@@ -188,6 +188,16 @@ impl View<'_> {
         )
     }
 
+    /// The task a name means: the open one of that name, else the last one that had it (done).
+    /// One query; only the open ones are indexed by name, so a done name costs a scan of the
+    /// repository's tasks (in SQLite, not a read of every row into git-hand).
+    pub fn task_named(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "repo_id = ?1 AND name = ?2 ORDER BY state <> 'done' DESC, id DESC LIMIT 1",
+            params![repo_id, name],
+        )
+    }
+
     pub fn task(&self, id: i64) -> Result<Option<Task>> {
         self.task_where("id = ?1", [id])
     }

@@ -230,25 +230,16 @@ fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
         )
     };
     let repo_id = repo_id(ctx, ledger)?.ok_or_else(unknown)?;
-    let (open, last) = ledger.read(|v| {
-        let open = v.open_task(&repo_id, name)?;
-        let last = v
-            .tasks(&repo_id, Tasks::All)?
-            .into_iter()
-            .rev()
-            .find(|t| t.name == name);
-        Ok((open, last))
-    })?;
-    match (open, last) {
-        (Some(task), _) => Ok(task),
-        (None, Some(done)) => Err(Error::precondition(
+    match ledger.read(|v| v.task_named(&repo_id, name))? {
+        Some(task) if task.state != TaskState::Done => Ok(task),
+        Some(done) => Err(Error::precondition(
             format!(
                 "task {name} is done ({}); its slot is free for other tasks",
                 done.done_reason.map_or("ended", |r| r.as_str())
             ),
             vec![format!("git hand spawn {name}   # to work on it again")],
         )),
-        (None, None) => Err(unknown()),
+        None => Err(unknown()),
     }
 }
 

@@ -105,13 +105,7 @@ fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result
         let Some(repo) = v.repo_by_dir(common)? else {
             return Ok(None);
         };
-        let open = v.open_task(&repo.id, name)?;
-        let last = v
-            .tasks(&repo.id, crate::ledger::Tasks::All)?
-            .into_iter()
-            .rev()
-            .find(|t| t.name == name);
-        Ok(open.or(last))
+        v.task_named(&repo.id, name)
     })?;
     found.ok_or_else(|| {
         Error::failed(
