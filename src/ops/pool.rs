@@ -182,6 +182,15 @@ pub enum Plan {
     Create { n: i64, path: PathBuf },
 }
 
+impl Plan {
+    /// Whether this spawn makes the worktree (a new slot, or one the disk lost) rather than
+    /// switching one that is there. Asked after the claim is settled, when a claimed free slot
+    /// has become [`Plan::Reuse`].
+    pub fn makes_worktree(&self) -> bool {
+        matches!(self, Plan::Create { .. } | Plan::Recreate(_))
+    }
+}
+
 /// A slot not taken, and why.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Skipped {

@@ -8,7 +8,6 @@ use super::{SlotSource, Spawned};
 use crate::clock::Millis;
 use crate::ledger::{self, EventKind, Ledger, LedgerError, Step, Task, TaskState, Tenure};
 use crate::ops::Result;
-use crate::ops::pool::Plan;
 
 /// Activates the prepared and stamped slot's task; fails if it was settled meanwhile.
 pub(super) fn activate(
@@ -29,10 +28,10 @@ pub(super) fn activate(
     let Some((task, tenure, issue_tenure)) = activated else {
         return Err(settled_meanwhile(&ground.task));
     };
-    let source = if matches!(claimed.plan, Plan::Reuse(_)) {
-        SlotSource::Reused
-    } else {
+    let source = if claimed.plan.makes_worktree() {
         SlotSource::Created
+    } else {
+        SlotSource::Reused
     };
     Ok(Spawned {
         task,

@@ -205,11 +205,7 @@ fn run_setup(
     claimed: &Claimed,
     progress: &dyn Fn(Progress<'_>),
 ) -> std::result::Result<(), super::setup::SetupError> {
-    let created = matches!(
-        claimed.plan,
-        super::pool::Plan::Create { .. } | super::pool::Plan::Recreate(_)
-    );
-    let Some(cmd) = ground.setup.for_slot(created) else {
+    let Some(cmd) = ground.setup.for_slot(claimed.plan.makes_worktree()) else {
         return Ok(());
     };
     let env = super::credential::env_vars(&claimed.task, &claimed.tenure);
@@ -227,7 +223,7 @@ fn prepare_and_stamp(
     claimed: &mut Claimed,
     progress: &dyn Fn(Progress<'_>),
 ) -> Result<(SlotGuard, Included)> {
-    if !matches!(claimed.plan, super::pool::Plan::Reuse(_)) {
+    if claimed.plan.makes_worktree() {
         progress(Progress::CreatingSlot(&claimed.path));
     }
     let guard = match prepare::lock(ground, claimed) {

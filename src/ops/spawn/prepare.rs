@@ -10,7 +10,7 @@ use super::plan::Groundwork;
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, LedgerError};
 use crate::ops::include::{self, Included};
-use crate::ops::pool::{self, Plan};
+use crate::ops::pool;
 use crate::ops::slot::{self, SlotGuard};
 use crate::ops::{Error, Result};
 
@@ -81,7 +81,7 @@ pub(super) fn prepare_slot(
     progress: &dyn Fn(Progress<'_>),
 ) -> Result<Included, PrepareError> {
     let target = ground.target();
-    let created = matches!(claimed.plan, Plan::Create { .. } | Plan::Recreate(_));
+    let created = claimed.plan.makes_worktree();
     let switched = if created {
         create_slot(ledger, ground.repo, &ground.git, guard, &target)
     } else {
