@@ -208,17 +208,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
     );
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert_eq!(kinds, ["hooks-path"], "{v:#}");
-    let v = env
-        .hand(&repo, &["doctor", "--repair", "--json"])
-        .code(3)
-        .json();
-    let p = v["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["kind"] == "hooks-not-in-force")
-        .cloned()
-        .unwrap_or_else(|| panic!("{v:#}"));
+    let p = hooks_problem_after_repair(&env, &repo);
     assert_eq!(p["repaired"], false);
     assert!(
         p["command"]
@@ -341,17 +331,7 @@ fn uninstall_stays_uninstalled_until_install_opts_back_in() {
     assert!(!hook.exists(), "spawn reinstalled what uninstall removed");
     assert!(run.stderr.contains("NOT enforced"), "{}", run.stderr);
     // A leased slot nothing checks is a problem, and --repair respects the opt-out.
-    let v = env
-        .hand(&repo, &["doctor", "--repair", "--json"])
-        .code(3)
-        .json();
-    let p = v["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["kind"] == "hooks-not-in-force")
-        .cloned()
-        .unwrap_or_else(|| panic!("{v:#}"));
+    let p = hooks_problem_after_repair(&env, &repo);
     assert_eq!(p["command"], "git hand install", "{p:#}");
     assert!(!hook.exists(), "doctor --repair overrode the opt-out");
     let out = env.hand(&repo, &["install"]).ok();
@@ -464,4 +444,20 @@ fn a_chained_post_checkout_that_calls_git_hand_again_runs_once() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("recursed"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n");
+}
+
+/// `doctor --repair --json` in `repo`, which must leave a problem (exit 3): its
+/// `hooks-not-in-force` finding.
+fn hooks_problem_after_repair(env: &TestEnv, repo: &Path) -> Value {
+    let v = env
+        .hand(repo, &["doctor", "--repair", "--json"])
+        .code(3)
+        .json();
+    v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "hooks-not-in-force")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"))
 }
