@@ -126,10 +126,14 @@ pub fn decide(
         return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
     };
     let common = &repo.loc.common_dir;
-    let remote = url.map(|u| fence::pushed_remote(u, base));
+    let fencing = fence && !branches.is_empty();
+    // Worked out (a realpath for a local remote) only when there is something to fence.
+    let remote = url
+        .filter(|_| fencing)
+        .map(|u| fence::pushed_remote(u, base));
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
-        if !fence || branches.is_empty() {
+        if !fencing {
             return Ok((finding, None));
         }
         let presented = finding
