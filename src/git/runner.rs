@@ -56,9 +56,16 @@ impl Git {
     }
 
     /// The command, ready to run, with the scrubbed environment.
+    ///
+    /// The directory is given as `git -C`, not as the child's working directory: with a working
+    /// directory the standard library `fork`s a static binary (it cannot find glibc's
+    /// `posix_spawn_file_actions_addchdir_np`), copying git-hand's page tables for every git it
+    /// starts; without one it uses `posix_spawn`'s vfork. 0.4-0.5 ms of CPU per spawn
+    /// (docs/performance.md, "Spawn's CPU").
     pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new("git");
-        cmd.current_dir(&self.dir)
+        cmd.arg("-C")
+            .arg(&self.dir)
             .args(args)
             .stdin(Stdio::null())
             .env(INTERNAL_ENV, "1");
