@@ -95,6 +95,8 @@ impl Cluster {
             .tempdir_in(tmp)
             .unwrap()
             .keep();
+        // The real path: the server's processes are found by their working directory.
+        let root = std::fs::canonicalize(root).unwrap();
         let socket_dir = root.join("sock");
         std::fs::create_dir(&socket_dir).unwrap();
         // The directory is ours: its owner is who this process runs as.
@@ -158,15 +160,69 @@ impl Cluster {
 
     /// Starts the server again on the same data directory, socket and port, and returns once it
     /// accepts connections (`pg_ctl -w`).
+    ///
+    /// After `kill -9` of the postmaster, the start first waits until it and the processes it
+    /// left (they exit when they see it gone, and hold its shared memory) have exited, then
+    /// removes its pid file and its socket's lock file: a killed postmaster may stay a zombie a
+    /// while (its parent is init), and a zombie's lock files look live to `postgres`.
     pub fn start(&self) {
+        self.wait_for_no_server_process();
+        let socket_lock = self.socket_dir.join(format!(".s.PGSQL.{}.lock", self.port));
+        for lock in [self.data.join("postmaster.pid"), socket_lock] {
+            if let Err(e) = std::fs::remove_file(&lock) {
+                assert_eq!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound,
+                    "{}: {e}",
+                    lock.display()
+                );
+            }
+        }
         let out = self.pg_ctl_start();
         self.must(out, "pg_ctl start");
     }
 
-    /// The postmaster's process id while the server runs (the first line of `postmaster.pid`).
+    /// The postmaster's process id while it runs (the first line of `postmaster.pid`).
     pub fn pid(&self) -> Option<u32> {
+        self.pidfile_pid().filter(|&pid| running(pid))
+    }
+
+    fn pidfile_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
         text.lines().next()?.trim().parse().ok()
+    }
+
+    /// Waits until no running process works in the data directory (every `postgres` process
+    /// does): a bounded poll of `/proc`, as nothing signals another process's exit.
+    fn wait_for_no_server_process(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let left = self.server_processes();
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "processes {left:?} of a server on {} still run after 60 s: start() needs it \
+                 stopped (stop()) or killed",
+                self.data.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// The running processes whose working directory is the data directory.
+    fn server_processes(&self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == self.data)
+                    && running(*pid)
+            })
+            .collect()
     }
 
     /// Runs `sql` as the superuser in database `dbname` over the socket; see [`Database::psql`].
@@ -424,23 +480,28 @@ fn hermetic(cmd: &mut Command, root: &Path) {
 /// in `data` and deletes `root`. Its own process group: a Ctrl-C of the test run reaches the
 /// tests, not it. It holds no other file of ours: its output goes nowhere.
 fn watchdog(root: &Path, data: &Path, bin_dir: &Path, run_as: Option<(u32, u32)>) -> Child {
-    // `pg_ctl stop -W` sends the signal (SIGQUIT: immediate) only when a server runs; then the
-    // postmaster deleting its pid file is the sign it is gone. pg_ctl's own wait polls every
-    // 100 ms, this every 10 ms: the run is over a moment after the tests are.
+    // `pg_ctl stop -W` sends the signal (SIGQUIT: immediate) to a server that runs; the
+    // postmaster exits once its children have (a zombie, its parent being init, counts as gone).
+    // pg_ctl's own wait polls every 100 ms, this every 10 ms: cleanup ends a moment after the
+    // tests do.
     const SCRIPT: &str = r#"
 trap '' INT TERM HUP PIPE
 root=$1 data=$2
 shift 2
 while IFS= read -r _; do :; done
-pidfile=$data/postmaster.pid
-if pid=$(head -n 1 "$pidfile" 2>/dev/null) && [ -n "$pid" ] &&
-	timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s; then
+running() {
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+if pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && running "$pid"; then
+	timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
 	tries=0
-	while [ -e "$pidfile" ] && [ "$tries" -lt 3000 ]; do
+	while running "$pid" && [ "$tries" -lt 3000 ]; do
 		sleep 0.01
 		tries=$((tries + 1))
 	done
-	if [ -e "$pidfile" ]; then
+	if running "$pid"; then
 		kill -9 "$pid"
 	fi
 fi
@@ -465,11 +526,14 @@ rm -rf "$root"
 }
 
 /// The directory of the server binaries: the newest `/usr/lib/postgresql/<version>/bin` (Debian),
-/// else the one `initdb` on `PATH` resolves to. Runs `build-support/test-tools` (once per
-/// process) first, which installs the `postgresql` package when there is neither.
+/// else the one `initdb` on `PATH` resolves to. When there is neither, `build-support/test-tools`
+/// installs the `postgresql` package (once per process) and the search runs again.
 fn server_bin_dir() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        if let Some(found) = find_server() {
+            return found;
+        }
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
         let out = Command::new("timeout")
@@ -486,17 +550,20 @@ fn server_bin_dir() -> PathBuf {
             script.display(),
             dir.display()
         );
-        newest_debian_bin_dir()
-            .or_else(|| {
-                let initdb = which::which("initdb").ok()?;
-                Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
-            })
-            .expect(
-                "no PostgreSQL server (initdb) found after build-support/test-tools ran\n\
-                 fix: apt-get install -y postgresql",
-            )
+        find_server().expect(
+            "no PostgreSQL server (initdb) found after build-support/test-tools ran\n\
+             fix: apt-get install -y postgresql",
+        )
     })
     .clone()
+}
+
+/// See [`server_bin_dir`].
+fn find_server() -> Option<PathBuf> {
+    newest_debian_bin_dir().or_else(|| {
+        let initdb = which::which("initdb").ok()?;
+        Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
+    })
 }
 
 /// The newest `/usr/lib/postgresql/<version>/bin` that has `initdb`, by numeric version.
@@ -582,6 +649,21 @@ fn each_database_is_fresh_and_its_own() {
 }
 
 #[test]
+fn databases_made_at_once_are_all_made_and_distinct() {
+    let names: std::collections::BTreeSet<String> = std::thread::scope(|scope| {
+        let made: Vec<_> = (0..8).map(|_| scope.spawn(|| database())).collect();
+        made.into_iter()
+            .map(|db| {
+                let db = db.join().unwrap();
+                assert_eq!(db.psql("SELECT current_database()"), db.name);
+                db.name
+            })
+            .collect()
+    });
+    assert_eq!(names.len(), 8, "{names:?}");
+}
+
+#[test]
 fn url_is_the_socket_and_tcp_url_is_localhost() {
     let db = database();
     assert!(
@@ -650,6 +732,24 @@ fn a_cluster_stopped_and_started_again_keeps_its_data_and_is_deleted_when_droppe
     assert!(!running(pid), "postgres {pid} is left running");
 }
 
+#[test]
+fn a_server_killed_with_sigkill_starts_again_with_every_acknowledged_commit() {
+    let cluster = private_cluster();
+    let db = cluster.database();
+    db.psql("CREATE TABLE acked (id int)");
+    for id in 1..=20 {
+        db.psql(&format!("INSERT INTO acked VALUES ({id})"));
+    }
+    let pid = cluster.pid().unwrap();
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    cluster.start();
+    assert_eq!(db.psql("SELECT count(*), sum(id) FROM acked"), "20|210");
+}
+
 /// Set in the child process of [`a_test_process_killed_with_sigkill_leaves_no_server_behind`].
 const KILLED_CHILD: &str = "GIT_HAND_PG_HARNESS_KILLED_CHILD";
 
@@ -714,7 +814,7 @@ fn killed_child() {
 }
 
 /// Whether process `pid` runs: it exists and is not a zombie waiting for its parent (the
-/// postmaster's parent is init, which reaps when it pleases).
+/// postmaster's parent is init, which may reap late: on some machines it does only now and then).
 fn running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
