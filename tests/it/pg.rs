@@ -651,7 +651,7 @@ fn each_database_is_fresh_and_its_own() {
 #[test]
 fn databases_made_at_once_are_all_made_and_distinct() {
     let names: std::collections::BTreeSet<String> = std::thread::scope(|scope| {
-        let made: Vec<_> = (0..8).map(|_| scope.spawn(|| database())).collect();
+        let made: Vec<_> = (0..8).map(|_| scope.spawn(database)).collect();
         made.into_iter()
             .map(|db| {
                 let db = db.join().unwrap();
