@@ -15,7 +15,9 @@
 //! group so a Ctrl-C of the run does not reach it) blocks reading a pipe whose write end only this
 //! process holds (close-on-exec: no child inherits it). When this process ends, however it ends,
 //! the kernel closes that end; the watchdog reads EOF, stops the server (`pg_ctl stop -m
-//! immediate`, then `kill -9` if that failed) and deletes the directory.
+//! immediate`, then `kill -9` if it still runs 30 s later) and deletes the directory, a few tens
+//! of milliseconds after the process has ended. A [`private_cluster`] is cleaned up the same way
+//! when it is dropped, and the drop waits for it.
 
 #![allow(dead_code)]
 
@@ -99,6 +101,14 @@ impl Cluster {
         let root = std::fs::canonicalize(root).unwrap();
         let socket_dir = root.join("sock");
         std::fs::create_dir(&socket_dir).unwrap();
+        // A unix socket's path holds at most 107 bytes.
+        let socket = socket_dir.join(".s.PGSQL.65535");
+        assert!(
+            socket.as_os_str().len() < 108,
+            "the test cluster's socket path {} is too long for a unix socket: build in a shorter \
+             directory (CARGO_TARGET_DIR)",
+            socket.display()
+        );
         // The directory is ours: its owner is who this process runs as.
         let run_as = (std::fs::metadata(&root).unwrap().uid() == 0).then(nobody);
         if let Some((uid, gid)) = run_as {
