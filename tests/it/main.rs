@@ -25,6 +25,7 @@ mod managers_precommit;
 mod manpage;
 mod newcomer;
 mod ownership;
+mod pg;
 mod pinned;
 mod pinned_errors;
 mod pinned_help;
