@@ -183,29 +183,37 @@ impl Failure {
                 message,
             };
         }
-        let text = e.to_string();
-        // tokio-postgres keeps its error kinds private; its texts for them are stable.
-        if text.starts_with("error performing TLS handshake") {
-            return if text.contains("server does not support TLS") {
+        // tokio-postgres keeps its error kinds private; the texts it prints for them are stable.
+        let kind = e.to_string();
+        let cause = source_text(e).unwrap_or_default();
+        if kind.starts_with("error performing TLS handshake") {
+            return if cause.contains("server does not support TLS") {
                 Failure::TlsRefused
             } else {
-                Failure::Tls(source_text(e).unwrap_or(text))
+                Failure::Tls(cause)
             };
         }
-        if text.starts_with("timeout") {
+        if kind.starts_with("timeout") {
             return Failure::Unreachable("timed out".into());
         }
-        if text.contains("password missing") {
+        if cause.contains("password missing") {
             return Failure::NoPassword;
         }
-        if let Some(io) =
-            std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>())
-        {
-            return Failure::Unreachable(io_reason(io));
+        let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        if let Some(io) = io {
+            return Failure::Unreachable(match kind.starts_with("error communicating") {
+                // Connected, then cut off before the server said anything we could read.
+                true => format!("the connection broke before the server answered ({io})"),
+                false => io_reason(io),
+            });
         }
-        if text == "connection closed" {
+        if kind == "connection closed" {
             return Failure::Unreachable("the server closed the connection".into());
         }
+        let text = match cause.is_empty() {
+            true => kind,
+            false => format!("{kind}: {cause}"),
+        };
         Failure::Other(text)
     }
 
@@ -458,6 +466,25 @@ mod tests {
             e.to_string(),
             format!(
                 "cannot reach the team ledger at 127.0.0.1:{port} (database team): connection refused"
+            )
+        );
+    }
+
+    #[test]
+    fn a_server_that_accepts_and_never_answers_fails_within_the_connect_timeout() {
+        // The kernel completes the handshake for the listener's backlog; nothing ever replies.
+        let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let u = url(&format!(
+            "postgres://hand@127.0.0.1:{port}/team?connect_timeout=2"
+        ));
+        let e = refused(&u);
+        assert!(e.is_unreachable(), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot reach the team ledger at 127.0.0.1:{port} (database team): no answer \
+                 within 2 s (connect_timeout)"
             )
         );
     }

@@ -192,12 +192,15 @@ where
 {
     type Stream = Stream<S>;
     type TlsConnect = Connect;
-    type Error = rustls::pki_types::InvalidDnsNameError;
+    type Error = io::Error;
 
-    fn make_tls_connect(&mut self, host: &str) -> Result<Connect, Self::Error> {
+    /// tokio-postgres asks for a connector before every connection, TLS or not (over a unix
+    /// socket with an empty host name too): a name that is no server name fails only if a
+    /// handshake is attempted with it.
+    fn make_tls_connect(&mut self, host: &str) -> Result<Connect, io::Error> {
         Ok(Connect {
             config: self.config.clone(),
-            name: ServerName::try_from(host.to_string())?,
+            name: ServerName::try_from(host.to_string()).ok(),
         })
     }
 }
@@ -205,7 +208,7 @@ where
 /// One handshake with one server name.
 pub struct Connect {
     config: Arc<rustls::ClientConfig>,
-    name: ServerName<'static>,
+    name: Option<ServerName<'static>>,
 }
 
 type Handshake<S> = Pin<Box<dyn Future<Output = io::Result<Stream<S>>> + Send>>;
@@ -220,7 +223,15 @@ where
 
     fn connect(self, stream: S) -> Handshake<S> {
         let connector = tokio_rustls::TlsConnector::from(self.config);
-        Box::pin(async move { connector.connect(self.name, stream).await.map(Stream) })
+        Box::pin(async move {
+            let name = self.name.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the host is not a valid server name",
+                )
+            })?;
+            connector.connect(name, stream).await.map(Stream)
+        })
     }
 }
 
