@@ -15,6 +15,7 @@ pub mod recovery;
 mod repos;
 #[doc(hidden)]
 pub mod schema;
+pub mod server;
 mod tasks;
 mod tenure;
 

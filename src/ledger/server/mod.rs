@@ -1,0 +1,150 @@
+//! The team ledger's server connection: reading a `postgres://` URL as libpq does, the password
+//! file, `sslmode`, and connecting within a bounded time with errors that name host, port and
+//! database.
+//!
+//! It owns the way to the server and nothing past it: no SQL of the ledger, no git, no printing
+//! (notices are handed back for the caller to show). The password never leaves
+//! [`url::Password`]: no type here prints it and no error carries it.
+
+mod connect;
+mod passfile;
+mod tls;
+mod url;
+
+use std::path::PathBuf;
+
+pub use connect::connect;
+pub use passfile::{Lookup, Notice, lookup as password_from_file};
+pub use url::{
+    DEFAULT_APPLICATION_NAME, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PORT, Host, Password, ServerUrl,
+    SslMode, UrlError, is_server_url,
+};
+
+/// Everything that can go wrong reaching the team ledger. Each variant names where (host and
+/// port or socket, and the database) and none carries the password.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("bad team ledger URL: {0}")]
+    Url(#[from] UrlError),
+    /// Nothing answered: refused, timed out, no such socket, no such host.
+    #[error("cannot reach the team ledger at {endpoint} (database {dbname}): {reason}")]
+    Unreachable {
+        endpoint: String,
+        dbname: String,
+        reason: String,
+    },
+    #[error("the team ledger at {endpoint} (database {dbname}) refused role \"{user}\": {reason}")]
+    Authentication {
+        endpoint: String,
+        dbname: String,
+        user: String,
+        reason: String,
+        /// Whether a password was sent (from the URL, `PGPASSWORD` or the password file).
+        had_password: bool,
+        /// The password file, when it exists and was ignored for its permissions.
+        ignored_passfile: Option<PathBuf>,
+    },
+    #[error("the team ledger server at {endpoint} has no database \"{dbname}\"")]
+    NoDatabase {
+        endpoint: String,
+        dbname: String,
+        user: String,
+    },
+    /// The server accepts only encrypted connections and `sslmode=disable` forbids them.
+    #[error(
+        "the team ledger at {endpoint} (database {dbname}) accepts only TLS connections, and \
+         sslmode is disable"
+    )]
+    TlsRequired { endpoint: String, dbname: String },
+    /// `sslmode` requires TLS and the server does not offer it.
+    #[error(
+        "the team ledger at {endpoint} (database {dbname}) does not offer TLS, and sslmode is \
+         {sslmode}"
+    )]
+    TlsRefused {
+        endpoint: String,
+        dbname: String,
+        sslmode: &'static str,
+    },
+    /// The handshake failed: most often the certificate did not verify.
+    #[error("TLS with the team ledger at {endpoint} (database {dbname}) failed: {reason}")]
+    Tls {
+        endpoint: String,
+        dbname: String,
+        reason: String,
+    },
+    #[error("sslmode is {sslmode}, and the root certificate {} does not exist", path.display())]
+    NoRootCertificate {
+        sslmode: &'static str,
+        path: PathBuf,
+    },
+    #[error("cannot set up TLS for the team ledger: {0}")]
+    TlsSetup(String),
+    /// The server answered with an error none of the above describes.
+    #[error("the team ledger at {endpoint} (database {dbname}) refused the connection: {reason}")]
+    Refused {
+        endpoint: String,
+        dbname: String,
+        reason: String,
+    },
+}
+
+impl ServerError {
+    /// Nothing answered at the address: the CLI exits 3 (a precondition), as for a missing file.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, ServerError::Unreachable { .. })
+    }
+
+    /// The next step, where there is one.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            ServerError::Url(_) => {
+                "the URL is GIT_HAND_LEDGER or git config hand.ledger; its form is \
+                 postgres://user@host:port/database?sslmode=..."
+                    .into()
+            }
+            ServerError::Unreachable { .. } => {
+                "check that the server runs and listens there (pg_isready), or fix the host and \
+                 port in GIT_HAND_LEDGER or git config hand.ledger"
+                    .into()
+            }
+            ServerError::Authentication {
+                ignored_passfile: Some(path),
+                ..
+            } => format!(
+                "the password file was ignored because others can read it: chmod 600 {}",
+                path.display()
+            ),
+            ServerError::Authentication {
+                had_password: false,
+                ..
+            } => "put the password in ~/.pgpass (a line host:port:database:user:password, mode \
+                  0600) or in PGPASSWORD"
+                .into(),
+            ServerError::Authentication { user, .. } => format!(
+                "check role \"{user}\"'s password in ~/.pgpass or the URL, and that the server \
+                 lets the role in (pg_hba.conf)"
+            ),
+            ServerError::NoDatabase { dbname, .. } => format!(
+                "create it (CREATE DATABASE \"{dbname}\"), or name another database in the URL"
+            ),
+            ServerError::TlsRequired { .. } => {
+                "set sslmode=require (or verify-full) in the URL".into()
+            }
+            ServerError::TlsRefused { .. } => {
+                "turn on ssl in the server's postgresql.conf, or set sslmode=prefer in the URL"
+                    .into()
+            }
+            ServerError::Tls { .. } => {
+                "check sslrootcert (or ~/.postgresql/root.crt) against the server's certificate"
+                    .into()
+            }
+            ServerError::NoRootCertificate { .. } => {
+                "put the server's CA certificate there, name it with sslrootcert=FILE, or use \
+                 sslmode=require"
+                    .into()
+            }
+            ServerError::TlsSetup(_) | ServerError::Refused { .. } => return None,
+        })
+    }
+}

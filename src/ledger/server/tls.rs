@@ -1,0 +1,273 @@
+//! TLS for the team ledger: rustls (ring) behind tokio-postgres's `MakeTlsConnect`, with the
+//! certificate checks libpq's `sslmode` asks for.
+//!
+//! rustls links statically with the rest of the binary (no OpenSSL to find at run time), which
+//! the static release build needs. What is verified:
+//! - `verify-full`: the chain against the root certificate and the host name;
+//! - `verify-ca`: the chain only;
+//! - `allow`/`prefer`/`require`: the chain only when a root certificate is configured or
+//!   `~/.postgresql/root.crt` exists (libpq's rule), else nothing: the link is encrypted but the
+//!   server unauthenticated, as with libpq.
+//!
+//! Channel binding (SCRAM-SHA-256-PLUS) is not offered; plain SCRAM-SHA-256 runs inside TLS.
+
+use std::future::Future;
+use std::io;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// How much of the server's certificate is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Encrypt, check nothing (libpq's `require` without a root certificate).
+    Nothing,
+    /// The chain up to the root certificate, not the name (`verify-ca`).
+    Chain,
+    /// The chain and the host name (`verify-full`).
+    Full,
+}
+
+/// Why TLS could not be set up before connecting.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot read the root certificate {path}: {reason}")]
+    RootCert { path: String, reason: String },
+    #[error("TLS setup failed: {0}")]
+    Rustls(String),
+}
+
+/// The connector handed to `postgres::Config::connect`.
+#[derive(Clone)]
+pub struct Connector {
+    config: Arc<rustls::ClientConfig>,
+}
+
+impl Connector {
+    /// A connector that checks `check` against the certificates in `root` (a PEM file).
+    pub fn new(check: Check, root: Option<&Path>) -> Result<Connector, SetupError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier: Arc<dyn ServerCertVerifier> = match (check, root) {
+            (Check::Nothing, _) | (_, None) => {
+                Arc::new(Unverified(provider.signature_verification_algorithms))
+            }
+            (check, Some(root)) => {
+                let roots = Arc::new(load_roots(root)?);
+                let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+                    .build()
+                    .map_err(|e| SetupError::Rustls(e.to_string()))?;
+                match check {
+                    Check::Full => webpki,
+                    _ => Arc::new(ChainOnly(webpki)),
+                }
+            }
+        };
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| SetupError::Rustls(e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        Ok(Connector {
+            config: Arc::new(config),
+        })
+    }
+}
+
+fn load_roots(path: &Path) -> Result<RootCertStore, SetupError> {
+    let fail = |reason: String| SetupError::RootCert {
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(path).map_err(|e| fail(e.to_string()))? {
+        let cert = cert.map_err(|e| fail(e.to_string()))?;
+        roots.add(cert).map_err(|e| fail(e.to_string()))?;
+    }
+    if roots.is_empty() {
+        return Err(fail("no certificate in it".into()));
+    }
+    Ok(roots)
+}
+
+/// Accepts any certificate but still checks the handshake's signatures with it.
+#[derive(Debug)]
+struct Unverified(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for Unverified {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+/// webpki's verification with a name mismatch forgiven (`verify-ca`).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+impl<S> MakeTlsConnect<S> for Connector
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = Stream<S>;
+    type TlsConnect = Connect;
+    type Error = io::Error;
+
+    /// tokio-postgres asks for a connector before every connection, TLS or not (over a unix
+    /// socket with an empty host name too): a name that is no server name fails only if a
+    /// handshake is attempted with it.
+    fn make_tls_connect(&mut self, host: &str) -> Result<Connect, io::Error> {
+        Ok(Connect {
+            config: self.config.clone(),
+            name: ServerName::try_from(host.to_string()).ok(),
+        })
+    }
+}
+
+/// One handshake with one server name.
+pub struct Connect {
+    config: Arc<rustls::ClientConfig>,
+    name: Option<ServerName<'static>>,
+}
+
+type Handshake<S> = Pin<Box<dyn Future<Output = io::Result<Stream<S>>> + Send>>;
+
+impl<S> TlsConnect<S> for Connect
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = Stream<S>;
+    type Error = io::Error;
+    type Future = Handshake<S>;
+
+    fn connect(self, stream: S) -> Handshake<S> {
+        let connector = tokio_rustls::TlsConnector::from(self.config);
+        Box::pin(async move {
+            let name = self.name.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the host is not a valid server name",
+                )
+            })?;
+            connector.connect(name, stream).await.map(Stream)
+        })
+    }
+}
+
+/// A TLS stream to the server.
+pub struct Stream<S>(tokio_rustls::client::TlsStream<S>);
+
+impl<S: AsyncRead + AsyncWrite + Unpin> postgres::tls::TlsStream for Stream<S> {
+    fn channel_binding(&self) -> ChannelBinding {
+        ChannelBinding::none()
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Stream<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Stream<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
