@@ -9,9 +9,9 @@
 //! issues in its namespace. A task's events are those naming one of its leases (its
 //! `task-done` too, since issue 13).
 
-use rusqlite::{Row, params};
 use serde::{Deserialize, Serialize};
 
+use super::db::Row;
 use super::ids::{LeaseId, RepoId};
 use super::tenure::{Resource, Tenure};
 use super::{Result, Tx, View};
@@ -61,8 +61,12 @@ pub struct Event {
     pub detail: Option<String>,
 }
 
+/// The columns of an event row, for [`Event::from_row`].
+const EVENT: &str =
+    "SELECT id, at, kind, resource_kind, resource_key, lease_id, token, holder, detail FROM events";
+
 impl Event {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row<'_>) -> Result<Self> {
         Ok(Self {
             id: r.get(0)?,
             at: r.get(1)?,
@@ -114,7 +118,7 @@ const LOGGED: &str = "SELECT e.id, e.at, e.kind, e.resource_kind, e.resource_key
      LEFT JOIN slots s ON e.resource_kind = 'worktree' AND s.path = e.resource_key";
 
 impl LoggedEvent {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row<'_>) -> Result<Self> {
         Ok(Self {
             event: Event::from_row(r)?,
             slot: r.get(9)?,
@@ -131,18 +135,18 @@ impl Tx<'_> {
         tenure: Option<&Tenure>,
         detail: Option<&str>,
     ) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO events (at, kind, resource_kind, resource_key, lease_id, token, holder, detail) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                self.now,
-                kind.as_str(),
-                res.kind.as_str(),
-                res.key,
-                tenure.map(|t| &t.lease_id),
-                tenure.map(|t| t.token),
-                tenure.map(|t| &t.holder),
-                detail,
+            &[
+                &self.now,
+                &kind.as_str(),
+                &res.kind.as_str(),
+                &res.key,
+                &tenure.map(|t| &t.lease_id),
+                &tenure.map(|t| t.token),
+                &tenure.map(|t| &t.holder),
+                &detail,
             ],
         )?;
         Ok(())
@@ -152,12 +156,10 @@ impl Tx<'_> {
 impl View<'_> {
     /// The newest `limit` events, newest first.
     pub fn events(&self, limit: u32) -> Result<Vec<Event>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, at, kind, resource_kind, resource_key, lease_id, token, holder, detail \
-             FROM events ORDER BY id DESC LIMIT ?1",
-        )?;
-        let rows = stmt.query_map([limit], Event::from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let sql = format!("{EVENT} ORDER BY id DESC LIMIT ?1");
+        self.db
+            .once()
+            .rows(&sql, &[&i64::from(limit)], Event::from_row)
     }
 
     /// The newest `limit` events of `scope`, newest first.
@@ -167,67 +169,63 @@ impl View<'_> {
     /// alone. So a `log` costs what it shows, however long the history, as long as this
     /// repository is not a small part of a ledger many others write to.
     pub fn events_in(&self, scope: &EventScope<'_>, limit: u32) -> Result<Vec<LoggedEvent>> {
-        let mut stmt;
-        let rows = match scope {
-            EventScope::All => {
-                stmt = self
-                    .conn
-                    .prepare(&format!("{LOGGED} ORDER BY e.id DESC LIMIT ?1"))?;
-                stmt.query_map([limit], LoggedEvent::from_row)?
-            }
+        let limit = i64::from(limit);
+        match scope {
+            EventScope::All => self.db.once().rows(
+                &format!("{LOGGED} ORDER BY e.id DESC LIMIT ?1"),
+                &[&limit],
+                LoggedEvent::from_row,
+            ),
             EventScope::Repo(repo) => {
-                stmt = self.conn.prepare(&format!(
+                let sql = format!(
                     "{LOGGED} WHERE s.repo_id = ?1 \
                      OR (e.resource_kind = 'issue' AND ?3 IS NOT NULL \
                        AND substr(e.resource_key, 1, length(?3)) = ?3) \
                      OR (e.resource_kind = 'worktree' AND s.n IS NULL \
-                       AND (e.resource_key IN (SELECT value FROM json_each(?2)) \
+                       AND (e.resource_key IN ({}) \
                          OR EXISTS (SELECT 1 FROM tasks t \
                            WHERE t.lease_id = e.lease_id AND t.repo_id = ?1))) \
-                     ORDER BY e.id DESC LIMIT ?4"
-                ))?;
+                     ORDER BY e.id DESC LIMIT ?4",
+                    self.db.each_text(2)
+                );
                 let worktrees = serde_json::to_string(repo.worktrees).unwrap_or_default();
                 let issues = repo.issue_namespace.map(|ns| format!("{ns}#"));
-                let args = params![repo.repo_id, worktrees, issues, limit];
-                stmt.query_map(args, LoggedEvent::from_row)?
+                let args: &[&dyn super::db::Param] = &[&repo.repo_id, &worktrees, &issues, &limit];
+                self.db.once().rows(&sql, args, LoggedEvent::from_row)
             }
             EventScope::Leases(leases) => {
-                stmt = self.conn.prepare(&format!(
-                    "{LOGGED} WHERE e.lease_id IN (SELECT value FROM json_each(?1)) \
-                     ORDER BY e.id DESC LIMIT ?2"
-                ))?;
+                let sql = format!(
+                    "{LOGGED} WHERE e.lease_id IN ({}) ORDER BY e.id DESC LIMIT ?2",
+                    self.db.each_text(1)
+                );
                 let leases = serde_json::to_string(leases).unwrap_or_default();
-                stmt.query_map(params![leases, limit], LoggedEvent::from_row)?
+                self.db
+                    .once()
+                    .rows(&sql, &[&leases, &limit], LoggedEvent::from_row)
             }
-        };
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        }
     }
 
     /// The slot and issue leases of every task named `name` (of `repo`, or of any repository);
     /// `None` when no task had the name.
     pub fn task_leases(&self, name: &str, repo: Option<&RepoId>) -> Result<Option<Vec<LeaseId>>> {
-        let mut stmt = self.conn.prepare(
+        let rows = self.db.once().rows(
             "SELECT lease_id, issue_lease_id FROM tasks \
              WHERE name = ?1 AND (?2 IS NULL OR repo_id = ?2) ORDER BY id",
+            &[&name, &repo],
+            |r| Ok([r.get::<Option<LeaseId>>(0)?, r.get(1)?]),
         )?;
-        let rows = stmt.query_map(params![name, repo], |r| {
-            Ok([r.get::<_, Option<LeaseId>>(0)?, r.get(1)?])
-        })?;
         let mut found = None;
         for pair in rows {
             let leases: &mut Vec<LeaseId> = found.get_or_insert_default();
-            leases.extend(pair?.into_iter().flatten());
+            leases.extend(pair.into_iter().flatten());
         }
         Ok(found)
     }
 
     /// Every event about one lease, oldest first.
     pub fn events_of_lease(&self, lease_id: &LeaseId) -> Result<Vec<Event>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, at, kind, resource_kind, resource_key, lease_id, token, holder, detail \
-             FROM events WHERE lease_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([lease_id], Event::from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let sql = format!("{EVENT} WHERE lease_id = ?1 ORDER BY id");
+        self.db.once().rows(&sql, &[lease_id], Event::from_row)
     }
 }

@@ -4,8 +4,7 @@
 //! lease (spawn records a task too) stays one transaction. Reads filter by liveness and never
 //! write: no read path can end a tenure or touch a token.
 
-use rusqlite::{OptionalExtension, Row, params};
-
+use super::db::{Param, Row};
 use super::events::EventKind;
 use super::ids::{LeaseId, RepoId};
 use super::tenure::{Resource, ResourceKind, Tenure, TenureState};
@@ -49,7 +48,7 @@ const TENURE_COLUMNS: &str = "t.lease_id, r.kind, r.key, t.token, t.holder, t.tt
      t.acquired_at, t.renewed_at, t.expires_at, t.ended_at, t.end_reason \
      FROM tenures t JOIN resources r ON r.id = t.resource_id";
 
-/// A tenure as SQLite returns it, before its kind is checked.
+/// A tenure as the database returns it, before its kind is checked.
 struct TenureRow {
     lease_id: LeaseId,
     kind: String,
@@ -65,7 +64,7 @@ struct TenureRow {
 }
 
 impl TenureRow {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row<'_>) -> Result<Self> {
         Ok(Self {
             lease_id: r.get(0)?,
             kind: r.get(1)?,
@@ -104,33 +103,28 @@ impl TryFrom<TenureRow> for Tenure {
 }
 
 impl View<'_> {
-    fn tenure_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<Tenure>> {
+    fn tenure_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Option<Tenure>> {
         let sql = format!("SELECT {TENURE_COLUMNS} WHERE {clause}");
-        self.conn
-            .prepare_cached(&sql)?
-            .query_row(args, TenureRow::from_row)
-            .optional()?
-            .map(Tenure::try_from)
-            .transpose()
+        self.db
+            .row(&sql, args, |r| TenureRow::from_row(r)?.try_into())
     }
 
-    fn tenures_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Tenure>> {
+    fn tenures_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Tenure>> {
         let sql = format!("SELECT {TENURE_COLUMNS} WHERE {clause}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, TenureRow::from_row)?;
-        rows.map(|r| Tenure::try_from(r?)).collect()
+        self.db
+            .rows(&sql, args, |r| TenureRow::from_row(r)?.try_into())
     }
 
     /// The tenure with this lease id, live or not.
     pub fn tenure(&self, lease_id: &LeaseId) -> Result<Option<Tenure>> {
-        self.tenure_where("t.lease_id = ?1", [lease_id])
+        self.tenure_where("t.lease_id = ?1", &[lease_id])
     }
 
     /// The held (not ended) tenure of a resource, even if it has expired.
     pub fn held(&self, res: &Resource) -> Result<Option<Tenure>> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 AND t.ended_at IS NULL",
-            params![res.kind.as_str(), res.key],
+            &[&res.kind.as_str(), &res.key],
         )
     }
 
@@ -141,17 +135,19 @@ impl View<'_> {
         self.tenures_where(
             "t.ended_at IS NULL AND r.id IN \
              (SELECT resource_id FROM slots WHERE repo_id = ?1 AND removed_at IS NULL)",
-            [repo_id],
+            &[repo_id],
         )
     }
 
     /// The last token issued for a resource (0 before the first).
     pub fn last_token(&self, res: &Resource) -> Result<i64> {
         Ok(self
-            .conn
-            .prepare_cached("SELECT last_token FROM resources WHERE kind = ?1 AND key = ?2")?
-            .query_row(params![res.kind.as_str(), res.key], |r| r.get(0))
-            .optional()?
+            .db
+            .row(
+                "SELECT last_token FROM resources WHERE kind = ?1 AND key = ?2",
+                &[&res.kind.as_str(), &res.key],
+                |r| r.get(0),
+            )?
             .unwrap_or(0))
     }
 
@@ -165,7 +161,7 @@ impl View<'_> {
     pub fn newest(&self, res: &Resource) -> Result<Option<Tenure>> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 ORDER BY t.token DESC LIMIT 1",
-            params![res.kind.as_str(), res.key],
+            &[&res.kind.as_str(), &res.key],
         )
     }
 
@@ -174,7 +170,7 @@ impl View<'_> {
         let mut all = self.tenures_where(
             "t.ended_at IS NULL AND r.kind = ?1 AND substr(r.key, 1, length(?2)) = ?2 \
              ORDER BY t.acquired_at, t.lease_id",
-            params![kind.as_str(), prefix],
+            &[&kind.as_str(), &prefix],
         )?;
         all.retain(|t| t.is_live(self.now));
         Ok(all)
@@ -184,7 +180,7 @@ impl View<'_> {
     pub fn expired_held(&self, kind: ResourceKind) -> Result<Vec<Tenure>> {
         let mut all = self.tenures_where(
             "t.ended_at IS NULL AND r.kind = ?1 ORDER BY t.acquired_at",
-            params![kind.as_str()],
+            &[&kind.as_str()],
         )?;
         all.retain(|t| t.state(self.now) == TenureState::Expired);
         Ok(all)
@@ -194,15 +190,16 @@ impl View<'_> {
 impl Tx<'_> {
     /// The id of a resource, created with no token issued yet if it is new.
     pub(super) fn resource_id(&self, res: &Resource) -> Result<i64> {
-        self.conn.execute(
+        let args: &[&dyn Param] = &[&res.kind.as_str(), &res.key];
+        self.db.once().exec(
             "INSERT INTO resources (kind, key) VALUES (?1, ?2) ON CONFLICT (kind, key) DO NOTHING",
-            params![res.kind.as_str(), res.key],
+            args,
         )?;
-        Ok(self.conn.query_row(
+        self.db.once().one(
             "SELECT id FROM resources WHERE kind = ?1 AND key = ?2",
-            params![res.kind.as_str(), res.key],
+            args,
             |r| r.get(0),
-        )?)
+        )
     }
 
     fn expiry(&self, ttl: Option<Millis>) -> Option<Millis> {
@@ -217,10 +214,10 @@ impl Tx<'_> {
             match held.state(self.now) {
                 TenureState::Live if held.holder == holder => {
                     let expires_at = self.expiry(ttl);
-                    self.conn.execute(
+                    self.db.once().exec(
                         "UPDATE tenures SET expires_at = ?1, ttl_ms = ?2, renewed_at = ?3 \
                          WHERE lease_id = ?4",
-                        params![expires_at, ttl, self.now, held.lease_id],
+                        &[&expires_at, &ttl, &self.now, &held.lease_id],
                     )?;
                     let tenure = Tenure {
                         expires_at,
@@ -256,23 +253,23 @@ impl Tx<'_> {
         let rid = self.resource_id(res)?;
         // The token is one more than the largest ever issued; the MAX over tenures is a second
         // witness in case `last_token` were ever wrong, so a token can never be issued twice.
-        let last: i64 = self.conn.query_row(
-            "SELECT max(r.last_token, coalesce((SELECT max(token) FROM tenures WHERE resource_id = r.id), 0)) \
+        let (recorded, largest): (i64, i64) = self.db.once().one(
+            "SELECT r.last_token, coalesce((SELECT max(token) FROM tenures WHERE resource_id = r.id), 0) \
              FROM resources r WHERE r.id = ?1",
-            [rid],
-            |r| r.get(0),
+            &[&rid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        let token = last + 1;
+        let token = recorded.max(largest) + 1;
         let lease_id = LeaseId::mint().map_err(LedgerError::Random)?;
         let expires_at = self.expiry(ttl);
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE resources SET last_token = ?1 WHERE id = ?2",
-            params![token, rid],
+            &[&token, &rid],
         )?;
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO tenures (lease_id, resource_id, token, holder, ttl_ms, acquired_at, expires_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![lease_id, rid, token, holder, ttl, self.now, expires_at],
+            &[&lease_id, &rid, &token, &holder, &ttl, &self.now, &expires_at],
         )?;
         let tenure = Tenure {
             lease_id,
@@ -297,9 +294,9 @@ impl Tx<'_> {
             Some(e) if e < self.now => e,
             _ => self.now,
         };
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tenures SET ended_at = ?1, end_reason = ?2 WHERE lease_id = ?3 AND ended_at IS NULL",
-            params![ended_at, reason, held.lease_id],
+            &[&ended_at, &reason, &held.lease_id],
         )?;
         let tenure = Tenure {
             ended_at: Some(ended_at),
@@ -337,9 +334,9 @@ impl Tx<'_> {
         };
         let ttl = ttl.or(mine.ttl_ms);
         let expires_at = self.expiry(ttl);
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tenures SET expires_at = ?1, ttl_ms = ?2, renewed_at = ?3 WHERE lease_id = ?4",
-            params![expires_at, ttl, self.now, mine.lease_id],
+            &[&expires_at, &ttl, &self.now, &mine.lease_id],
         )?;
         let tenure = Tenure {
             expires_at,
@@ -355,10 +352,10 @@ impl Tx<'_> {
     /// its slot this way while git works in it, so a TTL that runs out meanwhile cannot hand
     /// the slot to a spawn in the middle of a reset.
     pub fn hold_open(&self, tenure: &Tenure) -> Result<Tenure> {
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tenures SET expires_at = NULL, ttl_ms = NULL, renewed_at = ?1 \
              WHERE lease_id = ?2 AND ended_at IS NULL",
-            params![self.now, tenure.lease_id],
+            &[&self.now, &tenure.lease_id],
         )?;
         let held = Tenure {
             expires_at: None,

@@ -95,20 +95,27 @@ impl Tx<'_> {
         pid: Option<(i64, Option<i64>)>,
     ) -> Result<()> {
         let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
              pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6 \
              AND state <> 'done'",
-            rusqlite::params![state.as_str(), step.as_str(), self.now, pid, start, id],
+            &[
+                &state.as_str(),
+                &step.as_str(),
+                &self.now,
+                &pid,
+                &start,
+                &id,
+            ],
         )?;
         Ok(())
     }
 
     /// Records how far a multi-step operation got.
     pub fn set_task_step(&self, id: i64, step: Step) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
-            rusqlite::params![step.as_str(), self.now, id],
+            &[&step.as_str(), &self.now, &id],
         )?;
         Ok(())
     }
@@ -119,10 +126,10 @@ impl Tx<'_> {
     /// read as a renewal nobody asked for (issue 13). A renewal by its holder still logs one.
     pub fn start_term(&self, tenure: &Tenure, ttl: Option<Millis>) -> Result<Option<Tenure>> {
         let expires_at = ttl.map(|ttl| self.now.saturating_add(ttl));
-        let changed = self.conn.execute(
+        let changed = self.db.once().exec(
             "UPDATE tenures SET expires_at = ?1, ttl_ms = ?2, renewed_at = ?3 \
              WHERE lease_id = ?4 AND ended_at IS NULL AND (expires_at IS NULL OR expires_at > ?3)",
-            rusqlite::params![expires_at, ttl, self.now, tenure.lease_id],
+            &[&expires_at, &ttl, &self.now, &tenure.lease_id],
         )?;
         Ok((changed > 0).then(|| Tenure {
             expires_at,
@@ -137,10 +144,10 @@ impl Tx<'_> {
     /// `task-done` is logged, naming the slot lease. Tokens stay spent. Ending an ended task changes nothing.
     pub fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
         self.release_task_leases(task, issue)?;
-        let changed = self.conn.execute(
+        let changed = self.db.once().exec(
             "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, \
              updated_at = ?1 WHERE id = ?3 AND state <> 'done'",
-            rusqlite::params![self.now, reason.as_str(), task.id],
+            &[&self.now, &reason.as_str(), &task.id],
         )?;
         if changed > 0 {
             let slot = task.slot_resource();
@@ -161,9 +168,9 @@ impl Tx<'_> {
     /// (a retry records its own). The tenures and events stay: they are the history.
     pub fn withdraw_intent(&self, task: &Task, issue: IssueLease) -> Result<()> {
         self.release_task_leases(task, issue)?;
-        self.conn.execute(
+        self.db.once().exec(
             "DELETE FROM tasks WHERE id = ?1 AND state = 'spawning'",
-            [task.id],
+            &[&task.id],
         )?;
         Ok(())
     }

@@ -5,6 +5,7 @@
 //! never a write). It knows nothing of git or of the command line; callers hand it paths and
 //! names, it hands back domain values.
 
+mod db;
 mod events;
 mod file;
 mod ids;
@@ -22,9 +23,10 @@ mod tenure;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::clock::{Clock, Millis, SystemClock};
+use db::Db;
 
 pub use events::{Event, EventKind, EventScope, LoggedEvent, RepoEvents};
 pub use ids::{LeaseId, RepoId, WorktreeKey};
@@ -197,9 +199,9 @@ impl Ledger {
         let published = file::create(path, |conn| {
             schema::migrate(conn, path)?;
             let tx = schema::immediate(conn)?;
-            let now = SystemClock.now_ms().max(high_water_mark(&tx)?);
-            tx.execute("UPDATE clock SET max_now = ?1", [now])?;
-            out = Some(init(&Tx { conn: &tx, now })?);
+            let now = SystemClock.now_ms().max(high_water_mark(Db::Sqlite(&tx))?);
+            remember_now(Db::Sqlite(&tx), now)?;
+            out = Some(init(&Tx::new(Db::Sqlite(&tx), now))?);
             tx.commit()?;
             Ok(())
         })?;
@@ -325,12 +327,12 @@ impl Ledger {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let seen = high_water_mark(&tx)?;
+        let seen = high_water_mark(Db::Sqlite(&tx))?;
         let now = clock_now.max(seen);
         if now > seen {
-            tx.execute("UPDATE clock SET max_now = ?1", [now])?;
+            remember_now(Db::Sqlite(&tx), now)?;
         }
-        let out = f(&Tx { conn: &tx, now })?;
+        let out = f(&Tx::new(Db::Sqlite(&tx), now))?;
         tx.commit()?;
         // A relaxed commit owes nothing: it leaves the WAL to the durable one that follows it
         // (a truncation fsyncs the database, which is what relaxing avoids).
@@ -428,8 +430,8 @@ impl Ledger {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let now = clock_now.max(high_water_mark(&tx)?);
-        let out = f(&View { conn: &tx, now })?;
+        let now = clock_now.max(high_water_mark(Db::Sqlite(&tx))?);
+        let out = f(&View::new(Db::Sqlite(&tx), now))?;
         tx.finish()?;
         Ok(out)
     }
@@ -558,11 +560,17 @@ fn wal_path(ledger: &Path) -> PathBuf {
 }
 
 /// The largest `now` any writer has recorded.
-fn high_water_mark(conn: &Connection) -> Result<Millis> {
-    Ok(conn
-        .query_row("SELECT max_now FROM clock", [], |r| r.get(0))
-        .optional()?
+fn high_water_mark(db: Db<'_>) -> Result<Millis> {
+    Ok(db
+        .once()
+        .row("SELECT max_now FROM clock", &[], |r| r.get(0))?
         .unwrap_or(0))
+}
+
+/// Records `now` as the largest `now` any writer has seen.
+fn remember_now(db: Db<'_>, now: Millis) -> Result<()> {
+    db.once().exec("UPDATE clock SET max_now = ?1", &[&now])?;
+    Ok(())
 }
 
 /// Connection settings every git-hand process relies on (none of them writes to the file).
@@ -643,11 +651,15 @@ enum Purpose {
 
 /// A read snapshot: the queries every path may run.
 pub struct View<'a> {
-    conn: &'a Connection,
+    db: Db<'a>,
     now: Millis,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    fn new(db: Db<'a>, now: Millis) -> Self {
+        Self { db, now }
+    }
+
     /// The instant this snapshot judges liveness against.
     pub fn now(&self) -> Millis {
         self.now
@@ -656,18 +668,22 @@ impl View<'_> {
 
 /// One write transaction. Reads are available through [`Tx::view`].
 pub struct Tx<'a> {
-    conn: &'a Connection,
+    db: Db<'a>,
     now: Millis,
 }
 
 impl<'a> Tx<'a> {
+    fn new(db: Db<'a>, now: Millis) -> Self {
+        Self { db, now }
+    }
+
     pub fn now(&self) -> Millis {
         self.now
     }
     /// The read queries, inside this transaction.
     pub fn view(&self) -> View<'a> {
         View {
-            conn: self.conn,
+            db: self.db,
             now: self.now,
         }
     }

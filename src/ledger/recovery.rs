@@ -9,7 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use super::events::EventKind;
 use super::file::{self, sibling};
@@ -254,18 +254,18 @@ impl Tx<'_> {
     /// Registers a repository under the id the caller chose: a rebuilt ledger gives it the
     /// six characters its pool directory is named after, so its slots stay where they are.
     pub fn restore_repo(&self, common_dir: &str, id: &RepoId) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
-            params![id, common_dir, self.now],
+            &[id, &common_dir, &self.now],
         )?;
         Ok(())
     }
 
     /// Appends an event about the ledger itself (no resource), as a migration's.
     pub fn log_ledger_event(&self, kind: EventKind, detail: &str) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO events (at, kind, detail) VALUES (?1, ?2, ?3)",
-            params![self.now, kind.as_str(), detail],
+            &[&self.now, &kind.as_str(), &detail],
         )?;
         Ok(())
     }
@@ -273,10 +273,11 @@ impl Tx<'_> {
     /// Makes the next token of `resource` larger than `token`: a rebuilt ledger never issues
     /// again a token that a stamp shows was issued.
     pub fn raise_last_token(&self, resource: &Resource, token: i64) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO resources (kind, key, last_token) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (kind, key) DO UPDATE SET last_token = max(last_token, excluded.last_token)",
-            params![resource.kind.as_str(), resource.key, token.max(0)],
+             ON CONFLICT (kind, key) DO UPDATE SET last_token = excluded.last_token \
+             WHERE excluded.last_token > resources.last_token",
+            &[&resource.kind.as_str(), &resource.key, &token.max(0)],
         )?;
         Ok(())
     }

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use super::ids::RepoId;
@@ -28,19 +27,16 @@ fn dir_key(common_dir: &Path) -> Cow<'_, str> {
 impl View<'_> {
     /// The repository registered at `common_dir` (a realpath), if any.
     pub fn repo_by_dir(&self, common_dir: &Path) -> Result<Option<RegisteredRepo>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT id, common_dir FROM repos WHERE common_dir = ?1",
-                [dir_key(common_dir)],
-                |r| {
-                    Ok(RegisteredRepo {
-                        id: r.get(0)?,
-                        common_dir: r.get(1)?,
-                    })
-                },
-            )
-            .optional()?)
+        self.db.once().row(
+            "SELECT id, common_dir FROM repos WHERE common_dir = ?1",
+            &[&dir_key(common_dir)],
+            |r| {
+                Ok(RegisteredRepo {
+                    id: r.get(0)?,
+                    common_dir: r.get(1)?,
+                })
+            },
+        )
     }
 }
 
@@ -52,9 +48,9 @@ impl Tx<'_> {
         }
         let id = RepoId::mint().map_err(LedgerError::Random)?;
         let common_dir = dir_key(common_dir).into_owned();
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
-            params![id, common_dir, self.now],
+            &[&id, &common_dir, &self.now],
         )?;
         Ok(RegisteredRepo { id, common_dir })
     }

@@ -4,8 +4,7 @@
 //! A slot is a worktree resource the pool owns; its row remembers its number and path so the
 //! pool can find it again.
 
-use rusqlite::{OptionalExtension, Row, params};
-
+use super::db::{Param, Row};
 use super::ids::{LeaseId, RepoId, WorktreeKey};
 use super::lifecycle::{EndReason, Step, TaskState};
 use super::tenure::Resource;
@@ -59,7 +58,7 @@ struct TaskRow {
 }
 
 impl TaskRow {
-    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    fn from_row(r: &Row<'_>) -> Result<Self> {
         Ok(TaskRow {
             task: Task {
                 id: r.get(0)?,
@@ -163,28 +162,23 @@ pub struct NewTask<'a> {
 }
 
 impl View<'_> {
-    fn task_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Option<Task>> {
+    fn task_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Option<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
-        self.conn
-            .prepare_cached(&sql)?
-            .query_row(args, TaskRow::from_row)
-            .optional()?
-            .map(Task::try_from)
-            .transpose()
+        self.db
+            .row(&sql, args, |r| TaskRow::from_row(r)?.try_into())
     }
 
-    fn tasks_where(&self, clause: &str, args: impl rusqlite::Params) -> Result<Vec<Task>> {
+    fn tasks_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(args, TaskRow::from_row)?;
-        rows.map(|r| Task::try_from(r?)).collect()
+        self.db
+            .rows(&sql, args, |r| TaskRow::from_row(r)?.try_into())
     }
 
     /// The task of this name that is not done, if any.
     pub fn open_task(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND name = ?2 AND state <> 'done'",
-            params![repo_id, name],
+            &[repo_id, &name],
         )
     }
 
@@ -194,19 +188,19 @@ impl View<'_> {
     pub fn task_named(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND name = ?2 ORDER BY state <> 'done' DESC, id DESC LIMIT 1",
-            params![repo_id, name],
+            &[repo_id, &name],
         )
     }
 
     pub fn task(&self, id: i64) -> Result<Option<Task>> {
-        self.task_where("id = ?1", [id])
+        self.task_where("id = ?1", &[&id])
     }
 
     /// The open task on a branch (branch fencing).
     pub fn open_task_on_branch(&self, repo_id: &RepoId, branch: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
-            params![repo_id, branch],
+            &[repo_id, &branch],
         )
     }
 
@@ -220,7 +214,7 @@ impl View<'_> {
         repo_id: Option<&RepoId>,
         branch: &str,
     ) -> Result<Vec<Task>> {
-        self.tasks_where(&pushed_branch_clause(), params![remote, repo_id, branch])
+        self.tasks_where(&pushed_branch_clause(), &[&remote, &repo_id, &branch])
     }
 
     /// The open tasks whose branch a push of `branch` to `remote` would update, as
@@ -236,72 +230,72 @@ impl View<'_> {
         branch: &str,
         except: Option<&LeaseId>,
     ) -> Result<Vec<(i64, LeaseId)>> {
-        let mut stmt = self.conn.prepare_cached(FENCE_CANDIDATES)?;
-        let rows = stmt.query_map(
-            params![remote, common_dir.to_string_lossy(), branch, except],
+        self.db.rows(
+            FENCE_CANDIDATES,
+            &[&remote, &common_dir.to_string_lossy(), &branch, &except],
             |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        )
     }
 
     /// The newest task spawned with this slot lease.
     pub fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
-        self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", [lease_id])
+        self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", &[lease_id])
     }
 
     /// The open task holding this issue lease.
     pub fn open_task_by_issue_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where(
             "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
-            [lease_id],
+            &[lease_id],
         )
     }
 
     /// The tasks of a repository, oldest first: the open ones, or all of them.
     pub fn tasks(&self, repo_id: &RepoId, which: Tasks) -> Result<Vec<Task>> {
         if which == Tasks::All {
-            self.tasks_where("repo_id = ?1 ORDER BY id", [repo_id])
+            self.tasks_where("repo_id = ?1 ORDER BY id", &[repo_id])
         } else {
-            self.tasks_where("repo_id = ?1 AND state <> 'done' ORDER BY id", [repo_id])
+            self.tasks_where("repo_id = ?1 AND state <> 'done' ORDER BY id", &[repo_id])
         }
     }
 
     /// The slots of a repository that have not been pruned, by number.
     pub fn slots(&self, repo_id: &RepoId) -> Result<Vec<Slot>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.db.rows(
             "SELECT repo_id, n, path, created_at FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
-        )?;
-        let rows = stmt.query_map([repo_id], slot_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            &[repo_id],
+            slot_from_row,
+        )
     }
 
     /// The slot at this path (pruned or not).
     pub fn slot_by_path(&self, path: &WorktreeKey) -> Result<Option<Slot>> {
-        Ok(self
-            .conn
-            .query_row("SELECT repo_id, n, path, created_at FROM slots WHERE path = ?1 AND removed_at IS NULL", [path], slot_from_row)
-            .optional()?)
+        self.db.once().row(
+            "SELECT repo_id, n, path, created_at FROM slots WHERE path = ?1 AND removed_at IS NULL",
+            &[path],
+            slot_from_row,
+        )
     }
 
     /// The last token issued for each present slot of a repository, by path: any claim of a
     /// slot since (even one released again) changes it.
     pub fn slot_last_tokens(&self, repo_id: &RepoId) -> Result<Vec<(WorktreeKey, i64)>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.db.rows(
             "SELECT s.path, r.last_token FROM slots s JOIN resources r ON r.id = s.resource_id \
              WHERE s.repo_id = ?1 AND s.removed_at IS NULL",
-        )?;
-        let rows = stmt.query_map([repo_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            &[repo_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// Every slot number a repository has ever used (pruned ones included) and its path: a
     /// pruned number may come back only at the same path, which continues its token history.
     pub fn slot_numbers(&self, repo_id: &RepoId) -> Result<Vec<(i64, WorktreeKey)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n")?;
-        let rows = stmt.query_map([repo_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.db.rows(
+            "SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n",
+            &[repo_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 }
 
@@ -319,13 +313,13 @@ fn pushed_branch_clause() -> String {
 /// [`pushed_branch_clause`], the repository looked up inside it.
 const FENCE_CANDIDATES: &str = "SELECT id, lease_id FROM tasks \
      WHERE remote = ?1 AND branch = ?3 AND state <> 'done' \
-     AND lease_id IS NOT NULL AND lease_id IS NOT ?4 \
+     AND lease_id IS NOT NULL AND lease_id IS DISTINCT FROM ?4 \
      UNION ALL SELECT id, lease_id FROM tasks \
      WHERE remote IS NULL AND repo_id = (SELECT id FROM repos WHERE common_dir = ?2) \
-     AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL AND lease_id IS NOT ?4 \
-     ORDER BY id DESC";
+     AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL \
+     AND lease_id IS DISTINCT FROM ?4 ORDER BY id DESC";
 
-fn slot_from_row(r: &Row<'_>) -> rusqlite::Result<Slot> {
+fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
     Ok(Slot {
         repo_id: r.get(0)?,
         n: r.get(1)?,
@@ -338,10 +332,10 @@ impl Tx<'_> {
     /// Records a slot (a new one, or a pruned one coming back at the same number and path).
     pub fn ensure_slot(&self, repo_id: &RepoId, n: i64, path: &WorktreeKey) -> Result<Slot> {
         let rid = self.resource_id(&Resource::worktree(path))?;
-        self.conn.execute(
+        self.db.once().exec(
             "INSERT INTO slots (resource_id, repo_id, n, path, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (resource_id) DO UPDATE SET removed_at = NULL",
-            params![rid, repo_id, n, path, self.now],
+            &[&rid, repo_id, &n, path, &self.now],
         )?;
         self.view().slot_by_path(path)?.ok_or_else(|| {
             LedgerError::Corrupt(format!("slot {path} vanished while being recorded"))
@@ -357,34 +351,52 @@ impl Tx<'_> {
         if view.slot_by_path(path)?.is_none() || held {
             return Ok(false);
         }
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE slots SET removed_at = ?1 WHERE path = ?2",
-            params![self.now, path],
+            &[&self.now, path],
         )?;
         Ok(true)
     }
 
     /// Undoes [`Tx::remove_free_slot`] when git refused to remove the worktree.
     pub fn restore_slot(&self, path: &WorktreeKey) -> Result<()> {
-        self.conn
-            .execute("UPDATE slots SET removed_at = NULL WHERE path = ?1", [path])?;
+        self.db.once().exec(
+            "UPDATE slots SET removed_at = NULL WHERE path = ?1",
+            &[path],
+        )?;
         Ok(())
     }
 
+    /// Records spawn's intent: the new task row, as stored. It is read back as the open task of
+    /// its name, which is unique (`tasks_one_open_per_name`): that statement is compiled already
+    /// (spawn asked it first), where `RETURNING` or a read by id would compile one more.
     pub fn insert_task(&self, t: &NewTask<'_>) -> Result<Task> {
-        self.conn.execute(
-            "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, branch, \
-             base_oid, holder, created_at, updated_at, pid, pid_start, step, remote, base_ref) \
-             VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14, ?15)",
-            params![
-                t.repo_id, t.name, t.slot_path, t.lease_id, t.issue, t.issue_lease_id, t.branch,
-                t.base_oid, t.holder, self.now, t.pid, t.pid_start, t.step.as_str(), t.remote, t.base_ref
+        self.db.once().exec(
+            "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
+             branch, base_oid, holder, created_at, updated_at, pid, pid_start, step, remote, \
+             base_ref) VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, \
+             ?13, ?14, ?15)",
+            &[
+                t.repo_id,
+                &t.name,
+                t.slot_path,
+                t.lease_id,
+                &t.issue,
+                &t.issue_lease_id,
+                &t.branch,
+                &t.base_oid,
+                &t.holder,
+                &self.now,
+                &t.pid,
+                &t.pid_start,
+                &t.step.as_str(),
+                &t.remote,
+                &t.base_ref,
             ],
         )?;
-        let id = self.conn.last_insert_rowid();
-        self.view()
-            .task(id)?
-            .ok_or_else(|| LedgerError::Corrupt(format!("task {id} vanished")))
+        self.view().open_task(t.repo_id, t.name)?.ok_or_else(|| {
+            LedgerError::Corrupt(format!("task {} vanished as it was recorded", t.name))
+        })
     }
 
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder
@@ -395,17 +407,17 @@ impl Tx<'_> {
         slot_path: &WorktreeKey,
         lease_id: &LeaseId,
     ) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tasks SET slot_path = ?1, lease_id = ?2, updated_at = ?3 WHERE id = ?4",
-            params![slot_path, lease_id, self.now, id],
+            &[slot_path, lease_id, &self.now, &id],
         )?;
         Ok(())
     }
 
     pub fn set_checked_out(&self, id: i64, branch: &str) -> Result<()> {
-        self.conn.execute(
+        self.db.once().exec(
             "UPDATE tasks SET checked_out = ?1 WHERE id = ?2",
-            params![branch, id],
+            &[&branch, &id],
         )?;
         Ok(())
     }
@@ -417,12 +429,12 @@ mod tests {
 
     fn plan_of(sql: &str, args: &[&str]) -> Vec<String> {
         let mut ledger = crate::ledger::Ledger::empty().unwrap();
+        let args: Vec<&dyn crate::ledger::db::Param> = args.iter().map(|a| a as _).collect();
         ledger
             .read(|v| {
-                let mut stmt = v.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-                let rows =
-                    stmt.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
+                v.db.rows(&format!("EXPLAIN QUERY PLAN {sql}"), &args, |r| {
+                    r.get::<String>(3)
+                })
             })
             .unwrap()
     }
