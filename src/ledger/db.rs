@@ -35,7 +35,14 @@
 //! runs one twice compiles it once; a statement a process runs once goes through [`Db::once`],
 //! which SQLite compiles more cheaply.
 
+use std::cell::RefCell;
+
 use rusqlite::ToSql;
+
+mod pg;
+
+pub(crate) use pg::PgTx;
+use pg::{PgNull, PgParam};
 
 use super::ids::{LeaseId, RepoId, WorktreeKey};
 use super::{LedgerError, Result};
@@ -45,12 +52,15 @@ use super::{LedgerError, Result};
 #[derive(Clone, Copy)]
 pub(crate) enum Db<'c> {
     Sqlite(&'c rusqlite::Connection),
+    /// The team ledger's open transaction (see `team/`).
+    Pg(&'c RefCell<dyn PgTx + 'c>),
 }
 
 impl std::fmt::Debug for Db<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Db::Sqlite(_) => f.write_str("Db::Sqlite"),
+            Db::Pg(_) => f.write_str("Db::Pg"),
         }
     }
 }
@@ -58,39 +68,55 @@ impl std::fmt::Debug for Db<'_> {
 /// A value bound to a placeholder. Implemented for the types the ledger stores (64-bit
 /// integers, text, booleans, the ids as their text, and `Option`s of them for NULL); not for
 /// `u32`/`usize` and the like, which not every backend can bind: convert to `i64` first.
-pub(crate) trait Param: ToSql {}
+pub(crate) trait Param: ToSql + PgParam {}
 
 /// A value read from a column: the same types as [`Param`].
 pub(crate) trait Column: Sized {
     fn from_sqlite(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Self>;
+    /// The column as PostgreSQL returned it; `None` for NULL.
+    fn from_pg(row: &postgres::Row, idx: usize) -> Result<Option<Self>>;
 }
 
 macro_rules! sql_types {
-    ($($ty:ty),*) => {$(
+    ($($ty:ty => $read:expr),* $(,)?) => {$(
         impl Param for $ty {}
         impl Column for $ty {
             fn from_sqlite(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Self> {
                 row.get(idx)
+            }
+            fn from_pg(row: &postgres::Row, idx: usize) -> Result<Option<Self>> {
+                ($read)(row, idx)
             }
         }
         impl Column for Option<$ty> {
             fn from_sqlite(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Self> {
                 row.get(idx)
             }
+            fn from_pg(row: &postgres::Row, idx: usize) -> Result<Option<Self>> {
+                <$ty as Column>::from_pg(row, idx).map(Some)
+            }
         }
     )*};
 }
 
-sql_types!(i64, bool, String, LeaseId, RepoId, WorktreeKey);
+sql_types!(
+    i64 => pg::column_i64,
+    bool => pg::column_bool,
+    String => pg::column_text,
+    LeaseId => |r, i| Ok(pg::column_text(r, i)?.map(LeaseId::from_stored)),
+    RepoId => |r, i| Ok(pg::column_text(r, i)?.map(RepoId::from_stored)),
+    WorktreeKey => |r, i| Ok(pg::column_text(r, i)?.map(WorktreeKey::from_stored)),
+);
 
 impl Param for str {}
 impl Param for std::borrow::Cow<'_, str> {}
 impl<T: Param + ?Sized> Param for &T {}
-impl<T: Param> Param for Option<T> {}
+impl<T: Param + PgNull> Param for Option<T> {}
 
 /// One row of a result, read column by column with [`Row::get`].
 pub(crate) enum Row<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
+    Pg(&'r postgres::Row),
 }
 
 impl Row<'_> {
@@ -98,6 +124,8 @@ impl Row<'_> {
     pub(crate) fn get<T: Column>(&self, idx: usize) -> Result<T> {
         match self {
             Row::Sqlite(r) => Ok(T::from_sqlite(r, idx)?),
+            // `Option<T>` reads NULL as `None`; any other type finds NULL only in a damaged row.
+            Row::Pg(r) => pg::required(T::from_pg(r, idx)?, idx),
         }
     }
 }
@@ -153,6 +181,7 @@ impl<'c> Db<'c> {
     pub(crate) fn each_text(self, param: usize) -> String {
         match self {
             Db::Sqlite(_) => format!("SELECT value FROM json_each(?{param})"),
+            Db::Pg(_) => format!("SELECT json_array_elements_text(CAST(?{param} AS json))"),
         }
     }
 
@@ -171,6 +200,10 @@ impl<'c> Db<'c> {
                     None => Ok(None),
                 }
             }),
+            Db::Pg(tx) => {
+                let rows = pg::query(&mut *tx.borrow_mut(), sql, params)?;
+                rows.first().map(|r| f(&Row::Pg(r))).transpose()
+            }
         }
     }
 
@@ -190,6 +223,10 @@ impl<'c> Db<'c> {
                 }
                 Ok(out)
             }),
+            Db::Pg(tx) => {
+                let rows = pg::query(&mut *tx.borrow_mut(), sql, params)?;
+                rows.iter().map(|r| f(&Row::Pg(r))).collect()
+            }
         }
     }
 
@@ -198,6 +235,7 @@ impl<'c> Db<'c> {
             Db::Sqlite(conn) => sqlite_statement(conn, keep, sql, |stmt| {
                 Ok(stmt.execute(sqlite_params(params))?)
             }),
+            Db::Pg(tx) => pg::execute(&mut *tx.borrow_mut(), sql, params),
         }
     }
 }
@@ -262,8 +300,6 @@ fn sqlite_statement<T>(
     }
 }
 
-/// Not called yet: the PostgreSQL backend prepares every statement through it.
-#[cfg_attr(not(test), allow(dead_code))]
 /// The statement `sql` with its SQLite placeholders (`?N`, and a bare `?`, which SQLite numbers
 /// one past the largest so far) written as PostgreSQL's `$N`. Placeholders inside string
 /// literals, quoted identifiers and comments are text, and left as they are.

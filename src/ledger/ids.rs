@@ -20,6 +20,11 @@ macro_rules! text_id {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            /// The id as a ledger stored it (a row is trusted as rusqlite's `FromSql` trusts it).
+            pub(super) fn from_stored(text: String) -> Self {
+                Self(text)
+            }
         }
 
         impl fmt::Display for $ty {

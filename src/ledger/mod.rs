@@ -18,6 +18,7 @@ mod repos;
 pub mod schema;
 pub mod server;
 mod tasks;
+pub mod team;
 mod tenure;
 
 use std::path::{Path, PathBuf};
@@ -113,6 +114,43 @@ pub enum LedgerError {
     /// What a transaction relied on changed under it; the transaction was rolled back.
     #[error("the ledger changed while this ran ({0}); nothing was changed, run it again")]
     Raced(String),
+    /// The team ledger's server could not be reached or refused the connection.
+    #[error(transparent)]
+    Server(Box<server::ServerError>),
+    /// The team ledger's server refused a statement (or the connection broke in one).
+    #[error("team ledger error: {0}")]
+    Pg(postgres::Error),
+    #[error(
+        "the team ledger at {at} has schema version {found}, newer than this git-hand \
+         understands (version {supported}); upgrade git-hand"
+    )]
+    ServerTooNew {
+        at: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("migrating the team ledger to version {version} failed: {source}")]
+    ServerMigration {
+        version: i64,
+        source: postgres::Error,
+    },
+}
+
+impl From<server::ServerError> for LedgerError {
+    fn from(e: server::ServerError) -> Self {
+        LedgerError::Server(Box::new(e))
+    }
+}
+
+impl From<postgres::Error> for LedgerError {
+    fn from(e: postgres::Error) -> Self {
+        // A writer that waited `lock_timeout` for another's lock: as SQLite's busy.
+        if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) {
+            LedgerError::Busy
+        } else {
+            LedgerError::Pg(e)
+        }
+    }
 }
 
 /// A stored word no variant has (a row written by something else): the row cannot be read.
@@ -145,7 +183,7 @@ pub type Result<T, E = LedgerError> = std::result::Result<T, E>;
 
 /// An open ledger.
 pub struct Ledger {
-    conn: Connection,
+    store: Store,
     path: PathBuf,
     clock: Box<dyn Clock>,
     /// How a commit reaches the disk, which decides what a durable commit still owes it.
@@ -188,6 +226,21 @@ impl Ledger {
         Self::connect(path, on_disk, clock, Purpose::Write)
     }
 
+    /// Connects to the team ledger at `url` (a PostgreSQL server), migrating its schema; every
+    /// lease time comes from the server's clock unless `clock` is given (tests).
+    pub fn open_team(url: &server::ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
+        let mut team = team::Team::open(url, clock)?;
+        let notices = std::mem::take(&mut team.notices);
+        Ok(Self {
+            path: PathBuf::from(url.to_string()),
+            store: Store::Team(Box::new(team)),
+            clock: Box::new(SystemClock),
+            journal: Journal::Server,
+            relaxed: false,
+            notices,
+        })
+    }
+
     /// Creates the ledger at `path` with `init` run in the creating transaction, so no process
     /// ever sees it without what `init` wrote (`doctor --repair` rebuilding a lost ledger).
     /// `Ok(None)` when a file appeared at `path` first: nothing was written to it.
@@ -218,7 +271,7 @@ impl Ledger {
         })?;
         schema::migrate(&conn, &path)?;
         Ok(Self {
-            conn,
+            store: Store::File(conn),
             path,
             clock: Box::new(SystemClock),
             journal: Journal::Memory,
@@ -292,7 +345,7 @@ impl Ledger {
         // Opening created the WAL if it was missing.
         sync_dir_if_wal_appeared(path, on_disk.had_wal)?;
         Ok(Self {
-            conn,
+            store: Store::File(conn),
             path: path.to_path_buf(),
             clock,
             journal,
@@ -314,7 +367,10 @@ impl Ledger {
     /// Changes how long a writer waits for another before [`LedgerError::Busy`] (tests use a
     /// short one; the binary keeps the 5 s default).
     pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<()> {
-        wait_for_the_lock(&mut self.conn, timeout)
+        match &mut self.store {
+            Store::File(conn) => wait_for_the_lock(conn, timeout),
+            Store::Team(team) => team.set_lock_timeout(timeout),
+        }
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it when `f` succeeds.
@@ -323,10 +379,12 @@ impl Ledger {
     /// has seen, and the ledger remembers it: a clock that went backwards can never extend a
     /// lease, because every expiry is computed from, and compared with, that high-water mark.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let conn = match &mut self.store {
+            Store::File(conn) => conn,
+            Store::Team(team) => return team.write(f),
+        };
         let clock_now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let seen = high_water_mark(Db::Sqlite(&tx))?;
         let now = clock_now.max(seen);
         if now > seen {
@@ -342,7 +400,7 @@ impl Ledger {
             // The commit point is the deletion of the rollback journal, which SQLite no longer
             // syncs (`SQLITE_DISABLE_DIRSYNC`).
             Journal::Rollback => sync_dir_of(&self.path)?,
-            Journal::Memory => {}
+            Journal::Memory | Journal::Server => {}
         }
         Ok(out)
     }
@@ -353,11 +411,17 @@ impl Ledger {
     /// lost (spawn's activation, teardown's release and finish: `doctor` settles a `spawning` or
     /// `tearing-down` row). A token is never handed out by a relaxed commit.
     pub fn write_relaxed<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // A team ledger's commit is the server's to make durable: nothing to relax.
+        let Store::File(conn) = &self.store else {
+            return self.write(f);
+        };
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.relaxed = true;
         let out = self.write(f);
         self.relaxed = false;
-        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        if let Store::File(conn) = &self.store {
+            conn.pragma_update(None, "synchronous", "FULL")?;
+        }
         out
     }
 
@@ -418,18 +482,23 @@ impl Ledger {
     /// in the way it is left to the next writer. Every durable commit does this itself; a caller
     /// of [`Ledger::write_syncing_wal_meanwhile`] calls it where it waits anyway.
     pub fn keep_wal_short(&mut self) {
-        if self.journal == Journal::Wal && wal_is_long(&wal_path(&self.path)) {
-            let _ = truncate_wal(&self.conn);
-            let _ = wait_for_the_lock(&mut self.conn, BUSY_TIMEOUT);
+        if let Store::File(conn) = &mut self.store
+            && self.journal == Journal::Wal
+            && wal_is_long(&wal_path(&self.path))
+        {
+            let _ = truncate_wal(conn);
+            let _ = wait_for_the_lock(conn, BUSY_TIMEOUT);
         }
     }
 
     /// Runs `f` against one consistent read snapshot. Nothing is written.
     pub fn read<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+        let conn = match &mut self.store {
+            Store::File(conn) => conn,
+            Store::Team(team) => return team.read(f),
+        };
         let clock_now = self.clock.now_ms();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let now = clock_now.max(high_water_mark(Db::Sqlite(&tx))?);
         let out = f(&View::new(Db::Sqlite(&tx), now))?;
         tx.finish()?;
@@ -447,6 +516,16 @@ enum Journal {
     Rollback,
     /// [`Ledger::empty`]: nothing reaches a disk.
     Memory,
+    /// A team ledger: each commit is durable when the server acknowledges it.
+    Server,
+}
+
+/// Where the ledger's rows live.
+enum Store {
+    /// The SQLite file (or memory, for [`Ledger::empty`]).
+    File(Connection),
+    /// A team ledger on a PostgreSQL server.
+    Team(Box<team::Team>),
 }
 
 /// A commit of [`Ledger::write_syncing_meanwhile`] on its way to the disk (`thread` is `None`

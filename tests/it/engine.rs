@@ -1,32 +1,79 @@
-//! The lease engine against a real SQLite file, with an injected clock (DESIGN §3).
+//! The lease engine against both backends, with an injected clock (DESIGN §3): every test here
+//! runs once on a real SQLite file (`name::sqlite`) and once on a real PostgreSQL database of the
+//! harness's private cluster (`name::postgres`), the same code and the same assertions.
 
 use std::rc::Rc;
 
 use git_hand::clock::ManualClock;
+use git_hand::ledger::server::ServerUrl;
 use git_hand::ledger::{Acquire, By, LeaseId, Ledger, Release, Renew, Resource, Tenure};
 
 const T0: i64 = 1_795_949_785_000;
 const MIN: i64 = 60_000;
 
 struct Engine {
-    _dir: tempfile::TempDir,
     clock: Rc<ManualClock>,
     ledger: Ledger,
     issue: Resource,
+    /// The temporary directory or database the ledger lives in, kept until the test ends.
+    _home: Box<dyn std::any::Any>,
 }
 
-fn engine() -> Engine {
-    let dir = tempfile::tempdir().unwrap();
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+fn engine_on(backend: Backend) -> Engine {
     let clock = Rc::new(ManualClock::new(T0));
-    let ledger =
-        Ledger::open_with_clock(&dir.path().join("ledger.sqlite"), Box::new(clock.clone()))
-            .unwrap();
+    let injected = Box::new(clock.clone());
+    let (ledger, home): (Ledger, Box<dyn std::any::Any>) = match backend {
+        Backend::Sqlite => {
+            let dir = tempfile::tempdir().unwrap();
+            let ledger = Ledger::open_with_clock(&dir.path().join("ledger.sqlite"), injected);
+            (ledger.unwrap(), Box::new(dir))
+        }
+        Backend::Postgres => {
+            let db = crate::pg::database();
+            let url = ServerUrl::parse(&db.url()).unwrap();
+            (
+                Ledger::open_team(&url, Some(injected)).unwrap(),
+                Box::new(db),
+            )
+        }
+    };
     Engine {
-        _dir: dir,
         clock,
         ledger,
         issue: Resource::issue("github.com/o/r", "42"),
+        _home: home,
     }
+}
+
+/// Each test, once per backend: `name::sqlite` and `name::postgres`. The body calls `engine()`.
+macro_rules! on_both_backends {
+    ($(fn $name:ident() $body:block)*) => {$(
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn sqlite() {
+                fn engine() -> Engine {
+                    engine_on(Backend::Sqlite)
+                }
+                $body
+            }
+
+            #[test]
+            fn postgres() {
+                fn engine() -> Engine {
+                    engine_on(Backend::Postgres)
+                }
+                $body
+            }
+        }
+    )*};
 }
 
 impl Engine {
@@ -56,7 +103,7 @@ impl Engine {
     }
 }
 
-#[test]
+on_both_backends! {
 fn acquire_free_issue_gets_token_1() {
     let mut e = engine();
     let t = e.acquired("alice", Some(30 * MIN));
@@ -66,7 +113,6 @@ fn acquire_free_issue_gets_token_1() {
     assert!(git_hand::ids::is_lease_id(t.lease_id.as_str()));
 }
 
-#[test]
 fn acquire_held_by_other_returns_held() {
     let mut e = engine();
     let a = e.acquired("alice", Some(30 * MIN));
@@ -76,7 +122,6 @@ fn acquire_held_by_other_returns_held() {
     }
 }
 
-#[test]
 fn acquire_by_same_holder_is_idempotent_keeps_token_updates_expiry() {
     let mut e = engine();
     let first = e.acquired("alice", Some(30 * MIN));
@@ -88,7 +133,6 @@ fn acquire_by_same_holder_is_idempotent_keeps_token_updates_expiry() {
     assert_eq!(e.current().unwrap().expires_at, second.expires_at);
 }
 
-#[test]
 fn acquire_after_expiry_takes_over_and_bumps_token() {
     let mut e = engine();
     let a = e.acquired("alice", Some(MIN));
@@ -110,7 +154,6 @@ fn acquire_after_expiry_takes_over_and_bumps_token() {
     }
 }
 
-#[test]
 fn renew_extends_expiry_keeps_token() {
     let mut e = engine();
     let a = e.acquired("alice", Some(30 * MIN));
@@ -135,7 +178,6 @@ fn renew_extends_expiry_keeps_token() {
     }
 }
 
-#[test]
 fn renew_by_non_holder_returns_not_holder() {
     let mut e = engine();
     let a = e.acquired("alice", Some(30 * MIN));
@@ -149,7 +191,6 @@ fn renew_by_non_holder_returns_not_holder() {
     );
 }
 
-#[test]
 fn renew_after_expiry_returns_not_holder() {
     let mut e = engine();
     let a = e.acquired("alice", Some(MIN));
@@ -167,7 +208,6 @@ fn renew_after_expiry_returns_not_holder() {
     );
 }
 
-#[test]
 fn release_by_holder_frees_the_issue() {
     let mut e = engine();
     let a = e.acquired("alice", None);
@@ -181,7 +221,6 @@ fn release_by_holder_frees_the_issue() {
     assert_eq!(e.current(), None);
 }
 
-#[test]
 fn release_idempotent_when_absent() {
     let mut e = engine();
     assert_eq!(e.release(By::Holder("alice")), Release::Released(None));
@@ -191,7 +230,6 @@ fn release_idempotent_when_absent() {
     assert_eq!(e.release(By::Holder("alice")), Release::Released(None));
 }
 
-#[test]
 fn release_by_non_holder_refused() {
     let mut e = engine();
     let a = e.acquired("alice", Some(30 * MIN));
@@ -199,7 +237,6 @@ fn release_by_non_holder_refused() {
     assert_eq!(e.current(), Some(a));
 }
 
-#[test]
 fn release_of_expired_lease_by_anyone_succeeds() {
     let mut e = engine();
     let a = e.acquired("alice", Some(MIN));
@@ -217,7 +254,6 @@ fn release_of_expired_lease_by_anyone_succeeds() {
     }
 }
 
-#[test]
 fn released_issue_is_free_to_anyone() {
     let mut e = engine();
     e.acquired("alice", None);
@@ -226,7 +262,6 @@ fn released_issue_is_free_to_anyone() {
     assert_eq!((b.holder.as_str(), b.token), ("bob", 2));
 }
 
-#[test]
 fn list_shows_only_live_leases() {
     let mut e = engine();
     let res = |id: &str| Resource::issue("ns", id);
@@ -248,7 +283,6 @@ fn list_shows_only_live_leases() {
     assert_eq!(keys, ["ns#2"]);
 }
 
-#[test]
 fn current_none_after_expiry() {
     let mut e = engine();
     e.acquired("alice", Some(MIN));
@@ -258,7 +292,6 @@ fn current_none_after_expiry() {
     assert_eq!(e.current(), None);
 }
 
-#[test]
 fn open_ended_lease_never_expires() {
     let mut e = engine();
     let a = e.acquired("alice", None);
@@ -267,7 +300,6 @@ fn open_ended_lease_never_expires() {
     assert!(matches!(e.acquire("bob", None), Acquire::Held(_)));
 }
 
-#[test]
 fn tenure_token_monotonic_across_holders() {
     let mut e = engine();
     let mut tokens = vec![];
@@ -278,7 +310,6 @@ fn tenure_token_monotonic_across_holders() {
     assert_eq!(tokens, [1, 2, 3]);
 }
 
-#[test]
 fn token_does_not_reset_after_release() {
     let mut e = engine();
     for want in 1..=3 {
@@ -287,7 +318,6 @@ fn token_does_not_reset_after_release() {
     }
 }
 
-#[test]
 fn token_does_not_reset_after_expiry_and_reads() {
     let mut e = engine();
     e.acquired("alice", Some(MIN));
@@ -302,7 +332,6 @@ fn token_does_not_reset_after_expiry_and_reads() {
     assert_eq!(e.acquired("bob", None).token, 2);
 }
 
-#[test]
 fn old_lease_id_cannot_renew_or_release_a_newer_tenure() {
     let mut e = engine();
     let old = e.acquired("alice", Some(MIN));
@@ -320,7 +349,6 @@ fn old_lease_id_cannot_renew_or_release_a_newer_tenure() {
     assert_eq!(e.current(), Some(new));
 }
 
-#[test]
 fn clock_going_backwards_never_extends_a_lease() {
     let mut e = engine();
     e.acquired("alice", Some(10 * MIN));
@@ -348,7 +376,6 @@ fn clock_going_backwards_never_extends_a_lease() {
     assert_eq!(b.expires_at, Some(T0 + 21 * MIN));
 }
 
-#[test]
 fn every_operation_lands_in_the_event_log() {
     let mut e = engine();
     let a = e.acquired("alice", Some(MIN));
@@ -365,4 +392,5 @@ fn every_operation_lands_in_the_event_log() {
     assert_eq!(kinds, ["released", "renewed", "refused", "acquired"]);
     let of_a = e.ledger.read(|v| v.events_of_lease(&a.lease_id)).unwrap();
     assert_eq!(of_a.len(), 4);
+}
 }
