@@ -364,6 +364,15 @@ impl Ledger {
         &self.path
     }
 
+    /// On a team ledger, this machine's clock against the server's, in milliseconds (positive:
+    /// ahead); `None` for a file ledger, whose only clock is this machine's.
+    pub fn clock_skew_ms(&mut self) -> Result<Option<i64>> {
+        match &mut self.store {
+            Store::File(_) => Ok(None),
+            Store::Team(team) => team.clock_skew_ms().map(Some),
+        }
+    }
+
     /// Changes how long a writer waits for another before [`LedgerError::Busy`] (tests use a
     /// short one; the binary keeps the 5 s default).
     pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<()> {

@@ -394,3 +394,46 @@ fn every_operation_lands_in_the_event_log() {
     assert_eq!(of_a.len(), 4);
 }
 }
+
+/// One clock (issue 14): on a team ledger every lease time is the server's, never this
+/// machine's. The server's clock is made an hour fast (its `hand_now()` replaced): a grant starts
+/// an hour ahead of this machine, its expiry is measured from there, and the skew `doctor`
+/// reports is that hour.
+#[test]
+fn a_team_ledger_times_leases_by_the_servers_clock() {
+    const HOUR: i64 = 60 * MIN;
+    let db = crate::pg::database();
+    let url = ServerUrl::parse(&db.url()).unwrap();
+    let mut ledger = Ledger::open_team(&url, None).unwrap();
+    db.psql(
+        "CREATE OR REPLACE FUNCTION hand_now() RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ \
+         SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT) + 3600000 $$",
+    );
+    let machine_now = || git_hand::clock::Clock::now_ms(&git_hand::clock::SystemClock);
+    let res = Resource::issue("github.com/o/r", "1");
+    let before = machine_now();
+    let Acquire::Acquired { tenure, .. } =
+        ledger.write(|tx| tx.acquire(&res, "a", Some(MIN))).unwrap()
+    else {
+        panic!("a free issue is acquired")
+    };
+    let after = machine_now();
+    assert!(
+        (before + HOUR..=after + HOUR).contains(&tenure.acquired_at),
+        "acquired at {}, not an hour past this machine's {before}..={after}",
+        tenure.acquired_at
+    );
+    assert_eq!(tenure.expires_at, Some(tenure.acquired_at + MIN));
+    let skew = ledger
+        .clock_skew_ms()
+        .unwrap()
+        .expect("a team ledger has a server clock");
+    assert!(
+        (skew + HOUR).abs() < 1_000,
+        "this machine is an hour behind: skew {skew} ms"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = Ledger::open(&dir.path().join("ledger.sqlite")).unwrap();
+    assert_eq!(file.clock_skew_ms().unwrap(), None);
+}

@@ -14,8 +14,8 @@
 //! reports the ledger busy. A read runs in one REPEATABLE READ, READ ONLY snapshot and takes no
 //! lock, so a read-only role can list, log and answer pre-push.
 //!
-//! **One clock.** Every lease time comes from the server's clock (`clock_timestamp()`), never
-//! the machine's, and never earlier than the largest time any writer recorded: a machine whose
+//! **One clock.** Every lease time comes from the server's clock (`hand_now()`, the schema's
+//! reading of `clock_timestamp()`), never the machine's, and never earlier than the largest time any writer recorded: a machine whose
 //! clock is wrong can neither extend nor expire a lease. Tests inject a clock at the library
 //! level ([`Team::open`] with `Some(clock)`), as they do for SQLite.
 
@@ -29,8 +29,8 @@ use super::server::{self, ServerUrl};
 use super::{Result, Tx, View};
 use crate::clock::{Clock, Millis};
 
-/// Now on the server, in milliseconds since the epoch.
-const SERVER_NOW: &str = "CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)";
+/// Now on the server, in milliseconds since the epoch (the schema's `hand_now()`).
+const SERVER_NOW: &str = "hand_now()";
 
 /// An open connection to a team ledger.
 pub struct Team {
@@ -141,5 +141,19 @@ impl Team {
         };
         cell.into_inner().commit()?;
         Ok(out)
+    }
+
+    /// How far this machine's clock is ahead of the server's (negative: behind), in
+    /// milliseconds: the server's time against the middle of this machine's readings taken
+    /// around one round trip. Nothing depends on it (every lease time is the server's); `doctor`
+    /// reports it.
+    pub fn clock_skew_ms(&mut self) -> Result<i64> {
+        let before = crate::clock::SystemClock.now_ms();
+        let server: Millis = self
+            .client
+            .query_one(&format!("SELECT {SERVER_NOW}"), &[])?
+            .get(0);
+        let after = crate::clock::SystemClock.now_ms();
+        Ok(before + (after - before) / 2 - server)
     }
 }

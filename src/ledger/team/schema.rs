@@ -30,6 +30,12 @@ const MIGRATION_LOCK: i64 = 0x6769_742d_6861_6e64;
 const V1: &str = r#"
 -- git-hand team ledger, schema version 1 (the shape of the SQLite ledger's version 5).
 
+-- The server's time in milliseconds: every lease time on a team ledger comes from it (never
+-- from a client machine's clock). One function, so that a test can show it is the one in use.
+CREATE FUNCTION hand_now() RETURNS BIGINT LANGUAGE sql VOLATILE AS $$
+    SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)
+$$;
+
 -- The largest `now` any writer has recorded. Every write transaction takes this row's lock
 -- first (UPDATE ... RETURNING), so writers run one at a time, as SQLite's BEGIN IMMEDIATE makes them.
 CREATE TABLE clock (
