@@ -15,8 +15,9 @@
 //! lock, so a read-only role can list, log and answer pre-push.
 //!
 //! **One clock.** Every lease time comes from the server's clock (`hand_now()`, the schema's
-//! reading of `clock_timestamp()`), never the machine's, and never earlier than the largest time any writer recorded: a machine whose
-//! clock is wrong can neither extend nor expire a lease. Tests inject a clock at the library
+//! reading of `clock_timestamp()`), never the machine's, and never earlier than the largest
+//! time any writer recorded: a machine whose clock is wrong can neither extend nor expire a
+//! lease. Tests inject a clock at the library
 //! level ([`Team::open`] with `Some(clock)`), as they do for SQLite.
 
 pub mod schema;
