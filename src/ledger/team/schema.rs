@@ -165,11 +165,18 @@ pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The version of the ledger in this database: 0 when git-hand never made one here.
 pub fn version(client: &mut impl GenericClient) -> Result<i64> {
-    let row = client.query_one(
-        "SELECT CASE WHEN to_regclass('ledger_meta') IS NULL THEN NULL ELSE 1 END",
-        &[],
-    )?;
-    if row.get::<_, Option<i32>>(0).is_none() {
+    // From `pg_class` itself, under the statement's snapshot: `to_regclass` looks the name up
+    // in the backend's catalog cache, which may still remember "no such table" after another
+    // machine's migration committed (a lookup that takes no lock reads no invalidations), and a
+    // second machine would then create the schema again.
+    let exists: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relname = 'ledger_meta' \
+             AND relkind = 'r' AND pg_catalog.pg_table_is_visible(oid))",
+            &[],
+        )?
+        .get(0);
+    if !exists {
         return Ok(0);
     }
     let row = client.query_opt("SELECT version FROM ledger_meta", &[])?;

@@ -1,0 +1,400 @@
+//! The team ledger on a real PostgreSQL server (the harness's, `pg.rs`), at the library level:
+//! what the database itself enforces whatever a client sends, tokens under concurrency (on both
+//! backends), migrations, the roles of docs/team.md, and a server killed with `kill -9` while
+//! sixteen clients contend.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use git_hand::ledger::server::ServerUrl;
+use git_hand::ledger::team::schema::LATEST_VERSION;
+use git_hand::ledger::{Acquire, By, LeaseId, Ledger, LedgerError, Release, Resource, Tenure};
+
+use crate::pg::{self, Database};
+
+fn issue(n: &str) -> Resource {
+    Resource::issue("github.com/o/r", n)
+}
+
+fn open(url: &str) -> Result<Ledger, LedgerError> {
+    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None)
+}
+
+fn acquired(ledger: &mut Ledger, res: &Resource, holder: &str) -> Tenure {
+    match ledger.write(|tx| tx.acquire(res, holder, None)).unwrap() {
+        Acquire::Acquired { tenure, .. } => tenure,
+        Acquire::Held(t) => panic!("{} is held by {}", res.key, t.holder),
+    }
+}
+
+fn release(ledger: &mut Ledger, tenure: &Tenure) {
+    let released = ledger
+        .write(|tx| tx.release(&tenure.resource, By::Lease(&tenure.lease_id)))
+        .unwrap();
+    assert!(
+        matches!(released, Release::Released(Some(_))),
+        "{released:?}"
+    );
+}
+
+/// Everything in the database's `public` schema, as text: every column, constraint, index,
+/// trigger and function, then every row of every table. Two equal dumps: nothing changed.
+fn dump(db: &Database) -> String {
+    let shape = db.psql(
+        "SELECT string_agg(line, E'\\n' ORDER BY line) FROM (\
+           SELECT format('column %s.%s %s %s %s', table_name, column_name, data_type, \
+                         is_nullable, column_default) AS line \
+             FROM information_schema.columns WHERE table_schema = 'public' \
+           UNION ALL SELECT format('constraint %s %s', conname, pg_get_constraintdef(oid)) \
+             FROM pg_constraint WHERE connamespace = 'public'::regnamespace \
+           UNION ALL SELECT format('index %s', indexdef) FROM pg_indexes \
+             WHERE schemaname = 'public' \
+           UNION ALL SELECT format('trigger %s', pg_get_triggerdef(oid)) FROM pg_trigger \
+             WHERE NOT tgisinternal \
+           UNION ALL SELECT format('function %s', pg_get_functiondef(oid)) FROM pg_proc \
+             WHERE pronamespace = 'public'::regnamespace \
+           UNION ALL SELECT format('grant %s %s %s', table_name, grantee, privilege_type) \
+             FROM information_schema.role_table_grants WHERE table_schema = 'public') lines",
+    );
+    let tables = db.psql(
+        "SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_tables \
+         WHERE schemaname = 'public'",
+    );
+    let mut out = shape;
+    for table in tables.split_whitespace() {
+        let rows = db.psql(&format!(
+            "SELECT coalesce(string_agg(t::text, E'\\n' ORDER BY t::text), '') FROM {table} t"
+        ));
+        out.push_str(&format!("\n-- {table}\n{rows}"));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. The database enforces the history rules, whatever the client sends.
+
+/// A ledger with some history: issue 42 acquired and released (token 1, ended), then acquired
+/// again (token 2, held); issue 43 acquired and released (token 1, ended).
+struct History {
+    db: Database,
+    held: Tenure,
+    ended: Tenure,
+    /// Issue 43's ended tenure.
+    other_ended: Tenure,
+    r42: i64,
+    r43: i64,
+}
+
+fn history() -> History {
+    let db = pg::database();
+    let mut ledger = open(&db.url()).unwrap();
+    let ended = acquired(&mut ledger, &issue("42"), "alice");
+    release(&mut ledger, &ended);
+    let held = acquired(&mut ledger, &issue("42"), "bob");
+    let other_ended = acquired(&mut ledger, &issue("43"), "carol");
+    release(&mut ledger, &other_ended);
+    let id = |key: &str| -> i64 {
+        db.psql(&format!("SELECT id FROM resources WHERE key = '{key}'"))
+            .parse()
+            .unwrap()
+    };
+    let (r42, r43) = (id(&issue("42").key), id(&issue("43").key));
+    assert_eq!((ended.token, held.token, other_ended.token), (1, 2, 1));
+    History {
+        db,
+        held,
+        ended,
+        other_ended,
+        r42,
+        r43,
+    }
+}
+
+/// One rule: what a client sends that breaks it, the error the database answers with, and what
+/// enforces it (dropping that lets the statement through: see
+/// [`each_rule_is_enforced_by_its_own_trigger_or_index`]).
+struct Rule {
+    name: &'static str,
+    offence: String,
+    refusal: &'static str,
+    guard: &'static str,
+}
+
+fn rules(h: &History) -> Vec<Rule> {
+    let (held, ended, other) = (
+        h.held.lease_id.as_str(),
+        h.ended.lease_id.as_str(),
+        h.other_ended.lease_id.as_str(),
+    );
+    let (r42, r43) = (h.r42, h.r43);
+    let never_deleted = "DROP TRIGGER tenures_are_never_deleted ON tenures";
+    let identity = "DROP TRIGGER tenures_keep_their_identity ON tenures";
+    let stay_ended = "DROP TRIGGER tenures_stay_ended ON tenures";
+    let append_only = "DROP TRIGGER events_are_never_rewritten ON events";
+    let identity_rule = "a tenure never changes its lease id, resource, token, holder or start";
+    let rule = |name, offence: String, refusal, guard| Rule {
+        name,
+        offence,
+        refusal,
+        guard,
+    };
+    vec![
+        rule(
+            "a tenure is never deleted",
+            format!("DELETE FROM tenures WHERE lease_id = '{ended}'"),
+            "tenures are history and are never deleted",
+            never_deleted,
+        ),
+        rule(
+            "tenures are never truncated",
+            "TRUNCATE tenures CASCADE".into(),
+            "tenures are history and are never deleted",
+            never_deleted,
+        ),
+        rule(
+            "an ended tenure is never changed",
+            format!("UPDATE tenures SET end_reason = 'rewritten' WHERE lease_id = '{ended}'"),
+            "an ended tenure is never changed",
+            stay_ended,
+        ),
+        rule(
+            "an ended tenure is never reopened",
+            format!("UPDATE tenures SET ended_at = NULL WHERE lease_id = '{other}'"),
+            "an ended tenure is never changed",
+            stay_ended,
+        ),
+        rule(
+            "a tenure keeps its lease id",
+            format!("UPDATE tenures SET lease_id = 'L-forged' WHERE lease_id = '{held}'"),
+            identity_rule,
+            identity,
+        ),
+        rule(
+            "a tenure keeps its resource",
+            format!("UPDATE tenures SET resource_id = {r43} WHERE lease_id = '{held}'"),
+            identity_rule,
+            identity,
+        ),
+        rule(
+            "a tenure keeps its token",
+            format!("UPDATE tenures SET token = 7 WHERE lease_id = '{held}'"),
+            identity_rule,
+            identity,
+        ),
+        rule(
+            "a tenure keeps its holder",
+            format!("UPDATE tenures SET holder = 'mallory' WHERE lease_id = '{held}'"),
+            identity_rule,
+            identity,
+        ),
+        rule(
+            "a tenure keeps its start",
+            format!("UPDATE tenures SET acquired_at = acquired_at - 1 WHERE lease_id = '{held}'"),
+            identity_rule,
+            identity,
+        ),
+        rule(
+            "an event is never updated",
+            "UPDATE events SET detail = 'rewritten'".into(),
+            "the event log is append-only",
+            append_only,
+        ),
+        rule(
+            "an event is never deleted",
+            "DELETE FROM events".into(),
+            "the event log is append-only",
+            append_only,
+        ),
+        rule(
+            "events are never truncated",
+            "TRUNCATE events".into(),
+            "the event log is append-only",
+            append_only,
+        ),
+        rule(
+            "one held tenure per resource",
+            format!(
+                "UPDATE resources SET last_token = last_token + 1 WHERE id = {r42};\n\
+                 INSERT INTO tenures (lease_id, resource_id, token, holder, acquired_at) \
+                 VALUES ('L-second', {r42}, (SELECT last_token FROM resources WHERE id = {r42}), \
+                 'mallory', 0)"
+            ),
+            "tenures_one_held_per_resource",
+            "DROP INDEX tenures_one_held_per_resource",
+        ),
+        rule(
+            "a tenure takes its resource's last token",
+            format!(
+                "INSERT INTO tenures (lease_id, resource_id, token, holder, acquired_at) \
+                 VALUES ('L-skipped', {r43}, 5, 'mallory', 0)"
+            ),
+            "a tenure takes the token its resource last handed out",
+            "DROP TRIGGER tenures_take_the_last_token ON tenures",
+        ),
+        rule(
+            "a resource's last token never goes down",
+            format!("UPDATE resources SET last_token = 1 WHERE id = {r42}"),
+            "a resource keeps its kind and key and its tokens only grow",
+            "DROP TRIGGER resources_tokens_only_grow ON resources",
+        ),
+    ]
+}
+
+/// `sql` in one transaction, through `psql` as the superuser: its error when it fails.
+fn try_in_transaction(db: &Database, sql: &str) -> Result<String, String> {
+    db.psql_on(&db.url(), &format!("BEGIN;\n{sql};\nCOMMIT;"))
+}
+
+#[test]
+fn the_database_refuses_every_rewrite_of_history_whatever_the_client() {
+    let h = history();
+    let before = dump(&h.db);
+    for rule in rules(&h) {
+        let refused = try_in_transaction(&h.db, &rule.offence)
+            .expect_err(&format!("{}: the server let it through", rule.name));
+        assert!(
+            refused.contains(rule.refusal),
+            "{}: refused for another reason:\n{refused}",
+            rule.name
+        );
+    }
+    assert_eq!(dump(&h.db), before, "a refused statement changed something");
+}
+
+/// Each refusal above is the work of the trigger or index the rule names: without it, in a
+/// scratch database, the same statement goes through (so the test above fails if it is lost).
+#[test]
+fn each_rule_is_enforced_by_its_own_trigger_or_index() {
+    let rule_count = rules(&history()).len();
+    for i in 0..rule_count {
+        let h = history();
+        let rule = rules(&h).swap_remove(i);
+        h.db.psql(rule.guard);
+        if let Err(e) = try_in_transaction(&h.db, &rule.offence) {
+            panic!("{}: refused without {}:\n{e}", rule.name, rule.guard);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Tokens strictly increase under concurrency, on both backends.
+
+const CONTENDERS: usize = 16;
+const GRANTS_EACH: usize = 6;
+
+/// `CONTENDERS` threads, each with a ledger of its own from `open`, take turns on one issue
+/// (acquire, release; a refusal while another holds it is tried again) until each was granted
+/// it `GRANTS_EACH` times: the tokens granted are exactly 1..=N, each once.
+fn tokens_are_exactly_one_to_n_under_contention(open: &(dyn Fn() -> Ledger + Sync)) {
+    let start = Barrier::new(CONTENDERS);
+    let granted: Vec<i64> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..CONTENDERS)
+            .map(|i| {
+                let start = &start;
+                scope.spawn(move || {
+                    let mut ledger = open();
+                    let res = issue("42");
+                    let holder = format!("agent-{i}");
+                    start.wait();
+                    let mut mine = Vec::new();
+                    while mine.len() < GRANTS_EACH {
+                        match ledger.write(|tx| tx.acquire(&res, &holder, None)).unwrap() {
+                            Acquire::Acquired { tenure, fresh, .. } => {
+                                assert!(fresh, "{holder} already held it");
+                                mine.push(tenure.token);
+                                release(&mut ledger, &tenure);
+                            }
+                            Acquire::Held(_) => {}
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
+    let n = i64::try_from(CONTENDERS * GRANTS_EACH).unwrap();
+    let distinct: BTreeSet<i64> = granted.iter().copied().collect();
+    assert_eq!(distinct.len(), granted.len(), "a token was granted twice");
+    assert_eq!(distinct, (1..=n).collect::<BTreeSet<i64>>());
+}
+
+#[test]
+fn tokens_are_distinct_and_gapless_under_contention_on_postgres() {
+    let db = pg::database();
+    open(&db.url()).unwrap();
+    tokens_are_exactly_one_to_n_under_contention(&|| open(&db.url()).unwrap());
+}
+
+#[test]
+fn tokens_are_distinct_and_gapless_under_contention_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    Ledger::open(&path).unwrap();
+    tokens_are_exactly_one_to_n_under_contention(&|| Ledger::open(&path).unwrap());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Migrations.
+
+fn version_rows(db: &Database) -> String {
+    db.psql("SELECT string_agg(version::text, ',') FROM ledger_meta")
+}
+
+#[test]
+fn a_fresh_database_gets_the_latest_schema() {
+    let db = pg::database();
+    open(&db.url()).unwrap();
+    assert_eq!(version_rows(&db), LATEST_VERSION.to_string());
+    assert_eq!(db.psql("SELECT to_regclass('tenures') IS NOT NULL"), "t");
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_untouched() {
+    let db = pg::database();
+    let mut ledger = open(&db.url()).unwrap();
+    acquired(&mut ledger, &issue("42"), "alice");
+    drop(ledger);
+    let newer = LATEST_VERSION + 1;
+    db.psql(&format!(
+        "UPDATE ledger_meta SET version = {newer}; CREATE TABLE from_the_future (id int)"
+    ));
+    let before = dump(&db);
+    let refused = open(&db.url()).unwrap_err();
+    let said = refused.to_string();
+    assert!(
+        matches!(refused, LedgerError::ServerTooNew { found, supported, .. }
+            if found == newer && supported == LATEST_VERSION),
+        "{said}"
+    );
+    assert!(said.contains("newer than this git-hand"), "{said}");
+    assert!(said.contains("upgrade git-hand"), "{said}");
+    assert_eq!(dump(&db), before);
+}
+
+#[test]
+fn eight_machines_opening_a_fresh_database_at_once_migrate_it_once() {
+    let db = pg::database();
+    let start = Barrier::new(8);
+    std::thread::scope(|scope| {
+        let opened: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    let url = ServerUrl::parse(&db.url()).unwrap();
+                    start.wait();
+                    Ledger::open_team(&url, None).map(drop)
+                })
+            })
+            .collect();
+        for opened in opened {
+            opened.join().unwrap().unwrap();
+        }
+    });
+    assert_eq!(version_rows(&db), LATEST_VERSION.to_string());
+    assert_eq!(db.psql("SELECT count(*) FROM clock"), "1");
+}
