@@ -129,6 +129,29 @@ pub enum LedgerError {
         found: i64,
         supported: i64,
     },
+    /// The role lacks a privilege a write needs (a read-only role); the transaction was rolled back.
+    #[error(
+        "role \"{user}\" may not write the team ledger at {at} ({reason}); nothing was changed: \
+         writing needs the daily role (docs/team.md, Roles)"
+    )]
+    ServerReadOnly {
+        at: String,
+        user: String,
+        reason: String,
+    },
+    /// The schema is older than this binary and the role may not migrate it.
+    #[error(
+        "the team ledger at {at} has schema version {found}, older than this git-hand's \
+         {supported}, and role \"{user}\" may not migrate it ({reason}); nothing was changed: \
+         open it once with the role that owns the schema (docs/team.md, Roles)"
+    )]
+    ServerCannotMigrate {
+        at: String,
+        user: String,
+        found: i64,
+        supported: i64,
+        reason: String,
+    },
     #[error("migrating the team ledger to version {version} failed: {source}")]
     ServerMigration {
         version: i64,

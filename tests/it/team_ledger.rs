@@ -398,3 +398,199 @@ fn eight_machines_opening_a_fresh_database_at_once_migrate_it_once() {
     assert_eq!(version_rows(&db), LATEST_VERSION.to_string());
     assert_eq!(db.psql("SELECT count(*) FROM clock"), "1");
 }
+
+// ---------------------------------------------------------------------------------------------
+// 4. The roles of docs/team.md, created by its SQL as it is written there.
+
+/// The SQL blocks of docs/team.md's "Roles" section: what a superuser runs on the server, and
+/// then connected to the new database.
+fn roles_sql() -> (String, String) {
+    let doc = include_str!("../../docs/team.md");
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Roles\n"))
+        .expect("docs/team.md has a \"## Roles\" section");
+    let blocks: Vec<&str> = section
+        .split("```sql\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        2,
+        "the Roles section's SQL blocks: {blocks:?}"
+    );
+    (blocks[0].to_owned(), blocks[1].to_owned())
+}
+
+/// A database and the three roles, made by docs/team.md's SQL with `git_hand` renamed to names
+/// of this test's own (roles are the whole cluster's).
+struct Roles {
+    db: Database,
+    owner: String,
+    daily: String,
+    reader: String,
+}
+
+fn roles() -> Roles {
+    let host = pg::database();
+    let mut db = host.clone();
+    db.name = format!("{}_gh", host.name);
+    let ours = |sql: &str| sql.replace("git_hand", &db.name);
+    let (server, database) = roles_sql();
+    host.psql(&ours(&server));
+    db.psql(&ours(&database));
+    let as_role = |role: &str, password: &str| db.url_as(&format!("{}_{role}", db.name), password);
+    Roles {
+        owner: as_role("owner", "change-me-owner"),
+        daily: as_role("daily", "change-me-daily"),
+        reader: as_role("reader", "change-me-reader"),
+        db,
+    }
+}
+
+#[test]
+fn the_owner_role_migrates_and_the_daily_role_leases_and_records_tasks() {
+    let r = roles();
+    open(&r.owner).unwrap();
+    assert_eq!(version_rows(&r.db), LATEST_VERSION.to_string());
+    assert_eq!(
+        r.db.psql("SELECT tableowner FROM pg_tables WHERE tablename = 'tenures'"),
+        format!("{}_owner", r.db.name)
+    );
+
+    let mut ledger = open(&r.daily).unwrap();
+    let res = issue("42");
+    let mine = acquired(&mut ledger, &res, "alice");
+    let renewed = ledger
+        .write(|tx| tx.renew(&res, By::Lease(&mine.lease_id), Some(60_000)))
+        .unwrap();
+    assert!(
+        matches!(renewed, git_hand::ledger::Renew::Renewed(_)),
+        "{renewed:?}"
+    );
+    release(&mut ledger, &mine);
+    let (task, withdrawn) = ledger
+        .write(|tx| {
+            let repo = tx.ensure_repo(std::path::Path::new("/src/app/.git"))?;
+            let slot =
+                git_hand::ledger::WorktreeKey::from_canonical(std::path::Path::new("/src/app-1"));
+            tx.ensure_slot(&repo.id, 1, &slot)?;
+            let lease = match tx.acquire(&Resource::worktree(&slot), "alice", None)? {
+                Acquire::Acquired { tenure, .. } => tenure,
+                Acquire::Held(t) => panic!("held by {}", t.holder),
+            };
+            let new = |name: &'static str| git_hand::ledger::NewTask {
+                repo_id: &repo.id,
+                name,
+                slot_path: &slot,
+                lease_id: &lease.lease_id,
+                issue: None,
+                issue_lease_id: None,
+                branch: "hand/t1",
+                base_oid: "0000000000000000000000000000000000000000",
+                holder: "alice",
+                pid: 1,
+                pid_start: None,
+                step: git_hand::ledger::Step::Active,
+                remote: None,
+                base_ref: None,
+            };
+            let task = tx.insert_task(&new("t1"))?;
+            // A spawn withdrawn before it started is the one row git-hand deletes.
+            let withdrawn = tx.insert_task(&git_hand::ledger::NewTask {
+                step: git_hand::ledger::Step::Intent,
+                ..new("t2")
+            })?;
+            tx.withdraw_intent(&withdrawn, git_hand::ledger::IssueLease::Keep)?;
+            Ok((task, withdrawn))
+        })
+        .unwrap();
+    let names =
+        r.db.psql("SELECT string_agg(name, ',' ORDER BY name) FROM tasks");
+    assert_eq!(names, "t1", "{task:?} {withdrawn:?}");
+
+    // The daily role changes rows, never the schema, and the history stays history.
+    for (ddl, refusal) in [
+        (
+            "CREATE TABLE mine (id int)",
+            "permission denied for schema public",
+        ),
+        ("DROP TABLE events", "must be owner of table events"),
+        (
+            "ALTER TABLE tenures DISABLE TRIGGER ALL",
+            "must be owner of table tenures",
+        ),
+        (
+            "DELETE FROM tenures",
+            "tenures are history and are never deleted",
+        ),
+        ("DELETE FROM events", "the event log is append-only"),
+    ] {
+        let refused = r.db.psql_on(&r.daily, ddl).expect_err(ddl);
+        assert!(refused.contains(refusal), "{ddl}: {refused}");
+    }
+}
+
+#[test]
+fn the_read_only_role_reads_and_a_write_with_it_fails_clearly_changing_nothing() {
+    let r = roles();
+    let mut owner = open(&r.owner).unwrap();
+    let held = acquired(&mut owner, &issue("42"), "alice");
+    drop(owner);
+    let before = dump(&r.db);
+
+    let mut ledger = open(&r.reader).unwrap();
+    let current = ledger.read(|v| v.current(&issue("42"))).unwrap();
+    assert_eq!(current.map(|t| t.lease_id), Some(held.lease_id.clone()));
+    let events = ledger.read(|v| v.events(10)).unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.lease_id.as_ref() == Some(&held.lease_id)),
+        "{events:?}"
+    );
+    let refused = ledger
+        .write(|tx| tx.acquire(&issue("43"), "bob", None))
+        .unwrap_err();
+    let said = refused.to_string();
+    let reader = format!("{}_reader", r.db.name);
+    assert!(
+        said.contains(&format!("role \"{reader}\" may not write the team ledger")),
+        "{said}"
+    );
+    assert!(said.contains("nothing was changed"), "{said}");
+    assert!(!said.contains("change-me-reader"), "{said}");
+    // The connection is still good for reading.
+    assert!(ledger.read(|v| v.current(&issue("42"))).unwrap().is_some());
+    assert_eq!(
+        dump(&r.db),
+        before,
+        "opening, reading or failing to write changed something"
+    );
+}
+
+#[test]
+fn a_role_that_may_not_migrate_is_refused_an_old_schema_clearly_and_changes_nothing() {
+    let r = roles();
+    let before = dump(&r.db);
+    for (url, role) in [(&r.reader, "reader"), (&r.daily, "daily")] {
+        let refused = open(url).unwrap_err();
+        let said = refused.to_string();
+        assert!(
+            said.contains(&format!(
+                "has schema version 0, older than this git-hand's {LATEST_VERSION}, and role \
+                 \"{}_{role}\" may not migrate it",
+                r.db.name
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains("open it once with the role that owns"),
+            "{said}"
+        );
+        assert_eq!(dump(&r.db), before, "{role} changed something");
+    }
+    open(&r.owner).unwrap();
+    assert_eq!(version_rows(&r.db), LATEST_VERSION.to_string());
+}

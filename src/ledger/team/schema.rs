@@ -197,6 +197,31 @@ pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]
     if found == latest {
         return Ok(());
     }
+    // One transaction: a role that may not create or alter tables (the daily or read-only role)
+    // is refused at its first statement and leaves nothing half-migrated.
+    match migrate_in_one_transaction(client, at, steps, latest) {
+        Err(e) => match super::permission_denied(&e) {
+            Some(reason) => Err(LedgerError::ServerCannotMigrate {
+                at: at.to_string(),
+                user: client
+                    .query_one("SELECT CAST(current_user AS TEXT)", &[])?
+                    .get(0),
+                found,
+                supported: latest,
+                reason,
+            }),
+            None => Err(e),
+        },
+        ok => ok,
+    }
+}
+
+fn migrate_in_one_transaction(
+    client: &mut postgres::Client,
+    at: &str,
+    steps: &[Migration],
+    latest: i64,
+) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     // Another machine may have migrated it while this one waited for the lock.
