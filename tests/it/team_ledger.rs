@@ -4,8 +4,8 @@
 //! sixteen clients contend.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use git_hand::ledger::server::ServerUrl;
@@ -593,4 +593,174 @@ fn a_role_that_may_not_migrate_is_refused_an_old_schema_clearly_and_changes_noth
     }
     open(&r.owner).unwrap();
     assert_eq!(version_rows(&r.db), LATEST_VERSION.to_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. The server killed (`kill -9`) while sixteen clients contend.
+
+/// What the clients of [`a_server_killed_while_clients_contend_loses_no_acknowledged_token`]
+/// share with the test.
+struct Contest {
+    url: String,
+    /// Tokens granted (a commit that returned Ok), by every client together.
+    granted: AtomicUsize,
+    /// Set just before the server is killed: an error before it fails the test.
+    killed: AtomicBool,
+    /// Clients that have seen an error since the kill.
+    saw_error: AtomicUsize,
+    stop: AtomicBool,
+    deadline: Instant,
+}
+
+/// Sets `stop` when dropped, so a failing test ends its clients at once.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One client: acquires and releases issue 42 until told to stop, reconnecting after an error,
+/// and returns every tenure it was told it got (lease id, token).
+fn contend(i: usize, c: &Contest) -> Vec<(LeaseId, i64)> {
+    let holder = format!("client-{i}");
+    let res = issue("42");
+    let mut told: Vec<(LeaseId, i64)> = Vec::new();
+    let mut ledger: Option<Ledger> = None;
+    let mut erred = false;
+    let mut failed = |what: &str, e: LedgerError| {
+        assert!(
+            c.killed.load(Ordering::SeqCst),
+            "client {i}: {what} failed with the server up: {e}"
+        );
+        if !erred {
+            erred = true;
+            c.saw_error.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    while !c.stop.load(Ordering::SeqCst) {
+        assert!(
+            Instant::now() < c.deadline,
+            "client {i} still runs at the deadline"
+        );
+        let l = match ledger.as_mut() {
+            Some(l) => l,
+            None => match open(&c.url) {
+                Ok(l) => ledger.insert(l),
+                Err(e) => {
+                    failed("connecting", e);
+                    // The server is down: try again shortly (real time, not an assumed speed).
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            },
+        };
+        match l.write(|tx| tx.acquire(&res, &holder, None)) {
+            // Not fresh: an acquisition whose commit succeeded though its answer was lost.
+            Ok(Acquire::Acquired { tenure, .. }) => {
+                if !told.iter().any(|(id, _)| id == &tenure.lease_id) {
+                    told.push((tenure.lease_id.clone(), tenure.token));
+                    c.granted.fetch_add(1, Ordering::SeqCst);
+                }
+                if let Err(e) = l.write(|tx| tx.release(&res, By::Lease(&tenure.lease_id))) {
+                    failed("release", e);
+                    ledger = None;
+                }
+            }
+            Ok(Acquire::Held(_)) => {}
+            Err(e) => {
+                failed("acquire", e);
+                ledger = None;
+            }
+        }
+    }
+    told
+}
+
+/// Waits (a bounded poll: nothing signals these) until `done`.
+fn wait_until(what: &str, deadline: Instant, done: impl Fn() -> bool) {
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_server_killed_while_clients_contend_loses_no_acknowledged_token() {
+    let cluster = pg::private_cluster();
+    let db = cluster.database();
+    open(&db.url()).unwrap();
+    let c = Contest {
+        url: db.url(),
+        granted: AtomicUsize::new(0),
+        killed: AtomicBool::new(false),
+        saw_error: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        deadline: Instant::now() + Duration::from_secs(120),
+    };
+    let told: BTreeMap<String, Vec<(LeaseId, i64)>> = std::thread::scope(|scope| {
+        let _stop = StopOnDrop(&c.stop);
+        let clients: Vec<_> = (0..CONTENDERS)
+            .map(|i| {
+                let c = &c;
+                scope.spawn(move || (format!("client-{i}"), contend(i, c)))
+            })
+            .collect();
+        wait_until("48 grants", c.deadline, || {
+            c.granted.load(Ordering::SeqCst) >= 48
+        });
+        c.killed.store(true, Ordering::SeqCst);
+        let pid = cluster.pid().unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        wait_until("every client saw an error", c.deadline, || {
+            c.saw_error.load(Ordering::SeqCst) == CONTENDERS
+        });
+        cluster.start();
+        let before = c.granted.load(Ordering::SeqCst);
+        wait_until("32 grants after the restart", c.deadline, || {
+            c.granted.load(Ordering::SeqCst) >= before + 32
+        });
+        c.stop.store(true, Ordering::SeqCst);
+        clients.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+
+    // Every tenure in the ledger, by lease id: its token and holder.
+    let rows = db.psql("SELECT lease_id, token, holder FROM tenures ORDER BY token");
+    let stored: BTreeMap<String, (i64, String)> = rows
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('|').collect();
+            (f[0].to_owned(), (f[1].parse().unwrap(), f[2].to_owned()))
+        })
+        .collect();
+    let mut tokens_told = BTreeSet::new();
+    for (holder, tenures) in &told {
+        for (lease_id, token) in tenures {
+            assert!(
+                tokens_told.insert(*token),
+                "token {token} was told to two clients"
+            );
+            assert_eq!(
+                stored.get(lease_id.as_str()),
+                Some(&(*token, holder.clone())),
+                "{holder} was told it got token {token} as {lease_id}: not so in the ledger"
+            );
+        }
+    }
+    let last: i64 = db.psql("SELECT last_token FROM resources").parse().unwrap();
+    let stored_tokens: BTreeSet<i64> = stored.values().map(|(t, _)| *t).collect();
+    assert_eq!(stored_tokens.len(), stored.len(), "a token is stored twice");
+    assert_eq!(stored_tokens, (1..=last).collect::<BTreeSet<i64>>());
+
+    let mut ledger = open(&db.url()).unwrap();
+    let res = issue("42");
+    if let Some(held) = ledger.read(|v| v.held(&res)).unwrap() {
+        release(&mut ledger, &held);
+    }
+    assert_eq!(acquired(&mut ledger, &res, "after").token, last + 1);
 }

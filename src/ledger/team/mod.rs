@@ -32,6 +32,15 @@ use crate::clock::{Clock, Millis};
 /// Now on the server, in milliseconds since the epoch.
 const SERVER_NOW: &str = "CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)";
 
+/// The server refused a role a privilege: where, which role, and the server's words.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The ledger's URL, without its password.
+    pub at: String,
+    pub user: String,
+    pub reason: String,
+}
+
 /// An open connection to a team ledger.
 pub struct Team {
     client: postgres::Client,
@@ -85,11 +94,11 @@ impl Team {
     /// transaction is rolled back.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.write_tx(f).map_err(|e| match permission_denied(&e) {
-            Some(reason) => LedgerError::ServerReadOnly {
+            Some(reason) => LedgerError::ServerReadOnly(Box::new(Refusal {
                 at: self.url.to_string(),
                 user: self.url.user.clone(),
                 reason,
-            },
+            })),
             None => e,
         })
     }

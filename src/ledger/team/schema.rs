@@ -202,13 +202,15 @@ pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]
     match migrate_in_one_transaction(client, at, steps, latest) {
         Err(e) => match super::permission_denied(&e) {
             Some(reason) => Err(LedgerError::ServerCannotMigrate {
-                at: at.to_string(),
-                user: client
-                    .query_one("SELECT CAST(current_user AS TEXT)", &[])?
-                    .get(0),
                 found,
                 supported: latest,
-                reason,
+                refusal: Box::new(super::Refusal {
+                    at: at.to_string(),
+                    user: client
+                        .query_one("SELECT CAST(current_user AS TEXT)", &[])?
+                        .get(0),
+                    reason,
+                }),
             }),
             None => Err(e),
         },
