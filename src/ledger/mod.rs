@@ -129,6 +129,25 @@ pub enum LedgerError {
         found: i64,
         supported: i64,
     },
+    /// The role lacks a privilege a write needs (a read-only role); the transaction was rolled back.
+    #[error(
+        "role \"{}\" may not write the team ledger at {} ({}); nothing was changed: writing \
+         needs the daily role (docs/team.md, Roles)",
+        .0.user, .0.at, .0.reason
+    )]
+    ServerReadOnly(Box<team::Refusal>),
+    /// The schema is older than this binary and the role may not migrate it.
+    #[error(
+        "the team ledger at {} has schema version {found}, older than this git-hand's \
+         {supported}, and role \"{}\" may not migrate it ({}); nothing was changed: open it \
+         once with the role that owns the schema (docs/team.md, Roles)",
+        refusal.at, refusal.user, refusal.reason
+    )]
+    ServerCannotMigrate {
+        found: i64,
+        supported: i64,
+        refusal: Box<team::Refusal>,
+    },
     #[error("migrating the team ledger to version {version} failed: {source}")]
     ServerMigration {
         version: i64,

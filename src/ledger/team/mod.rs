@@ -27,11 +27,20 @@ use std::time::Duration;
 
 use super::db::{Db, PgTx};
 use super::server::{self, ServerUrl};
-use super::{Result, Tx, View};
+use super::{LedgerError, Result, Tx, View};
 use crate::clock::{Clock, Millis};
 
 /// Now on the server, in milliseconds since the epoch (the schema's `hand_now()`).
 const SERVER_NOW: &str = "hand_now()";
+
+/// The server refused a role a privilege: where, which role, and the server's words.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The ledger's URL, without its password.
+    pub at: String,
+    pub user: String,
+    pub reason: String,
+}
 
 /// An open connection to a team ledger.
 pub struct Team {
@@ -82,7 +91,20 @@ impl Team {
     }
 
     /// One write transaction: the clock row first (the writers' lock), then `f`, then commit.
+    /// A role that may not write (a read-only role) gets [`LedgerError::ServerReadOnly`]; the
+    /// transaction is rolled back.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        self.write_tx(f).map_err(|e| match permission_denied(&e) {
+            Some(reason) => LedgerError::ServerReadOnly(Box::new(Refusal {
+                at: self.url.to_string(),
+                user: self.url.user.clone(),
+                reason,
+            })),
+            None => e,
+        })
+    }
+
+    fn write_tx<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
@@ -157,4 +179,16 @@ impl Team {
         let after = crate::clock::SystemClock.now_ms();
         Ok(before + (after - before) / 2 - server)
     }
+}
+
+/// The server's words when `e` is its refusal for lack of a privilege (a table the role may not
+/// write, a schema it may not create in, a table it does not own).
+fn permission_denied(e: &LedgerError) -> Option<String> {
+    let pg = match e {
+        LedgerError::Pg(pg) | LedgerError::ServerMigration { source: pg, .. } => pg,
+        _ => return None,
+    };
+    let db = pg.as_db_error()?;
+    (db.code() == &postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+        .then(|| db.message().to_string())
 }

@@ -171,11 +171,18 @@ pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The version of the ledger in this database: 0 when git-hand never made one here.
 pub fn version(client: &mut impl GenericClient) -> Result<i64> {
-    let row = client.query_one(
-        "SELECT CASE WHEN to_regclass('ledger_meta') IS NULL THEN NULL ELSE 1 END",
-        &[],
-    )?;
-    if row.get::<_, Option<i32>>(0).is_none() {
+    // From `pg_class` itself, under the statement's snapshot: `to_regclass` looks the name up
+    // in the backend's catalog cache, which may still remember "no such table" after another
+    // machine's migration committed (a lookup that takes no lock reads no invalidations), and a
+    // second machine would then create the schema again.
+    let exists: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relname = 'ledger_meta' \
+             AND relkind = 'r' AND pg_catalog.pg_table_is_visible(oid))",
+            &[],
+        )?
+        .get(0);
+    if !exists {
         return Ok(0);
     }
     let row = client.query_opt("SELECT version FROM ledger_meta", &[])?;
@@ -196,6 +203,33 @@ pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]
     if found == latest {
         return Ok(());
     }
+    // One transaction: a role that may not create or alter tables (the daily or read-only role)
+    // is refused at its first statement and leaves nothing half-migrated.
+    match migrate_in_one_transaction(client, at, steps, latest) {
+        Err(e) => match super::permission_denied(&e) {
+            Some(reason) => Err(LedgerError::ServerCannotMigrate {
+                found,
+                supported: latest,
+                refusal: Box::new(super::Refusal {
+                    at: at.to_string(),
+                    user: client
+                        .query_one("SELECT CAST(current_user AS TEXT)", &[])?
+                        .get(0),
+                    reason,
+                }),
+            }),
+            None => Err(e),
+        },
+        ok => ok,
+    }
+}
+
+fn migrate_in_one_transaction(
+    client: &mut postgres::Client,
+    at: &str,
+    steps: &[Migration],
+    latest: i64,
+) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     // Another machine may have migrated it while this one waited for the lock.
