@@ -9,8 +9,9 @@
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::mpsc::RecvTimeoutError;
 
-use git_hand::ledger::server::{Notice, ServerError, ServerUrl, connect};
+use git_hand::ledger::server::{Notice, ServerError, ServerUrl, connect, password_from_file};
 
 use crate::pg::{self, Database, encode, literal};
 
@@ -25,10 +26,10 @@ fn parse(url: &str, vars: &[(&str, &Path)]) -> ServerUrl {
     ServerUrl::parse_with(url, &env, &|| None).unwrap()
 }
 
-/// Connects and runs `SELECT 1` on the connection.
-fn select_one(url: &ServerUrl) -> Result<i32, ServerError> {
-    let mut client = connect(url, &mut Vec::new())?;
-    Ok(client.query_one("SELECT 1", &[]).unwrap().get(0))
+/// Connects and runs `SELECT 1` on the connection; panics when either fails.
+fn select_one(url: &ServerUrl) -> i32 {
+    let mut client = connect(url, &mut Vec::new()).unwrap_or_else(|e| panic!("{url}: {e:?}"));
+    client.query_one("SELECT 1", &[]).unwrap().get(0)
 }
 
 /// The error a connection to `url` ends in, with the notices it gave.
@@ -69,8 +70,8 @@ fn tcp_url_without_password(db: &Database, role: &str) -> String {
 #[test]
 fn the_superuser_connects_over_the_unix_socket_and_over_tcp() {
     let db = pg::database();
-    assert_eq!(select_one(&parse(&db.url(), &[])).unwrap(), 1);
-    assert_eq!(select_one(&parse(&db.tcp_url(), &[])).unwrap(), 1);
+    assert_eq!(select_one(&parse(&db.url(), &[])), 1);
+    assert_eq!(select_one(&parse(&db.tcp_url(), &[])), 1);
 }
 
 #[test]
@@ -80,8 +81,8 @@ fn a_role_connects_with_its_password_and_a_wrong_one_is_refused_without_showing_
     let wrong = "wr0ng-Secret-pw";
     let role = role(&db, right);
     let url = parse(&db.url_as(&role, right), &[]);
-    assert_eq!(select_one(&url).unwrap(), 1);
-    let text = format!("{url} {url:?}");
+    assert_eq!(select_one(&url), 1);
+    let text = format!("{url} {url:?} {:?}", url.password);
     assert!(
         !text.contains(right) && !text.contains(&encode(right)),
         "{text}"
@@ -143,6 +144,12 @@ fn a_private_password_file_gives_the_password_and_an_open_one_is_ignored_with_ch
     assert!(url.password.is_none(), "{url:?}");
 
     chmod(0o600);
+    let found = password_from_file(&url);
+    assert!(
+        found.password.is_some() && found.notice.is_none(),
+        "{found:?}"
+    );
+    assert!(!format!("{found:?}").contains(secret), "{found:?}");
     let mut notices = Vec::new();
     let mut client = connect(&url, &mut notices).unwrap();
     let who: String = client.query_one("SELECT current_user", &[]).unwrap().get(0);
@@ -235,7 +242,7 @@ fn a_server_that_is_hung_or_stopped_is_unreachable_naming_host_port_and_database
     let cluster = pg::private_cluster();
     let urls = urls_of(&cluster);
     for url in &urls {
-        assert_eq!(select_one(url).unwrap(), 1);
+        assert_eq!(select_one(url), 1);
     }
     // A frozen postmaster: the kernel still accepts connections into its backlog, and nothing
     // ever answers, so only the connect timeout ends the attempt.
@@ -258,9 +265,16 @@ fn a_server_that_is_hung_or_stopped_is_unreachable_naming_host_port_and_database
     });
     let hung = rx.recv_timeout(std::time::Duration::from_secs(60));
     signal("-CONT");
-    let Ok(hung) = hung else {
-        trying.join().unwrap();
-        panic!("connecting to a frozen server did not give up within 60 s (connect_timeout=2)");
+    let hung = match hung {
+        Ok(hung) => hung,
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("connecting to a frozen server did not give up within 60 s (connect_timeout=2)")
+        }
+        // The thread panicked: show why.
+        Err(RecvTimeoutError::Disconnected) => {
+            trying.join().unwrap();
+            unreachable!("the connecting thread ended without an answer")
+        }
     };
     for (url, (e, _)) in urls.iter().zip(&hung) {
         assert!(e.is_unreachable(), "{e:?}");
@@ -322,9 +336,9 @@ fn sslmode_require_is_refused_by_a_server_without_tls_and_disable_connects() {
 
     for mode in ["disable", "allow", "prefer"] {
         let url = parse(&format!("{}?sslmode={mode}", db.tcp_url()), &[]);
-        assert_eq!(select_one(&url).unwrap(), 1, "sslmode={mode}");
+        assert_eq!(select_one(&url), 1, "sslmode={mode}");
     }
     // libpq never uses TLS over a unix socket, so require does not stop a socket connection.
     let url = parse(&format!("{}&sslmode=require", db.url()), &[]);
-    assert_eq!(select_one(&url).unwrap(), 1);
+    assert_eq!(select_one(&url), 1);
 }
