@@ -118,7 +118,7 @@ pub enum LedgerError {
     #[error(transparent)]
     Server(Box<server::ServerError>),
     /// The team ledger's server refused a statement (or the connection broke in one).
-    #[error("team ledger error: {0}")]
+    #[error("team ledger error: {}", pg_message(.0))]
     Pg(postgres::Error),
     #[error(
         "the team ledger at {at} has schema version {found}, newer than this git-hand \
@@ -158,6 +158,19 @@ pub enum LedgerError {
 impl From<server::ServerError> for LedgerError {
     fn from(e: server::ServerError) -> Self {
         LedgerError::Server(Box::new(e))
+    }
+}
+
+/// What the server said, not only "db error" (the client library's own text for every error
+/// the server sent): its message and SQLSTATE, or the client's error and its cause (a closed
+/// connection, an I/O error). Server messages never carry the URL's password.
+fn pg_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{} ({})", db.message(), db.code().code());
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
     }
 }
 

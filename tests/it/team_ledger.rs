@@ -764,3 +764,19 @@ fn a_server_killed_while_clients_contend_loses_no_acknowledged_token() {
     }
     assert_eq!(acquired(&mut ledger, &res, "after").token, last + 1);
 }
+
+/// A statement the server refuses is reported with the server's own words and SQLSTATE, not the
+/// client library's bare "db error".
+#[test]
+fn a_server_error_says_what_the_server_said() {
+    let db = pg::database();
+    let mut ledger = open(&db.url()).unwrap();
+    db.psql("ALTER TABLE events RENAME TO events_elsewhere");
+    let res = Resource::issue("github.com/o/r", "5");
+    let err = ledger.write(|tx| tx.acquire(&res, "a", None)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains(r#"relation "events" does not exist (42P01)"#),
+        "{text}"
+    );
+}
