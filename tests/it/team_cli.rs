@@ -362,3 +362,20 @@ fn no_panic_message_or_debug_text_shows_the_password() {
         assert!(!text.contains(PASSWORD), "{text}");
     }
 }
+
+#[test]
+fn hand_ledger_in_git_config_names_a_team_ledger_and_config_hides_its_password() {
+    let db = pg::database();
+    let mut env = TestEnv::new();
+    // An empty GIT_HAND_LEDGER means "not set": git config decides.
+    env.vars.push(("GIT_HAND_LEDGER".into(), String::new()));
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "hand.ledger", &db.tcp_url()]);
+    hand(&env, &repo, &["lease", "acquire", "7", "--holder", "alice"]).ok();
+    assert_eq!(db.psql("SELECT count(*) FROM tenures"), "1");
+    let text = hand(&env, &repo, &["config"]).ok();
+    assert!(text.contains(&shown_url(&db)), "{text}");
+    let json = hand(&env, &repo, &["config", "--json"]).ok();
+    assert!(json.contains(&shown_url(&db)), "{json}");
+    assert!(!env.ledger().exists(), "no SQLite ledger was made");
+}
