@@ -62,7 +62,8 @@ struct EntryJson<'a> {
 }
 
 pub fn config(ctx: &Context, json: bool) -> Result<Done, Failure> {
-    let report = settings::report(ctx.repo()?)?;
+    let mut report = settings::report(ctx.repo()?)?;
+    without_passwords(&mut report);
     if json {
         return Done::json(&shape(&report), None);
     }
@@ -97,6 +98,20 @@ fn shape(r: &Report) -> ConfigJson<'_> {
             })
             .collect(),
         ignored: &r.ignored,
+    }
+}
+
+/// A team ledger's URL (`hand.ledger`) is shown without its password, as everywhere else; one
+/// that does not parse is not shown at all (its password could be anywhere in it).
+fn without_passwords(r: &mut Report) {
+    use crate::ledger::server::{ServerUrl, is_server_url};
+    for e in &mut r.entries {
+        if let Some(v) = e.value.as_mut().filter(|v| is_server_url(v)) {
+            *v = match ServerUrl::parse(v) {
+                Ok(url) => url.to_string(),
+                Err(_) => "postgres://... (not shown: it does not parse)".into(),
+            };
+        }
     }
 }
 

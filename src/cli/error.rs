@@ -130,6 +130,17 @@ impl From<LedgerError> for Failure {
                 Failure::new(Kind::Precondition, e.to_string())
                     .hint(format!("chmod 600 {path}   # as the file's owner"))
             }
+            // The server is not there or will not let us in: nothing was changed, and the fix
+            // is the server or the URL (exit 3, as for a ledger file that cannot be used).
+            LedgerError::Server(ref server) => {
+                let failure = Failure::new(Kind::Precondition, e.to_string());
+                match server.hint() {
+                    Some(hint) => failure.hint(hint),
+                    None => failure,
+                }
+            }
+            LedgerError::ServerTooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
+                .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
             other => Failure::new(Kind::Failed, other.to_string())
                 .hint("git hand doctor   # checks the ledger and the pool"),
         }

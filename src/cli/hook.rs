@@ -117,7 +117,17 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
             on_hook::pre_push(ctx, url.as_deref(), &refs)
         });
     match decision {
-        Ok(p) if p.refusal.is_none() => upload_lfs_objects(ctx, args, &stdin),
+        Ok(p) if p.refusal.is_none() => {
+            if let Some(why) = &p.unchecked {
+                say(&[
+                    format!("warning: {why}"),
+                    "warning: this worktree is not a git-hand slot, so the push goes on \
+                     unchecked (no task's branch could be fenced)"
+                        .into(),
+                ]);
+            }
+            upload_lfs_objects(ctx, args, &stdin)
+        }
         Ok(p) => {
             say(&super::refusal::lines(&p, on_hook::Said::Push));
             exit(1)

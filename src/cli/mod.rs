@@ -333,7 +333,7 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
     };
     out.push_str(&status::render_here(&here, p));
     out.push('\n');
-    let ledger = crate::ledger::Ledger::open_existing(&ctx.ledger_location()?.path)?;
+    let ledger = ctx.open_existing(&ctx.ledger_location()?.place)?;
     let listing = match ledger {
         Some(mut ledger) => Some(crate::ops::tasks::list(
             ctx,

@@ -91,7 +91,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
-        let status = exec::run(&s, &args.command, &env, ledger.path(), &warn)?;
+        let status = exec::run(&s, &args.command, &env, &ledger.place(), &warn)?;
         if !status.success() {
             say(exec_failed_lines(&s, &args.command, status));
         }

@@ -10,7 +10,7 @@ use super::output::{Paint, TenureJson, expiry_text, paint};
 use super::{Done, Failure, Kind};
 use crate::clock::relative;
 use crate::hooks::{Enforcer, Lapse};
-use crate::ledger::WorktreeKey;
+use crate::ledger::{Place, WorktreeKey};
 use crate::ops::Context;
 use crate::ops::on_hook::{self, Here, PushTarget, Refusal};
 use crate::ops::verdict::{Credential, Finding, Verdict};
@@ -39,7 +39,7 @@ struct HereJson<'a> {
     lease: Option<TenureJson<'a>>,
     newest: Option<TenureJson<'a>>,
     issue_lease: Option<TenureJson<'a>>,
-    ledger: &'a Path,
+    ledger: &'a Place,
     refusal: Option<RefusalJson<'a>>,
     push: Option<&'a PushTarget>,
     checked: bool,
@@ -156,6 +156,10 @@ pub fn render_here(here: &Here, p: Paint) -> String {
         ));
     }
     out.push_str(&render_finding(&f));
+    // A file ledger goes unsaid, as it always has; a team ledger is where every lease is.
+    if let Place::Server(url) = &here.ledger {
+        out.push_str(&format!("ledger:  team ledger {url}\n"));
+    }
     if let Some(t) = &here.target {
         out.push_str(&format!(
             "push:    {} on {} ({})\n",

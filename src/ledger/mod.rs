@@ -33,7 +33,7 @@ pub use events::{Event, EventKind, EventScope, LoggedEvent, RepoEvents};
 pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
-pub use location::{LedgerLocation, default_location, state_dir};
+pub use location::{LedgerLocation, Place, default_location, state_dir};
 pub use repos::RegisteredRepo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};
@@ -392,6 +392,8 @@ impl Ledger {
         std::mem::take(&mut self.notices)
     }
 
+    /// The ledger's file (`:memory:` for [`Ledger::empty`]). A team ledger has none: use
+    /// [`Ledger::place`].
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -402,6 +404,15 @@ impl Ledger {
         match &mut self.store {
             Store::File(_) => Ok(None),
             Store::Team(team) => team.clock_skew_ms().map(Some),
+        }
+    }
+
+    /// Where this ledger is: its file, or the team ledger's URL (which prints without its
+    /// password), as stamps record it and messages show it.
+    pub fn place(&self) -> Place {
+        match &self.store {
+            Store::File(_) => Place::File(self.path.clone()),
+            Store::Team(team) => Place::Server(team.url().clone()),
         }
     }
 

@@ -133,7 +133,7 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         lease_id: tenure.lease_id,
         token: tenure.token,
         task: name.to_string(),
-        ledger: ledger.path().to_path_buf(),
+        ledger: ledger.place(),
     };
     let required = super::settings::require_credential(repo)?;
     stamp::write_marked(&repo.loc.admin_dir, &stamped, required).map_err(|e| {

@@ -9,8 +9,8 @@ use crate::ledger::Tasks;
 /// The names of the repository's open tasks (spawning, active or tearing down), oldest first;
 /// none where git-hand never saw the repository or there is no ledger.
 pub fn task_names(ctx: &Context) -> Result<Vec<String>> {
-    let path = ctx.ledger_location()?.path;
-    let Some(mut ledger) = ctx.open_existing(&path)? else {
+    let place = ctx.ledger_location()?.place;
+    let Some(mut ledger) = ctx.open_existing(&place)? else {
         return Ok(vec![]);
     };
     let Some(repo_id) = super::tasks::repo_id(ctx, &mut ledger)? else {

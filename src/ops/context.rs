@@ -4,13 +4,17 @@
 //! Every ledger an operation uses is opened here, so that a missing ledger the disk says existed
 //! is never created again or read as an empty one, and what opening did that the user should
 //! hear about (a ledger file made private) is kept as notices for the command line to print.
+//! A team ledger (a `postgres://` URL) is opened the same way for every verb: connecting
+//! migrates its schema and creates nothing else, so the read-only verbs and the hooks write
+//! nothing to the server.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{Error, Result};
 use crate::git::Repo;
-use crate::ledger::{self, Ledger, LedgerLocation};
+use crate::ledger::{self, Ledger, LedgerLocation, Place};
 
 pub struct Context {
     pub cwd: PathBuf,
@@ -54,56 +58,81 @@ impl Context {
         Ok(repo)
     }
 
-    /// `GIT_HAND_LEDGER`, else `git config hand.ledger`, else the XDG state dir. A path the
-    /// stamp could not carry (a newline ends its line) is a usage error, before anything opens it.
+    /// `GIT_HAND_LEDGER`, else `git config hand.ledger`, else the XDG state dir: a SQLite file
+    /// or a team ledger's `postgres://` URL. A path the stamp could not carry (a newline ends its
+    /// line) or a URL that does not parse is a usage error, before anything opens it.
     pub fn ledger_location(&self) -> Result<LedgerLocation> {
         let config = match self.repo_opt() {
             Some(repo) => configured_ledger(repo)?,
             None => None,
         };
-        let location =
-            ledger::default_location(|k| std::env::var_os(k), config).ok_or_else(|| {
+        let location = ledger::default_location(|k| std::env::var_os(k), config)
+            .map_err(bad_url)?
+            .ok_or_else(|| {
                 Error::usage(
                     "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
                 )
                 .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
             })?;
-        super::names::path(
-            &location.path,
-            &format!("the ledger path (from {})", location.source),
-            "export GIT_HAND_LEDGER=/a/path/without/control/characters/ledger.sqlite",
-        )?;
+        if let Place::File(path) = &location.place {
+            super::names::path(
+                path,
+                &format!("the ledger path (from {})", location.source),
+                "export GIT_HAND_LEDGER=/a/path/without/control/characters/ledger.sqlite",
+            )?;
+        }
         Ok(location)
     }
 
-    /// Opens (migrating as needed) the ledger, creating it only when there is no file and
-    /// nothing on disk says there was one (`evidence`).
-    pub fn open_ledger(&self) -> Result<Ledger> {
-        let path = self.ledger_location()?.path;
-        if std::fs::symlink_metadata(&path).is_err() {
-            super::evidence::refuse_if_it_existed(self, &path)?;
+    /// The ledger a stamp names, as this process reaches it: a team ledger that the configured
+    /// location names too (the same server and database) is reached with the configured URL,
+    /// so its password and options are used; any other with the stamp's own URL (which has no
+    /// password: `PGPASSWORD` or the password file supplies one). A file is the stamp's file.
+    pub fn stamped_ledger(&self, stamped: &Place) -> Place {
+        if let Place::Server(_) = stamped
+            && let Ok(configured) = self.ledger_location()
+            && configured.place.same_database(stamped)
+        {
+            return configured.place;
         }
-        Ok(self.noted(Ledger::open(&path)?))
+        stamped.clone()
+    }
+
+    /// Opens (migrating as needed) the ledger, creating a file only when there is none and
+    /// nothing on disk says there was one (`evidence`). A team ledger is connected to.
+    pub fn open_ledger(&self) -> Result<Ledger> {
+        match self.ledger_location()?.place {
+            Place::File(path) => {
+                if std::fs::symlink_metadata(&path).is_err() {
+                    super::evidence::refuse_if_it_existed(self, &path)?;
+                }
+                Ok(self.noted(Ledger::open(&path)?))
+            }
+            Place::Server(url) => Ok(self.noted(Ledger::open_team(&url, None)?)),
+        }
     }
 
     /// The ledger for a verb that only reads: the real one when it exists, else an empty one in
     /// memory, so `list`, `log` and friends never create a ledger file; but never an empty one
     /// in place of a ledger the disk says existed.
     pub fn ledger_for_reading(&self) -> Result<Ledger> {
-        let path = self.ledger_location()?.path;
-        match self.open_existing(&path)? {
+        let place = self.ledger_location()?.place;
+        match self.open_existing(&place)? {
             Some(ledger) => Ok(ledger),
             None => {
-                super::evidence::refuse_if_it_existed(self, &path)?;
+                if let Place::File(path) = &place {
+                    super::evidence::refuse_if_it_existed(self, path)?;
+                }
                 Ok(Ledger::empty()?)
             }
         }
     }
 
-    /// The ledger at `path` if there is a file there (never created; a damaged file is an
-    /// error, never an empty ledger).
-    pub fn open_existing(&self, path: &Path) -> Result<Option<Ledger>> {
-        Ok(Ledger::open_existing(path)?.map(|l| self.noted(l)))
+    /// The ledger at `place` if there is one: a file is never created (a damaged one is an
+    /// error, never an empty ledger); a team ledger is connected to (an unreachable server is
+    /// an error).
+    pub fn open_existing(&self, place: &Place) -> Result<Option<Ledger>> {
+        Ok(open_if_present(place, Purpose::Read)?.map(|l| self.noted(l)))
     }
 
     fn noted(&self, mut ledger: Ledger) -> Ledger {
@@ -160,23 +189,52 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// `git config hand.ledger`: an absolute path (or one starting with `~/`) git-hand can record.
-fn configured_ledger(repo: &Repo) -> Result<Option<PathBuf>> {
+/// Why a ledger is opened where it may not exist: a file is opened for reading or for writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Read,
+    Write,
+}
+
+/// The ledger at `place`, never created: `Ok(None)` when there is no file; a team ledger is
+/// connected to. For a caller without a [`Context`] (a renewer thread); notices are dropped.
+pub fn open_if_present(place: &Place, purpose: Purpose) -> Result<Option<Ledger>> {
+    Ok(match (place, purpose) {
+        (Place::File(path), Purpose::Read) => Ledger::open_existing(path)?,
+        (Place::File(path), Purpose::Write) => Ledger::open_if_present(path)?,
+        (Place::Server(url), _) => Some(Ledger::open_team(url, None)?),
+    })
+}
+
+/// A team ledger URL that does not parse: a usage error naming the part (never the password).
+fn bad_url(e: ledger::server::UrlError) -> Error {
+    let e = ledger::server::ServerError::Url(e);
+    let hint = e.hint().unwrap_or_default();
+    Error::usage(e.to_string()).with_hint(hint)
+}
+
+/// `git config hand.ledger`: a team ledger's `postgres://` URL, or an absolute path (or one
+/// starting with `~/`) git-hand can record.
+fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
     let Some(value) = super::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
     else {
         return Ok(None);
     };
+    if ledger::server::is_server_url(&value) {
+        return Ok(Some(value.into()));
+    }
     let path = expand_home(&value);
     let recordable = path
         .to_str()
         .is_some_and(|p| !p.chars().any(super::names::is_deceptive));
     if path.is_absolute() && recordable {
-        Ok(Some(path))
+        Ok(Some(path.into_os_string()))
     } else {
         Err(repo
             .bad_config(
                 "hand.ledger",
-                "an absolute path (or one starting with ~/) without control characters",
+                "an absolute path (or one starting with ~/) without control characters, or a \
+                 postgres:// URL",
                 Some("~/.local/state/git-hand/ledger.sqlite".into()),
             )
             .into())

@@ -101,7 +101,7 @@ pub fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
     }
     let common = &repo.loc.common_dir;
     traces.retain(|t| match &t.stamp {
-        Some(s) => same_file(&s.ledger, ledger),
+        Some(s) => s.ledger.file().is_some_and(|f| same_file(f, ledger)),
         // An unstamped slot is this ledger's only when it is this repository's.
         None => t.slot.is_some() && t.common_dir.as_ref() == Some(common),
     });

@@ -8,10 +8,11 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::context::{Purpose, open_if_present};
 use super::spawn::Spawned;
 use super::tasks::{Lost, renew_both};
 use super::{Error, Result};
-use crate::ledger::{Ledger, Task};
+use crate::ledger::{Place, Task};
 
 /// What went wrong while the renewer kept a lease alive; the CLI says it as a warning.
 #[derive(Debug)]
@@ -32,7 +33,7 @@ pub fn run(
     spawned: &Spawned,
     cmd: &[OsString],
     env: &[(&str, String)],
-    ledger_path: &Path,
+    ledger: &Place,
     warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
     let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
@@ -57,7 +58,7 @@ pub fn run(
         if let Some(ttl) = tenure.ttl_ms {
             let period = Duration::from_millis(u64::try_from(ttl / 3).unwrap_or(1000).max(100));
             let task = &spawned.task;
-            scope.spawn(move || renew_until_stopped(&stopped, period, ledger_path, task, warn));
+            scope.spawn(move || renew_until_stopped(&stopped, period, ledger, task, warn));
         }
         let status = child.wait();
         drop(stop);
@@ -72,7 +73,7 @@ pub fn run(
 fn renew_until_stopped(
     stopped: &mpsc::Receiver<()>,
     period: Duration,
-    ledger_path: &Path,
+    ledger: &Place,
     task: &Task,
     warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) {
@@ -81,9 +82,8 @@ fn renew_until_stopped(
     };
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
         // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
-        let outcome = Ledger::open_if_present(ledger_path)
-            .and_then(|l| l.ok_or_else(|| gone(ledger_path)))
-            .map_err(Error::from)
+        let outcome = open_if_present(ledger, Purpose::Write)
+            .and_then(|l| l.ok_or_else(|| Error::from(gone(ledger))))
             .and_then(|mut l| renew_both(&mut l, task, lease, None));
         match outcome {
             Ok(Ok(_)) => {}
@@ -101,9 +101,9 @@ fn renew_until_stopped(
     }
 }
 
-fn gone(ledger: &Path) -> crate::ledger::LedgerError {
+fn gone(ledger: &Place) -> crate::ledger::LedgerError {
     crate::ledger::LedgerError::Open {
-        path: ledger.to_path_buf(),
+        path: ledger.file().unwrap_or(Path::new("")).to_path_buf(),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     }
 }

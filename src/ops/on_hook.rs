@@ -5,7 +5,11 @@
 //! `git worktree add`. Nothing here prints: the CLI turns decisions into `git-hand:` lines.
 //!
 //! The allow path of pre-push is one ledger read and no write. Every refusal is appended to the
-//! event log. A ledger that cannot be read refuses: the hook is a seatbelt and fails closed.
+//! event log. A ledger that cannot be read refuses: the hook is a seatbelt and fails closed. One
+//! exception: a team ledger whose server cannot be reached, for a push from a worktree that no
+//! lease names (no stamp, no credential in the environment), allows it unchecked
+//! ([`PrePush::unchecked`]), so a team's server being down does not stop pushes git-hand has
+//! nothing to say about; a push from a slot is still refused.
 
 use std::path::PathBuf;
 
@@ -79,6 +83,8 @@ pub struct PrePush {
     pub head_branch: Option<String>,
     pub head_oid: Option<String>,
     pub now: i64,
+    /// Allowed without a check: why the team ledger could not be asked (the CLI warns).
+    pub unchecked: Option<String>,
 }
 
 /// Judges a push from the worktree of `ctx` to the remote at `url` (the hook's second
@@ -93,11 +99,43 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
     branches.sort();
     branches.dedup();
     let subject = verdict::Subject::of(ctx)?;
-    let (out, ledger) = decide(ctx, &subject, url, &ctx.cwd, &branches)?;
+    let (out, ledger) = match decide(ctx, &subject, url, &ctx.cwd, &branches) {
+        Err(e) if subject.stamp.is_none() && super::credential::env_credential().is_none() => {
+            match unreachable_server(&e) {
+                Some(why) => return Ok(PrePush::unchecked(why)),
+                None => return Err(e),
+            }
+        }
+        decided => decided?,
+    };
     if let (Some(refusal), Some(finding), Some(mut ledger)) = (&out.refusal, &out.finding, ledger) {
         record_refusal(&mut ledger, finding, refusal, &subject.key, Said::Push)?;
     }
     Ok(out)
+}
+
+impl PrePush {
+    fn unchecked(why: String) -> Self {
+        Self {
+            refusal: None,
+            finding: None,
+            head_branch: None,
+            head_oid: None,
+            now: 0,
+            unchecked: Some(why),
+        }
+    }
+}
+
+/// The words of a team ledger's server that could not be reached, when that is what `e` is.
+fn unreachable_server(e: &super::Error) -> Option<String> {
+    match e {
+        super::Error::Ledger(crate::ledger::LedgerError::Server(s)) if s.is_unreachable() => {
+            Some(s.to_string())
+        }
+        super::Error::Hinted(h) => unreachable_server(&h.error),
+        _ => None,
+    }
 }
 
 /// The one decision behind pre-push, `check` and `status`: the worktree's credential (as the
@@ -121,6 +159,7 @@ pub fn decide(
         head_branch: None,
         head_oid: None,
         now: 0,
+        unchecked: None,
     };
     let Some(mut ledger) = subject.ledger(ctx)? else {
         return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
@@ -201,7 +240,7 @@ impl PushTarget {
 /// decision for a push to [`PushTarget`], and whether the hooks would run it at all.
 pub struct Here {
     pub workdir: Option<PathBuf>,
-    pub ledger: PathBuf,
+    pub ledger: crate::ledger::Place,
     pub decision: PrePush,
     pub target: Option<PushTarget>,
     /// Whether the hooks are in force for this worktree (an error: why that could not be told).
@@ -260,7 +299,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
     let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
     Ok(Here {
-        ledger: subject.ledger_path,
+        ledger: subject.ledger,
         workdir,
         decision,
         target,
@@ -341,7 +380,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
     let Some(stamp) = stamp else {
         return Ok(PostCheckout::Nothing);
     };
-    let Some(mut ledger) = ctx.open_existing(&stamp.ledger)? else {
+    let Some(mut ledger) = ctx.open_existing(&ctx.stamped_ledger(&stamp.ledger))? else {
         return Ok(PostCheckout::LeaseEnded {
             verdict: Verdict::UnknownLease,
         });

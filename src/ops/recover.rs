@@ -17,12 +17,15 @@ use super::evidence::{self, Evidence, PoolSlot, Trace};
 use super::{Context, Error, Result};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
-use crate::ledger::{EventKind, Ledger, LedgerError, RepoId, Resource, WorktreeKey};
+use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, Resource, WorktreeKey};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
 pub fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, bool)> {
-    let path = ctx.ledger_location()?.path;
+    // A team ledger has no file to look at: it is sound when the server lets doctor connect.
+    let Place::File(path) = ctx.ledger_location()?.place else {
+        return Ok((vec![], true));
+    };
     let diagnosis = recovery::diagnose(&path)?;
     ctx.note(diagnosis.notices);
     match diagnosis.health {
@@ -298,7 +301,17 @@ impl Plan {
 /// `git hand doctor --backup PATH`: a copy of the ledger, with the rows still in its WAL, in a
 /// new file at `to` (relative to the command's directory).
 pub fn backup(ctx: &Context, to: &Path) -> Result<Copied> {
-    let path = ctx.ledger_location()?.path;
+    let path = match ctx.ledger_location()?.place {
+        Place::File(path) => path,
+        Place::Server(url) => {
+            return Err(Error::usage(format!(
+                "the ledger is the team ledger {url}, which has no file to copy"
+            ))
+            .with_hint(format!(
+                "pg_dump --dbname='{url}' > ledger.sql   # the server's own backup"
+            )));
+        }
+    };
     let to = ctx.cwd.join(to);
     if std::fs::symlink_metadata(&to).is_ok() {
         return Err(Error::usage(format!(

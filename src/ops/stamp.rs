@@ -1,12 +1,14 @@
 //! The stamp: a small file in a slot's private admin dir (`git rev-parse --git-dir`, never the
 //! work tree, so no commit can carry it) naming the tenure the slot was leased for and the ledger
 //! that granted it. The pre-push hook reads it when the environment carries no credential, and
-//! follows its ledger path so a hook run under another `HOME` still checks the right ledger.
+//! follows its ledger so a hook run under another `HOME` still checks the right ledger. A team
+//! ledger is recorded by its URL without the password (`ServerUrl`'s `Display`): the stamp is
+//! a file on disk, and the password stays in `GIT_HAND_LEDGER`, `hand.ledger` or `~/.pgpass`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::ledger::LeaseId;
+use crate::ledger::{LeaseId, Place};
 
 const FILE: &str = "git-hand-stamp";
 
@@ -22,7 +24,7 @@ pub struct Stamp {
     pub lease_id: LeaseId,
     pub token: i64,
     pub task: String,
-    pub ledger: PathBuf,
+    pub ledger: Place,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +61,10 @@ pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
         dir: admin_dir.to_path_buf(),
         source,
     };
-    let ledger = stamp.ledger.to_str().unwrap_or_default();
+    let ledger = match &stamp.ledger {
+        Place::File(path) => path.to_str().unwrap_or_default().to_string(),
+        server => server.to_string(),
+    };
     let text = format!(
         "# git-hand: the lease this worktree was stamped for\nlease_id={}\ntoken={}\ntask={}\nledger={ledger}\n",
         stamp.lease_id, stamp.token, stamp.task,
@@ -170,16 +175,25 @@ fn parse(text: &str) -> Result<Stamp, String> {
         return Err(format!("task {task:?} is not a task name"));
     }
     let ledger = field(ledger, "ledger")?;
-    if !Path::new(ledger).is_absolute() || ledger.chars().any(super::names::is_deceptive) {
+    if ledger.chars().any(super::names::is_deceptive) {
+        return Err(format!("ledger {ledger:?} has control characters"));
+    }
+    let ledger = if crate::ledger::server::is_server_url(ledger) {
+        let url = crate::ledger::server::ServerUrl::parse(ledger)
+            .map_err(|e| format!("ledger {ledger:?} is not a team ledger URL ({e})"))?;
+        Place::Server(url)
+    } else if Path::new(ledger).is_absolute() {
+        Place::File(PathBuf::from(ledger))
+    } else {
         return Err(format!(
             "ledger {ledger:?} is not an absolute path without control characters"
         ));
-    }
+    };
     Ok(Stamp {
         lease_id,
         token,
         task: task.to_string(),
-        ledger: PathBuf::from(ledger),
+        ledger,
     })
 }
 
@@ -197,17 +211,15 @@ pub fn read_checked(admin_dir: &Path) -> super::Result<Option<Stamp>> {
 }
 
 /// The error when the ledger a stamp names is gone: nothing can be checked, nothing is lost.
-pub fn ledger_gone(ledger: &Path, admin_dir: &Path) -> super::Error {
+pub fn ledger_gone(ledger: &Place, admin_dir: &Path) -> super::Error {
     super::Error::failed(
         format!(
-            "this worktree was leased from the ledger {}, which is gone, so its lease cannot be \
-             checked; your commits stay in this worktree",
-            ledger.display()
+            "this worktree was leased from the ledger {ledger}, which is gone, so its lease \
+             cannot be checked; your commits stay in this worktree"
         ),
         vec![
             format!(
-                "put {} back (the stamp {} names it)",
-                ledger.display(),
+                "put {ledger} back (the stamp {} names it)",
                 path(admin_dir).display()
             ),
             "git hand spawn <task>-rescue --base HEAD   # or continue under a new lease".into(),
@@ -234,7 +246,7 @@ mod tests {
             lease_id: LeaseId::parse(&"ab".repeat(16)).unwrap(),
             token: 7,
             task: "t".into(),
-            ledger: "/l/ledger.sqlite".into(),
+            ledger: Place::File("/l/ledger.sqlite".into()),
         };
         write(dir.path(), &stamp).unwrap();
         assert_eq!(read(dir.path()).unwrap(), Some(stamp));
@@ -280,9 +292,34 @@ mod tests {
             lease_id: LeaseId::parse(&"ab".repeat(16)).unwrap(),
             token: 7,
             task: "t".into(),
-            ledger: "/l/a\nlease_id=forged/ledger.sqlite".into(),
+            ledger: Place::File("/l/a\nlease_id=forged/ledger.sqlite".into()),
         };
         assert!(write(dir.path(), &stamp).is_err());
         assert_eq!(read(dir.path()).unwrap(), None, "nothing was written");
+    }
+
+    #[test]
+    fn a_team_ledger_is_stamped_by_its_url_without_the_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let url =
+            crate::ledger::server::ServerUrl::parse("postgres://hand:s3cret@db:6543/team").unwrap();
+        let stamp = Stamp {
+            lease_id: LeaseId::parse(&"ab".repeat(16)).unwrap(),
+            token: 7,
+            task: "t".into(),
+            ledger: Place::Server(url),
+        };
+        write(dir.path(), &stamp).unwrap();
+        let text = std::fs::read_to_string(path(dir.path())).unwrap();
+        assert!(
+            text.contains("ledger=postgres://hand@db:6543/team\n"),
+            "{text}"
+        );
+        assert!(!text.contains("s3cret"), "{text}");
+        let Some(Place::Server(read_back)) = read(dir.path()).unwrap().map(|s| s.ledger) else {
+            panic!("not a team ledger");
+        };
+        assert_eq!(read_back.to_string(), "postgres://hand@db:6543/team");
+        assert!(read_back.password.is_none());
     }
 }

@@ -3,14 +3,12 @@
 //!
 //! Judging is a pure read of one ledger snapshot: the allow path writes nothing.
 
-use std::path::PathBuf;
-
 use serde::{Deserialize, Serialize};
 
 use super::stamp::{self, Stamp};
 use super::{Context, Result};
 use crate::clock::Millis;
-use crate::ledger::{Ledger, Resource, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::ledger::{Ledger, Place, Resource, Task, Tenure, TenureState, View, WorktreeKey};
 
 pub use super::credential::{Credential, CredentialSource, env_credential, parse_env_credential};
 
@@ -177,9 +175,9 @@ pub struct Subject {
     /// The work tree's realpath (a slot's ledger key).
     pub key: WorktreeKey,
     /// The stamp's ledger when there is a stamp (it granted the lease: a hook running under
-    /// another HOME or XDG_STATE_HOME still checks the right one instead of failing open), else
-    /// the default location.
-    pub ledger_path: PathBuf,
+    /// another HOME or XDG_STATE_HOME still checks the right one instead of failing open;
+    /// `Context::stamped_ledger` says how a team ledger is reached), else the configured one.
+    pub ledger: Place,
     pub rule: CredentialRule,
 }
 
@@ -193,9 +191,9 @@ impl Subject {
     pub fn of(ctx: &Context) -> Result<Self> {
         let repo = ctx.repo()?;
         let stamp = stamp::read_checked(&repo.loc.admin_dir)?;
-        let ledger_path = match &stamp {
-            Some(s) => s.ledger.clone(),
-            None => ctx.ledger_location()?.path,
+        let ledger = match &stamp {
+            Some(s) => ctx.stamped_ledger(&s.ledger),
+            None => ctx.ledger_location()?.place,
         };
         let key = Self::key_of(ctx)?;
         let rule = if super::settings::require_credential(repo)? {
@@ -206,7 +204,7 @@ impl Subject {
         Ok(Self {
             stamp,
             key,
-            ledger_path,
+            ledger,
             rule,
         })
     }
@@ -214,12 +212,11 @@ impl Subject {
     /// The granting ledger, never created. `None` when there is none and nothing was stamped
     /// (git-hand never ran here); a stamped worktree whose ledger is gone is an error.
     pub fn ledger(&self, ctx: &Context) -> Result<Option<Ledger>> {
-        match ctx.open_existing(&self.ledger_path)? {
+        match ctx.open_existing(&self.ledger)? {
             Some(ledger) => Ok(Some(ledger)),
-            None if self.stamp.is_some() => Err(stamp::ledger_gone(
-                &self.ledger_path,
-                &ctx.repo()?.loc.admin_dir,
-            )),
+            None if self.stamp.is_some() => {
+                Err(stamp::ledger_gone(&self.ledger, &ctx.repo()?.loc.admin_dir))
+            }
             None => Ok(None),
         }
     }

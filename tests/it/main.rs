@@ -37,6 +37,7 @@ mod ref_fence;
 mod setup;
 mod small_things;
 mod support;
+mod team_cli;
 mod team_connect;
 mod team_ledger;
 mod trials;

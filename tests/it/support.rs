@@ -78,6 +78,14 @@ impl TestEnv {
         Self { root, vars: vec![] }
     }
 
+    /// A world whose every command uses the team ledger at `url` (`GIT_HAND_LEDGER`) instead
+    /// of a SQLite file: a "machine" of its own (HOME, XDG dirs, git config) on a shared server.
+    pub fn on_team_ledger(url: &str) -> Self {
+        let mut env = Self::new();
+        env.vars.push(("GIT_HAND_LEDGER".into(), url.into()));
+        env
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.path().join(rel)
     }

@@ -159,7 +159,7 @@ fn stamp_of(w: &World, tenure: &Tenure) -> Option<Stamp> {
         lease_id: tenure.lease_id.clone(),
         token: tenure.token,
         task: "t".into(),
-        ledger: w.ledger_path(),
+        ledger: git_hand::ledger::Place::File(w.ledger_path()),
     })
 }
 

@@ -5,7 +5,6 @@
 
 use super::{Progress, SpawnOptions};
 use crate::git::Repo;
-use crate::ledger::Ledger;
 use crate::ops::settings::Settings;
 use crate::ops::setup::{self, Hook};
 use crate::ops::{Context, Result, base, names, pool, trust};
@@ -87,7 +86,7 @@ fn setup_plan(settings: &Settings<'_>, opts: &SpawnOptions<'_>) -> Result<setup:
 
 /// Whether an open task of this name exists, read without creating or writing the ledger.
 fn open_task_exists(ctx: &Context, repo: &Repo, task: &str) -> Result<bool> {
-    let Some(mut ledger) = Ledger::open_existing(&ctx.ledger_location()?.path)? else {
+    let Some(mut ledger) = ctx.open_existing(&ctx.ledger_location()?.place)? else {
         return Ok(false);
     };
     let common = &repo.loc.common_dir;

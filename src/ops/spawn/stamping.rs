@@ -47,7 +47,7 @@ pub(super) fn stamp_slot(
         lease_id: claimed.tenure.lease_id.clone(),
         token: claimed.tenure.token,
         task: ground.task.clone(),
-        ledger: ledger.path().to_path_buf(),
+        ledger: ledger.place(),
     };
     Ok(stamp::write_marked(&admin, &stamped, required)?)
 }

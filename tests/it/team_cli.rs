@@ -1,0 +1,381 @@
+//! Every verb on a team ledger given by URL (issue 14, items 1 and 5), through the binary: the
+//! verbs on a PostgreSQL database of the harness (`crate::pg`), two "machines" (two `TestEnv`
+//! HOMEs, two clones of one origin) on one database, pre-push's fencing there, and a server that
+//! cannot be reached (exit 3, naming host, port and database; pre-push refusing from a slot and
+//! allowing an unmanaged worktree with a warning). The URLs carry a password, and no output of
+//! any verb may show it.
+
+use std::path::{Path, PathBuf};
+
+use crate::pg;
+use crate::support::{Run, TestEnv, cred, leased_again, path_of, push, remote_oid, shot, spawn};
+
+/// The password of the harness's superuser, in every TCP URL these tests use.
+const PASSWORD: &str = pg::SUPERUSER_PASSWORD;
+
+/// A repository `app` with its origin and the hooks installed, on the team ledger at `url`.
+fn installed_on(url: &str) -> (TestEnv, PathBuf) {
+    let env = TestEnv::on_team_ledger(url);
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    (env, repo)
+}
+
+/// Asserts that nothing a command printed shows the password.
+#[track_caller]
+fn no_password(what: &str, run: &Run) {
+    for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(
+            !text.contains(PASSWORD),
+            "{what}: the password is on {stream}:\n{text}"
+        );
+    }
+}
+
+/// Runs `git hand <args>` and checks that neither stream shows the password.
+#[track_caller]
+fn hand(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
+    let run = env.hand(dir, args);
+    no_password(&args.join(" "), &run);
+    run
+}
+
+/// The redacted URL git-hand shows for `db` over TCP.
+fn shown_url(db: &pg::Database) -> String {
+    format!(
+        "postgres://{}@127.0.0.1:{}/{}",
+        pg::SUPERUSER,
+        pg::cluster().port,
+        db.name
+    )
+}
+
+/// A snapshot's text with what varies per database (its name, the cluster's port) named.
+fn stable(text: &str, db_name: &str, port: u16) -> String {
+    text.replace(db_name, "[db]")
+        .replace(&format!(":{port}"), ":[port]")
+}
+
+#[test]
+fn spawn_list_status_lease_and_teardown_work_on_a_team_ledger() {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let spawned = hand(&env, &repo, &["spawn", "t1", "--json"]).ok();
+    let spawned: serde_json::Value = serde_json::from_str(&spawned).unwrap();
+    let slot = path_of(&spawned);
+
+    let list = hand(&env, &repo, &["list", "--json"]).ok();
+    assert!(list.contains("\"t1\""), "{list}");
+    let tasks = db.psql("SELECT name || ':' || state FROM tasks");
+    assert_eq!(tasks, "t1:active", "the task is on the server");
+    assert!(
+        !env.ledger().exists(),
+        "no SQLite ledger was made beside the team ledger"
+    );
+
+    // The stamp names the team ledger by its URL without the password.
+    let admin = env.git(&slot, &["rev-parse", "--absolute-git-dir"]);
+    let stamp = std::fs::read_to_string(Path::new(&admin).join("git-hand-stamp")).unwrap();
+    assert!(
+        stamp.contains(&format!("ledger={}\n", shown_url(&db))),
+        "{stamp}"
+    );
+    assert!(!stamp.contains(PASSWORD), "{stamp}");
+
+    let status = hand(&env, &slot, &["status"]).ok();
+    assert!(status.contains("verdict: current"), "{status}");
+    assert!(
+        status.contains(&format!("ledger:  team ledger {}\n", shown_url(&db))),
+        "{status}"
+    );
+    let json = hand(&env, &slot, &["status", "--json"]).json();
+    assert_eq!(json["ledger"], shown_url(&db));
+
+    let held = hand(
+        &env,
+        &repo,
+        &["lease", "acquire", "42", "--holder", "alice", "--json"],
+    )
+    .code(0)
+    .json();
+    assert_eq!(held["token"], 1);
+    let current = hand(&env, &repo, &["lease", "current", "42", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(current["holder"], "alice");
+
+    for read_only in [
+        &["log", "--json"][..],
+        &["log"],
+        &["doctor"],
+        &["doctor", "--json"],
+        &["config"],
+        &["config", "--json"],
+        &["check"],
+        &[],
+        &["path", "t1"],
+        &["env", "t1"],
+    ] {
+        let run = hand(&env, &slot, read_only);
+        assert_eq!(run.code, 0, "{read_only:?}: {}{}", run.stdout, run.stderr);
+    }
+    hand(&env, &repo, &["teardown", "t1"]).ok();
+    let tasks = db.psql("SELECT name || ':' || state FROM tasks");
+    assert_eq!(tasks, "t1:done");
+    let doctor = hand(&env, &repo, &["doctor", "--backup", "copy.sqlite"]).code(2);
+    assert!(doctor.stderr.contains("pg_dump"), "{}", doctor.stderr);
+}
+
+#[test]
+fn two_machines_on_one_database_see_each_others_issue_lease() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let (laptop, repo) = installed_on(&url);
+    let runner = TestEnv::on_team_ledger(&url);
+    let origin = laptop.path("work/app-origin.git");
+    let work = runner.path("work");
+    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
+    let clone = work.join("app");
+
+    hand(
+        &laptop,
+        &repo,
+        &["lease", "acquire", "42", "--holder", "alice"],
+    )
+    .ok();
+    let refused = hand(
+        &runner,
+        &clone,
+        &["lease", "acquire", "42", "--holder", "bob", "--json"],
+    )
+    .code(3)
+    .json();
+    assert_eq!(refused["outcome"], "held");
+    assert_eq!(refused["holder"], "alice");
+    let text = hand(
+        &runner,
+        &clone,
+        &["lease", "acquire", "42", "--holder", "bob"],
+    )
+    .code(3);
+    assert!(text.stderr.contains("alice"), "{}", text.stderr);
+
+    // Released on the laptop, the runner gets the next token: one sequence for the team.
+    hand(
+        &laptop,
+        &repo,
+        &["lease", "release", "42", "--holder", "alice"],
+    )
+    .ok();
+    let next = hand(
+        &runner,
+        &clone,
+        &["lease", "acquire", "42", "--holder", "bob", "--json"],
+    )
+    .code(0)
+    .json();
+    assert_eq!(next["token"], 2);
+}
+
+#[test]
+fn pre_push_refuses_a_zombies_push_on_a_team_ledger() {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let (slot, first, second) = leased_again(&env, &repo, "t1", "t2");
+    env.commit(&slot, "zombie.txt", "from t1, late\n");
+    let run = push(&env, &slot, &cred(&first), &["origin", "HEAD"]);
+    no_password("the zombie's push", &run);
+    assert_ne!(
+        run.code, 0,
+        "the zombie's push went through:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t2"),
+        None,
+        "nothing reached the remote"
+    );
+    let refusals = db.psql("SELECT count(*) FROM events WHERE detail LIKE 'push refused: stale%'");
+    assert_eq!(refusals, "1", "the refusal is recorded on the server");
+    push(&env, &slot, &cred(&second), &["-q", "origin", "HEAD"]).ok();
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn every_verb_fails_with_exit_3_naming_the_server_when_it_cannot_be_reached() {
+    let port = closed_port();
+    let url = format!("postgres://hand:{PASSWORD}@127.0.0.1:{port}/teamdb?connect_timeout=2");
+    let env = TestEnv::on_team_ledger(&url);
+    let repo = env.repo("app");
+    let verbs: &[&[&str]] = &[
+        &[],
+        &["list"],
+        &["status"],
+        &["check"],
+        &["spawn", "t1"],
+        &["teardown", "t1"],
+        &["path", "t1"],
+        &["env", "t1"],
+        &["renew", "t1"],
+        &["log"],
+        &["doctor"],
+        &["prune"],
+        &["lease", "acquire", "42"],
+        &["lease", "current", "42"],
+        &["lease", "list"],
+        &["list", "--json"],
+        &["status", "--json"],
+        &["doctor", "--json"],
+        &["log", "--json"],
+        &["lease", "acquire", "42", "--json"],
+    ];
+    for args in verbs {
+        let run = hand(&env, &repo, args);
+        assert_eq!(run.code, 3, "{args:?}\n{}{}", run.stdout, run.stderr);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains(&format!("127.0.0.1:{port}")) && said.contains("teamdb"),
+            "{args:?} does not name host, port and database:\n{said}"
+        );
+        if args.contains(&"--json") {
+            assert_eq!(run.json()["error"]["kind"], "precondition", "{args:?}");
+        }
+    }
+    let text = shot(
+        &env,
+        "git hand list",
+        &env.hand(&repo, &["list"]),
+        crate::support::Shown::Text,
+    );
+    insta::assert_snapshot!(
+        "team_unreachable",
+        text.replace(&port.to_string(), "[port]")
+    );
+}
+
+#[test]
+fn pre_push_with_the_server_down_refuses_a_slot_and_warns_for_an_unmanaged_worktree() {
+    let cluster = pg::private_cluster();
+    let db = cluster.database();
+    let url = format!("{}?connect_timeout=2", db.tcp_url());
+    let (env, repo) = installed_on(&url);
+    let slot = path_of(&spawn(&env, &repo, "t1", &[]));
+    env.commit(&slot, "a.txt", "work\n");
+    env.commit(&repo, "b.txt", "main work\n");
+    cluster.stop();
+
+    let from_slot = push(&env, &slot, &[], &["origin", "HEAD"]);
+    no_password("a push from the slot", &from_slot);
+    assert_ne!(
+        from_slot.code, 0,
+        "a slot pushed unchecked:\n{}",
+        from_slot.stderr
+    );
+    assert!(
+        from_slot
+            .stderr
+            .contains("push refused: cannot check this worktree's lease"),
+        "{}",
+        from_slot.stderr
+    );
+    assert_eq!(
+        remote_oid(&env, &env.path("work/app-origin.git"), "hand/t1"),
+        None
+    );
+
+    let from_main = push(&env, &repo, &[], &["origin", "main"]);
+    no_password("a push from the main worktree", &from_main);
+    assert_eq!(from_main.code, 0, "{}", from_main.stderr);
+    let warned: String = from_main
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("git-hand"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!(
+        "team_unreachable_push_unmanaged",
+        stable(&warned, &db.name, cluster.port)
+    );
+    assert!(warned.contains("warning"), "{warned}");
+}
+
+#[test]
+fn status_names_the_team_ledger_without_its_password() {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let slot = path_of(&spawn(&env, &repo, "t1", &["--holder", "alice"]));
+    let run = hand(&env, &slot, &["status"]);
+    let text = shot(&env, "git hand status", &run, crate::support::Shown::Text);
+    insta::assert_snapshot!("team_status", stable(&text, &db.name, pg::cluster().port));
+}
+
+#[test]
+fn a_stamp_naming_the_configured_server_is_reached_with_the_configured_password() {
+    // The hook runs under another HOME with the same GIT_HAND_LEDGER: the stamp has no
+    // password, the configured URL has, and the stamp's server is the configured one.
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let a = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&a);
+    let other_home = TestEnv::on_team_ledger(&db.tcp_url());
+    let run = other_home.hand(&slot, &["status", "--json"]);
+    no_password("status under another HOME", &run);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["verdict"], "current");
+}
+
+#[test]
+fn no_panic_message_or_debug_text_shows_the_password() {
+    use git_hand::ledger::{Ledger, Place, server::ServerUrl};
+    let port = closed_port();
+    let url = ServerUrl::parse(&format!(
+        "postgres://hand:{PASSWORD}@127.0.0.1:{port}/teamdb?connect_timeout=2"
+    ))
+    .unwrap();
+    let panicked = std::panic::catch_unwind(|| {
+        Ledger::open_team(&url, None).unwrap();
+    })
+    .unwrap_err();
+    let message = panicked
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(message.contains("teamdb"), "{message}");
+    assert!(!message.contains(PASSWORD), "{message}");
+    let place = Place::Server(url.clone());
+    for text in [format!("{place:?}"), format!("{place}"), format!("{url:?}")] {
+        assert!(!text.contains(PASSWORD), "{text}");
+    }
+    let db = pg::database();
+    let ledger = Ledger::open_team(&ServerUrl::parse(&db.tcp_url()).unwrap(), None).unwrap();
+    for text in [format!("{ledger:?}"), ledger.place().to_string()] {
+        assert!(!text.contains(PASSWORD), "{text}");
+    }
+}
+
+#[test]
+fn hand_ledger_in_git_config_names_a_team_ledger_and_config_hides_its_password() {
+    let db = pg::database();
+    let mut env = TestEnv::new();
+    // An empty GIT_HAND_LEDGER means "not set": git config decides.
+    env.vars.push(("GIT_HAND_LEDGER".into(), String::new()));
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "hand.ledger", &db.tcp_url()]);
+    hand(&env, &repo, &["lease", "acquire", "7", "--holder", "alice"]).ok();
+    assert_eq!(db.psql("SELECT count(*) FROM tenures"), "1");
+    let text = hand(&env, &repo, &["config"]).ok();
+    assert!(text.contains(&shown_url(&db)), "{text}");
+    let json = hand(&env, &repo, &["config", "--json"]).ok();
+    assert!(json.contains(&shown_url(&db)), "{json}");
+    assert!(!env.ledger().exists(), "no SQLite ledger was made");
+}
