@@ -57,6 +57,9 @@ struct PruneBranchesJson<'a> {
 struct DoctorJson<'a> {
     repair: bool,
     problems: Vec<ProblemJson<'a>>,
+    /// On a team ledger: this machine's clock against the server's (positive: ahead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock_skew_ms: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -194,7 +197,8 @@ pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failu
         let copied = recover::backup(ctx, to).map_err(in_doctor)?;
         return backup_done(&copied, json);
     }
-    let problems = doctor::doctor(ctx, args.repair).map_err(in_doctor)?;
+    let findings = doctor::doctor(ctx, args.repair).map_err(in_doctor)?;
+    let problems = &findings.problems;
     let unsettled = problems.iter().any(|p| !p.repaired);
     // Problems left after the run make the exit status 3, so scripts notice.
     let kind = unsettled.then_some(Kind::Precondition);
@@ -202,14 +206,19 @@ pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failu
         let shape = DoctorJson {
             repair: args.repair,
             problems: problems.iter().map(ProblemJson::of).collect(),
+            clock_skew_ms: findings.clock_skew_ms,
         };
         return Done::json(&shape, kind);
     }
-    if problems.is_empty() {
-        return Ok(Done::ok("no problems found\n".into()));
-    }
     let mut out = String::new();
-    for p in &problems {
+    if let Some(skew) = findings.clock_skew_ms {
+        out.push_str(&clock_line(skew));
+    }
+    if problems.is_empty() {
+        out.push_str("no problems found\n");
+        return Ok(Done::ok(out));
+    }
+    for p in problems {
         let state = if p.repaired {
             "repaired"
         } else if args.repair {
@@ -231,6 +240,15 @@ pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failu
         out.push_str("git hand doctor --repair settles what it safely can\n");
     }
     Ok(Done::with(out, kind))
+}
+
+/// doctor's first line on a team ledger: this machine's clock against the server's.
+fn clock_line(skew_ms: i64) -> String {
+    let way = if skew_ms >= 0 { "ahead of" } else { "behind" };
+    format!(
+        "clock: this machine is {:.3} s {way} the team ledger server (lease times are the server's)\n",
+        skew_ms.unsigned_abs() as f64 / 1000.0
+    )
 }
 
 fn backup_done(copied: &Copied, json: bool) -> Result<Done, Failure> {

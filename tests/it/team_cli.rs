@@ -177,6 +177,44 @@ fn two_machines_on_one_database_see_each_others_issue_lease() {
     assert_eq!(next["token"], 2);
 }
 
+/// Branch fencing is team-wide: a live task's branch, spawned on one machine, cannot be pushed
+/// over from another machine's clone of the same origin until the task is torn down.
+#[test]
+fn a_live_tasks_branch_spawned_on_one_machine_is_fenced_on_another() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let (laptop, repo) = installed_on(&url);
+    let runner = TestEnv::on_team_ledger(&url);
+    let origin = laptop.path("work/app-origin.git");
+    let work = runner.path("work");
+    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
+    let clone = work.join("app");
+    hand(&runner, &clone, &["install"]).ok();
+
+    spawn(&laptop, &repo, "feat", &[]);
+    runner.git(&clone, &["switch", "-q", "-c", "hand/feat"]);
+    runner.commit(&clone, "runner.txt", "from the runner\n");
+    let refused = runner.git_run(&clone, &["push", "origin", "hand/feat"]);
+    no_password("the runner's push", &refused);
+    assert_ne!(
+        refused.code, 0,
+        "the push went through:\n{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("branch hand/feat belongs to live task feat"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&runner, &origin, "hand/feat"), None);
+
+    hand(&laptop, &repo, &["teardown", "feat"]).ok();
+    runner.git(&clone, &["push", "-q", "origin", "hand/feat"]);
+    assert!(remote_oid(&runner, &origin, "hand/feat").is_some());
+}
+
 #[test]
 fn pre_push_refuses_a_zombies_push_on_a_team_ledger() {
     let db = pg::database();
@@ -378,4 +416,49 @@ fn hand_ledger_in_git_config_names_a_team_ledger_and_config_hides_its_password()
     let json = hand(&env, &repo, &["config", "--json"]).ok();
     assert!(json.contains(&shown_url(&db)), "{json}");
     assert!(!env.ledger().exists(), "no SQLite ledger was made");
+}
+
+/// One clock: doctor reports this machine's clock against the team ledger server's, always on
+/// its first line (and `clock_skew_ms` in `--json`), and as a problem when it is more than 2 s
+/// off (the server's `hand_now()` made an hour fast), with nothing to repair in the ledger.
+#[test]
+fn doctor_reports_this_machines_clock_against_the_servers() {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    spawn(&env, &repo, "t", &[]);
+    let fine = hand(&env, &repo, &["doctor"]).ok();
+    assert!(
+        fine.starts_with("clock: this machine is ")
+            && fine.contains(" the team ledger server (lease times are the server's)"),
+        "{fine}"
+    );
+    let json = hand(&env, &repo, &["doctor", "--json"]).code(0).json();
+    assert!(
+        json["clock_skew_ms"].as_i64().unwrap().abs() < 2_000,
+        "{json}"
+    );
+    assert_eq!(json["problems"], serde_json::json!([]));
+
+    db.psql(
+        "CREATE OR REPLACE FUNCTION hand_now() RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ \
+         SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT) + 3600000 $$",
+    );
+    let off = hand(&env, &repo, &["doctor", "--json"]).code(3).json();
+    let skew = off["clock_skew_ms"].as_i64().unwrap();
+    assert!((skew + 3_600_000).abs() < 2_000, "an hour behind: {skew}");
+    assert_eq!(off["problems"][0]["kind"], "clock-skew", "{off}");
+    assert_eq!(off["problems"][0]["command"], "timedatectl set-ntp true");
+    let text = hand(&env, &repo, &["doctor"]).code(3);
+    assert!(
+        text.stdout.contains(
+            "found: clock-skew this machine's clock: 3600.0 s behind the team ledger server's"
+        ),
+        "{}",
+        text.stdout
+    );
+    // On a SQLite ledger there is no other clock: no line, no field.
+    let laptop = TestEnv::new();
+    let mine = laptop.repo("app");
+    let plain = laptop.hand(&mine, &["doctor", "--json"]).code(0).json();
+    assert!(plain.get("clock_skew_ms").is_none(), "{plain}");
 }

@@ -7,7 +7,8 @@
 //! One file per kind of finding, each an `impl` of [`Checkup`]: the ledger file itself
 //! (`ops::recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
 //! ledger and the disk disagree about (`slots`), slots that are not themselves (`unproven`),
-//! worktrees git lists that are gone (`worktrees`) and hooks that are not in force (`hooks`).
+//! worktrees git lists that are gone (`worktrees`) and hooks that are not in force (`hooks`); on
+//! a team ledger, this machine's clock against the server's (`clock_skew`, here).
 
 mod hooks;
 mod leases;
@@ -36,6 +37,7 @@ pub enum ProblemKind {
     UnprovenSlot,
     PrunableWorktree,
     HooksNotInForce,
+    ClockSkew,
 }
 
 crate::word::words!(ProblemKind: "doctor problem kind");
@@ -53,14 +55,66 @@ pub struct Problem {
     pub command: Option<String>,
 }
 
+/// How far this machine's clock may be from a team ledger server's before doctor calls it a
+/// problem. Nothing depends on it (every lease time is the server's), but a clock that far off
+/// makes this machine's own timestamps (git's, the logs') disagree with the ledger's.
+const SKEW_TOLERANCE_MS: i64 = 2_000;
+
+/// What doctor found: the problems, and on a team ledger this machine's clock against the
+/// server's (milliseconds, positive: ahead), which doctor always reports.
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    pub problems: Vec<Problem>,
+    pub clock_skew_ms: Option<i64>,
+}
+
 /// Looks at the ledger itself first (`recover`: a missing, damaged or unusable ledger is
 /// reported, never created or migrated), then at this repository against it.
-pub fn doctor(ctx: &Context, repair: bool) -> Result<Vec<Problem>> {
+pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
     let (mut problems, sound) = super::recover::ledger_problems(ctx, repair)?;
     if !sound {
-        return Ok(problems);
+        return Ok(Findings {
+            problems,
+            clock_skew_ms: None,
+        });
     }
     let ledger = &mut ctx.open_ledger()?;
+    let clock_skew_ms = ledger.clock_skew_ms()?;
+    if let Some(skew) = clock_skew_ms.filter(|s| s.abs() > SKEW_TOLERANCE_MS) {
+        problems.push(clock_skew(skew));
+    }
+    let problems = checkup(ctx, ledger, repair, problems)?;
+    Ok(Findings {
+        problems,
+        clock_skew_ms,
+    })
+}
+
+/// The finding of a clock more than [`SKEW_TOLERANCE_MS`] from the team ledger server's.
+fn clock_skew(skew_ms: i64) -> Problem {
+    let way = if skew_ms > 0 { "ahead of" } else { "behind" };
+    Problem {
+        kind: ProblemKind::ClockSkew,
+        subject: "this machine's clock".into(),
+        detail: format!(
+            "{:.1} s {way} the team ledger server's",
+            skew_ms.unsigned_abs() as f64 / 1000.0
+        ),
+        action: "none by doctor: every lease time is the server's, so leases are unaffected; \
+                 set this machine's clock"
+            .into(),
+        repaired: false,
+        command: Some("timedatectl set-ntp true".into()),
+    }
+}
+
+/// This repository against the ledger: every finding but the ledger's own.
+fn checkup(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    repair: bool,
+    mut problems: Vec<Problem>,
+) -> Result<Vec<Problem>> {
     let repo = ctx.repo()?;
     let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
         return Ok(problems);
