@@ -544,22 +544,7 @@ fn server_bin_dir() -> PathBuf {
         if let Some(found) = find_server() {
             return found;
         }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
-        let out = Command::new("timeout")
-            .args(["-s", "KILL", "900"])
-            .arg(&script)
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "the PostgreSQL server the tests need could not be installed:\n{}\nrun: {} {}",
-            String::from_utf8_lossy(&out.stderr),
-            script.display(),
-            dir.display()
-        );
+        crate::support::run_test_tools("the PostgreSQL server the tests need");
         find_server().expect(
             "no PostgreSQL server (initdb) found after build-support/test-tools ran\n\
              fix: apt-get install -y postgresql",

@@ -333,27 +333,34 @@ pub fn finish(child: std::process::Child) -> Run {
 pub fn hook_tools() -> &'static [PathBuf] {
     static TOOLS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
-        let out = Command::new("timeout")
-            .args(["-s", "KILL", "900"])
-            .arg(&script)
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "the hook managers the tests need could not be installed:\n{}\nrun: {} {}",
-            String::from_utf8_lossy(&out.stderr),
-            script.display(),
-            dir.display()
-        );
-        String::from_utf8_lossy(&out.stdout)
+        run_test_tools("the hook managers the tests need")
             .lines()
             .map(PathBuf::from)
             .collect()
     })
+}
+
+/// Runs `build-support/test-tools` (it installs what is missing, once per machine, under
+/// `target/tmp/test-tools`) and returns what it prints; a failure fails the test with the
+/// script's words and the command to run, never a skip. `what` names what the caller needs.
+pub fn run_test_tools(what: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "900"])
+        .arg(&script)
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{what} could not be installed:\n{}\nrun: {} {}",
+        String::from_utf8_lossy(&out.stderr),
+        script.display(),
+        dir.display()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl TestEnv {

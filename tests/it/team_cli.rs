@@ -21,6 +21,33 @@ fn installed_on(url: &str) -> (TestEnv, PathBuf) {
     (env, repo)
 }
 
+/// Two "machines" on the team ledger at `url`: a laptop with `app` (and its origin), and a
+/// runner (another HOME) with its own clone of that origin; hooks installed in both.
+struct Machines {
+    laptop: TestEnv,
+    repo: PathBuf,
+    runner: TestEnv,
+    clone: PathBuf,
+    origin: PathBuf,
+}
+
+fn two_machines(url: &str) -> Machines {
+    let (laptop, repo) = installed_on(url);
+    let runner = TestEnv::on_team_ledger(url);
+    let origin = laptop.path("work/app-origin.git");
+    let work = runner.path("work");
+    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
+    let clone = work.join("app");
+    runner.hand(&clone, &["install"]).ok();
+    Machines {
+        laptop,
+        repo,
+        runner,
+        clone,
+        origin,
+    }
+}
+
 /// Asserts that nothing a command printed shows the password.
 #[track_caller]
 fn no_password(what: &str, run: &Run) {
@@ -129,13 +156,13 @@ fn spawn_list_status_lease_and_teardown_work_on_a_team_ledger() {
 #[test]
 fn two_machines_on_one_database_see_each_others_issue_lease() {
     let db = pg::database();
-    let url = db.tcp_url();
-    let (laptop, repo) = installed_on(&url);
-    let runner = TestEnv::on_team_ledger(&url);
-    let origin = laptop.path("work/app-origin.git");
-    let work = runner.path("work");
-    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
-    let clone = work.join("app");
+    let Machines {
+        laptop,
+        repo,
+        runner,
+        clone,
+        ..
+    } = two_machines(&db.tcp_url());
 
     hand(
         &laptop,
@@ -182,14 +209,13 @@ fn two_machines_on_one_database_see_each_others_issue_lease() {
 #[test]
 fn a_live_tasks_branch_spawned_on_one_machine_is_fenced_on_another() {
     let db = pg::database();
-    let url = db.tcp_url();
-    let (laptop, repo) = installed_on(&url);
-    let runner = TestEnv::on_team_ledger(&url);
-    let origin = laptop.path("work/app-origin.git");
-    let work = runner.path("work");
-    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
-    let clone = work.join("app");
-    hand(&runner, &clone, &["install"]).ok();
+    let Machines {
+        laptop,
+        repo,
+        runner,
+        clone,
+        origin,
+    } = two_machines(&db.tcp_url());
 
     spawn(&laptop, &repo, "feat", &[]);
     runner.git(&clone, &["switch", "-q", "-c", "hand/feat"]);
