@@ -141,6 +141,13 @@ impl From<LedgerError> for Failure {
             }
             LedgerError::ServerTooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
                 .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
+            // The role in the URL may not do this (write, or migrate): nothing was changed, and
+            // the fix is the URL's role, not git-hand's state.
+            LedgerError::ServerReadOnly(_) | LedgerError::ServerCannotMigrate { .. } => {
+                Failure::new(Kind::Precondition, e.to_string()).hint(
+                    "use the role docs/team.md (Roles) gives this work in GIT_HAND_LEDGER or git config hand.ledger",
+                )
+            }
             other => Failure::new(Kind::Failed, other.to_string())
                 .hint("git hand doctor   # checks the ledger and the pool"),
         }
@@ -173,6 +180,33 @@ mod tests {
         assert_eq!(f.kind, Kind::Precondition);
         assert_eq!(f.message, "ledger busy, retry");
         assert_eq!(f.hints.last().map(String::as_str), Some("git hand list"));
+    }
+
+    #[test]
+    fn a_role_that_may_not_write_or_migrate_is_a_precondition_naming_the_roles() {
+        let refusal = || {
+            Box::new(crate::ledger::team::Refusal {
+                at: "postgres://reader@db:5432/hand".into(),
+                user: "reader".into(),
+                reason: "permission denied for table clock".into(),
+            })
+        };
+        for e in [
+            LedgerError::ServerReadOnly(refusal()),
+            LedgerError::ServerCannotMigrate {
+                found: 0,
+                supported: 1,
+                refusal: refusal(),
+            },
+        ] {
+            let f = Failure::from(e);
+            assert_eq!(f.kind, Kind::Precondition);
+            assert!(
+                f.hints.iter().any(|h| h.contains("docs/team.md (Roles)")),
+                "{:?}",
+                f.hints
+            );
+        }
     }
 
     #[test]

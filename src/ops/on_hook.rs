@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
 use super::{Context, Result, fence, stamp};
-use crate::ledger::{EventKind, Ledger, Resource, Task, Tenure, WorktreeKey};
+use crate::ledger::{EventKind, Ledger, LedgerError, Resource, Task, Tenure, WorktreeKey};
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -340,8 +340,12 @@ pub(super) fn record_refusal(
             ),
         ),
     };
-    ledger.write(|tx| tx.log(kind, &res, tenure.as_ref(), Some(&detail)))?;
-    Ok(())
+    match ledger.write(|tx| tx.log(kind, &res, tenure.as_ref(), Some(&detail))) {
+        // A read-only role answers pre-push (docs/team.md, Roles) but may not write the log:
+        // the refusal stands, unrecorded, instead of turning into "cannot check the lease".
+        Err(LedgerError::ServerReadOnly(_)) => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 /// Who is reading a refusal: the pre-push hook refusing a push, `check`/`status` saying what

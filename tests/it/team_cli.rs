@@ -488,3 +488,36 @@ fn doctor_reports_this_machines_clock_against_the_servers() {
     let plain = laptop.hand(&mine, &["doctor", "--json"]).code(0).json();
     assert!(plain.get("clock_skew_ms").is_none(), "{plain}");
 }
+
+/// A read-only role answers pre-push (docs/team.md, Roles): a zombie's push is refused with its
+/// own verdict (the refusal cannot be logged with that role, and is not), and the holder's push
+/// goes through.
+#[test]
+fn pre_push_with_a_read_only_role_refuses_a_zombie_and_allows_the_holder() {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let (slot, first, second) = leased_again(&env, &repo, "t1", "t2");
+    let role = format!("ro_{}", db.name);
+    db.psql(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'ro-pw'; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};"
+    ));
+    let as_reader = |credential: &serde_json::Value| {
+        let mut vars = cred(credential);
+        vars.push(("GIT_HAND_LEDGER".into(), db.url_as(&role, "ro-pw")));
+        vars
+    };
+    env.commit(&slot, "zombie.txt", "from t1, late\n");
+    let run = push(&env, &slot, &as_reader(&first), &["origin", "HEAD"]);
+    assert_ne!(
+        run.code, 0,
+        "the zombie's push went through:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        run.stderr
+    );
+    push(&env, &slot, &as_reader(&second), &["-q", "origin", "HEAD"]).ok();
+}

@@ -342,3 +342,22 @@ fn sslmode_require_is_refused_by_a_server_without_tls_and_disable_connects() {
     let url = parse(&format!("{}&sslmode=require", db.url()), &[]);
     assert_eq!(select_one(&url), 1);
 }
+
+/// Once connected, nothing waits on the server for ever: the server itself ends a statement
+/// after 30 s and a transaction left idle after a minute (the client's keepalives and TCP user
+/// timeout bound a link gone quiet; they cannot be observed from here).
+#[test]
+fn the_server_bounds_every_statement_and_idle_transaction() {
+    let db = pg::database();
+    for url in [db.url(), db.tcp_url()] {
+        let mut client = connect(&parse(&url, &[]), &mut Vec::new()).unwrap();
+        let mut show = |what: &str| -> String {
+            client
+                .query_one(&format!("SHOW {what}"), &[])
+                .unwrap()
+                .get(0)
+        };
+        assert_eq!(show("statement_timeout"), "30s");
+        assert_eq!(show("idle_in_transaction_session_timeout"), "1min");
+    }
+}

@@ -36,6 +36,17 @@ pub fn connect(
     if let Some(timeout) = url.connect_timeout {
         config.connect_timeout(timeout);
     }
+    // Once connected, a link that goes quiet (a cut network, a machine gone) must not hang a
+    // verb or a hook for the kernel's two hours: keepalives probe an idle link and
+    // `tcp_user_timeout` ends one whose data goes unacknowledged (TCP only). On the server, a
+    // statement or an idle transaction that waits longer than any ledger operation ever should
+    // is ended there and reported, not waited for.
+    config
+        .keepalives_idle(Duration::from_secs(5))
+        .keepalives_interval(Duration::from_secs(2))
+        .keepalives_retries(3)
+        .tcp_user_timeout(Duration::from_secs(15))
+        .options("-c statement_timeout=30s -c idle_in_transaction_session_timeout=60s");
     if let Some(p) = &password {
         config.password(p.reveal());
     }

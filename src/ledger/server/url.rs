@@ -57,6 +57,14 @@ pub enum UrlError {
     SeveralHosts,
     #[error("the URL's parameter \"{0}\" has no '='")]
     NoValue(String),
+    /// An `@` after the host part: most likely a password with an unescaped `/` or `?`, which
+    /// libpq's reading splits into host, port, database or parameters. Nothing of the URL is
+    /// repeated, as any of it may be the password.
+    #[error(
+        "the URL has an '@' after its host part: percent-encode '/', '?' and '@' in the \
+         password (%2F, %3F, %40), and '@' anywhere else"
+    )]
+    AtAfterHost,
     #[error("no user name: the URL has none and the system user cannot be found")]
     NoUser,
 }
@@ -341,6 +349,12 @@ fn split(url: &str) -> Result<Parts, UrlError> {
         Some((a, p)) => (a, Some(p)),
         None => (before_query, None),
     };
+    // A user info ends at the host; an '@' further on is a password cut by a '/' or '?' (or an
+    // unescaped '@' elsewhere). Refused before any part is read, so no error repeats a piece of
+    // the password as a database or parameter name.
+    if path.is_some_and(|p| p.contains('@')) || query.is_some_and(|q| q.contains('@')) {
+        return Err(UrlError::AtAfterHost);
+    }
     let mut parts = Parts::default();
     // The user info ends at the last '@' of the authority (a password may hold an '@').
     let hostport = match authority.rsplit_once('@') {
@@ -698,6 +712,10 @@ mod tests {
             "postgres://u:S3CRET@[::1]x/d",
             "postgres://u:S3/CRET@h/d",
             "postgres://u:S3CRET/x@h/d",
+            "postgres://u:pa?S3CRET@h/d",
+            "postgres://u:x?S3CRET=1@h/d",
+            "postgres://u:123/S3CRET@h/d",
+            "postgres://u:123?S3CRET@h/d",
         ] {
             let e = parse_in(url, &[]).unwrap_err();
             let shown = format!("{e} {e:?}");
