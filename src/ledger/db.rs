@@ -2,9 +2,10 @@
 //! the driver. Every operation in `leases`, `tasks`, `events`, `lifecycle`, `repos`, the
 //! rebuilding half of `recovery`, and the clock's high-water mark runs its SQL through it, so the
 //! same Rust code and the same SQL text serve every backend and one engine test suite proves
-//! them all. SQLite is the only backend today; what stays SQLite's own (creating the file whole,
-//! migrations, pragmas, the WAL and its fsyncs, the backup) lives in `file.rs`, `schema.rs`,
-//! `recovery.rs` and `mod.rs`, outside it.
+//! them all: SQLite ([`Db::Sqlite`]) and the team ledger's PostgreSQL ([`Db::Pg`], `db/pg.rs`).
+//! What stays SQLite's own (creating the file whole, migrations, pragmas, the WAL and its fsyncs,
+//! the backup) lives in `file.rs`, `schema.rs`, `recovery.rs` and `mod.rs`, outside it; the team
+//! ledger's own (its schema, transactions and clock) in `team/`.
 //!
 //! # What SQL the operations may use
 //! The common ground of SQLite (3.39 and later) and PostgreSQL, written once:
@@ -31,9 +32,10 @@
 //!   milliseconds the caller binds). A list of values bound as one parameter goes through the
 //!   one dialect hook, [`Db::each_text`].
 //!
-//! Statements are compiled once per connection and kept (`prepare_cached`), so a process that
-//! runs one twice compiles it once; a statement a process runs once goes through [`Db::once`],
-//! which SQLite compiles more cheaply.
+//! On SQLite, statements are compiled once per connection and kept (`prepare_cached`), so a
+//! process that runs one twice compiles it once; a statement a process runs once goes through
+//! [`Db::once`], which SQLite compiles more cheaply. On PostgreSQL every statement is sent with
+//! its parameters' types in one round trip and nothing is kept on the server (`db/pg.rs`).
 
 use std::cell::RefCell;
 
