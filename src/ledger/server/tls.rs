@@ -58,8 +58,13 @@ impl Connector {
     pub fn new(check: Check, root: Option<&Path>) -> Result<Connector, SetupError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier: Arc<dyn ServerCertVerifier> = match (check, root) {
-            (Check::Nothing, _) | (_, None) => {
-                Arc::new(Unverified(provider.signature_verification_algorithms))
+            (Check::Nothing, _) => Arc::new(Unverified(provider.signature_verification_algorithms)),
+            // A check with nothing to check against would accept any certificate: refused here
+            // too, not only by the caller's plan (`connect::plan` asks for a root first).
+            (_, None) => {
+                return Err(SetupError::Rustls(
+                    "verifying the server's certificate needs a root certificate".into(),
+                ));
             }
             (check, Some(root)) => {
                 let roots = Arc::new(load_roots(root)?);
@@ -269,5 +274,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Stream<S> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_without_a_root_certificate_is_refused_not_turned_into_none() {
+        assert!(Connector::new(Check::Nothing, None).is_ok());
+        for check in [Check::Chain, Check::Full] {
+            assert!(
+                Connector::new(check, None).is_err(),
+                "a check that accepts any certificate"
+            );
+        }
     }
 }

@@ -454,9 +454,14 @@ fn decode(s: &str, what: &'static str) -> Result<String, UrlError> {
 
 /// Percent-encodes what would end or split a URL part.
 fn encode(s: &str) -> String {
+    encode_keeping(s, b"-._~")
+}
+
+/// `s` percent-encoded except for ASCII letters, digits and `keep`.
+fn encode_keeping(s: &str, keep: &[u8]) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+        if b.is_ascii_alphanumeric() || keep.contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -477,7 +482,9 @@ impl fmt::Display for ServerUrl {
             Host::Tcp(h) => write!(f, "postgres://{user}@{}:{}/{db}", encode(h), self.port)?,
             Host::Socket(dir) => {
                 write!(f, "postgres://{user}@/{db}")?;
-                query.push(format!("host={}", dir.display()));
+                // Readable ('/' kept), and read back the same: a stamp records this text.
+                let dir = encode_keeping(&dir.to_string_lossy(), b"-._~/");
+                query.push(format!("host={dir}"));
                 query.push(format!("port={}", self.port));
             }
         }
@@ -573,6 +580,10 @@ mod tests {
             u.to_string(),
             "postgres://postgres@/hand_1?host=/tmp/x&port=5999"
         );
+        // What a stamp records reads back as the same place, whatever the directory holds.
+        let odd = parse("postgres://u@/d?host=/tmp/a%26b%23c%25d%20e&port=5999");
+        assert_eq!(odd.host, Host::Socket(PathBuf::from("/tmp/a&b#c%d e")));
+        assert_eq!(parse(&odd.to_string()).host, odd.host);
     }
 
     #[test]
