@@ -100,7 +100,11 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
     branches.dedup();
     let subject = verdict::Subject::of(ctx)?;
     let (out, ledger) = match decide(ctx, &subject, url, &ctx.cwd, &branches) {
-        Err(e) if subject.stamp.is_none() && super::credential::env_credential().is_none() => {
+        Err(e)
+            if subject.stamp.is_none()
+                && super::credential::env_credential().is_none()
+                && !in_a_pool(ctx, &subject.key) =>
+        {
             match unreachable_server(&e) {
                 Some(why) => return Ok(PrePush::unchecked(why)),
                 None => return Err(e),
@@ -112,6 +116,20 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
         record_refusal(&mut ledger, finding, refusal, &subject.key, Said::Push)?;
     }
     Ok(out)
+}
+
+/// Whether `workdir` lies in this repository's pool: a slot whose stamp is gone (deleted by
+/// the agent in it, say) is still a slot, and with the ledger unreachable its push is refused
+/// like any slot's instead of going on unchecked. A pool root that cannot be worked out counts
+/// as no pool.
+fn in_a_pool(ctx: &Context, workdir: &WorktreeKey) -> bool {
+    let Ok(repo) = ctx.repo() else {
+        return false;
+    };
+    super::pool::root(repo)
+        .ok()
+        .and_then(|root| std::fs::canonicalize(root).ok())
+        .is_some_and(|root| std::path::Path::new(workdir.as_str()).starts_with(root))
 }
 
 impl PrePush {

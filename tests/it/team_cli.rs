@@ -356,6 +356,15 @@ fn pre_push_with_the_server_down_refuses_a_slot_and_warns_for_an_unmanaged_workt
         remote_oid(&env, &env.path("work/app-origin.git"), "hand/t1"),
         None
     );
+    // A slot whose stamp is gone (the agent in it deleted it) is still a slot.
+    let admin = env.git(&slot, &["rev-parse", "--absolute-git-dir"]);
+    std::fs::remove_file(Path::new(admin.trim()).join("git-hand-stamp")).unwrap();
+    let unstamped = push(&env, &slot, &[], &["origin", "HEAD"]);
+    assert_ne!(
+        unstamped.code, 0,
+        "a slot without its stamp pushed unchecked:\n{}",
+        unstamped.stderr
+    );
 
     let from_main = push(&env, &repo, &[], &["origin", "main"]);
     no_password("a push from the main worktree", &from_main);
