@@ -535,9 +535,11 @@ fn sixteen_spawns_of_one_task_for_one_issue_on_two_machines_leave_one_live_task_
     // A holder each: the same holder spawning the same task again is given that task back.
     let runs = sixteen(&machines, |m, i| {
         let holder = format!("m{m}-p{i}");
-        ["spawn", "fix-42", "--issue", "42", "--holder", &holder, "--json"]
-            .map(String::from)
-            .to_vec()
+        [
+            "spawn", "fix-42", "--issue", "42", "--holder", &holder, "--json",
+        ]
+        .map(String::from)
+        .to_vec()
     });
 
     let spawned: Vec<&Run> = runs.iter().filter(|r| r.code == 0).collect();
