@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::hooks::HookError;
-use crate::ledger::LedgerError;
+use crate::ledger::{Fate, LedgerError};
 use crate::ops;
 
 /// The exit-code table (docs/cli.md): 0 ok, 1 refused or failed, 2 usage, 3 precondition.
@@ -137,6 +137,19 @@ impl From<LedgerError> for Failure {
                 match server.hint() {
                     Some(hint) => failure.hint(hint),
                     None => failure,
+                }
+            }
+            // The connection broke and this operation is not one that may run twice: say what
+            // may have happened, and where to look (exit 3: nothing git-hand can settle alone).
+            LedgerError::ConnectionLost(ref lost) => {
+                let failure = Failure::new(Kind::Precondition, e.to_string());
+                match lost.fate {
+                    Fate::NothingWritten => failure
+                        .hint("run the same command again once the server answers"),
+                    Fate::Unknown => failure
+                        .hint("git hand list   # whether the team ledger has the task")
+                        .hint("git hand status   # in a slot: whether its lease still holds")
+                        .hint("git hand lease current <issue>   # who holds an issue"),
                 }
             }
             LedgerError::ServerTooNew { .. } => Failure::new(Kind::Precondition, e.to_string())

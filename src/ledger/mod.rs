@@ -37,6 +37,7 @@ pub use location::{LedgerLocation, Place, default_location, state_dir};
 pub use repos::RegisteredRepo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};
+pub use team::{Fate, Lost};
 pub use tenure::{Resource, ResourceKind, Tenure, TenureState};
 
 /// How long a writer waits for another writer before reporting "ledger busy, retry".
@@ -148,6 +149,17 @@ pub enum LedgerError {
         supported: i64,
         refusal: Box<team::Refusal>,
     },
+    /// The connection to the team ledger broke during an operation that is not retried (or
+    /// whose retry could not connect); what became of it is in [`team::Fate`].
+    #[error(
+        "the connection to the team ledger at {} broke ({}); {}",
+        .0.at, .0.reason, match .0.fate {
+            team::Fate::NothingWritten => "nothing was changed",
+            team::Fate::Unknown => "it broke while this was being committed, so it may or may \
+                                    not have been recorded",
+        }
+    )]
+    ConnectionLost(Box<team::Lost>),
     #[error("migrating the team ledger to version {version} failed: {source}")]
     ServerMigration {
         version: i64,
@@ -543,8 +555,42 @@ impl Ledger {
         }
     }
 
-    /// Runs `f` against one consistent read snapshot. Nothing is written.
-    pub fn read<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+    /// Like [`Ledger::write`], but on a team ledger a connection that breaks during the write
+    /// (the server restarted, the backend was terminated, the network cut) is met with one
+    /// more run of `f`, whole, on a new connection made within the connect timeout. Only for a
+    /// write that re-running cannot change the outcome of, whether or not the first run
+    /// committed: `why` says which one it is (see [`Idempotent`]), and the caller's comment
+    /// says why. Every other write fails with [`LedgerError::ConnectionLost`] instead. On a
+    /// file ledger there is no connection to lose: this is [`Ledger::write`].
+    pub fn write_idempotent<T>(
+        &mut self,
+        why: Idempotent,
+        f: impl Fn(&Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let _ = why;
+        match &mut self.store {
+            Store::Team(team) => team.write_retrying(f),
+            Store::File(_) => self.write(f),
+        }
+    }
+
+    /// [`Ledger::write_idempotent`] with [`Ledger::write_relaxed`]'s commit on a file ledger.
+    pub fn write_relaxed_idempotent<T>(
+        &mut self,
+        why: Idempotent,
+        f: impl Fn(&Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let _ = why;
+        match &mut self.store {
+            Store::Team(team) => team.write_retrying(f),
+            Store::File(_) => self.write_relaxed(f),
+        }
+    }
+
+    /// Runs `f` against one consistent read snapshot. Nothing is written. On a team ledger a
+    /// connection that breaks is met with one more run of `f` on a new connection (a read
+    /// changes nothing, so running it twice cannot either): `f` may run twice.
+    pub fn read<T>(&mut self, f: impl Fn(&View<'_>) -> Result<T>) -> Result<T> {
         let conn = match &mut self.store {
             Store::File(conn) => conn,
             Store::Team(team) => return team.read(f),
@@ -556,6 +602,23 @@ impl Ledger {
         tx.finish()?;
         Ok(out)
     }
+}
+
+/// Why a write may run a second time when its connection breaks ([`Ledger::write_idempotent`]):
+/// running it again, whether or not the first run committed, gives the outcome one run gives.
+/// Nothing else is: spawn's intent, teardown's pin and every other write fail instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idempotent {
+    /// Acquiring for one holder: when the first run committed, the second finds that holder's
+    /// live tenure and returns it (`fresh: false`, the same lease id and token), never a second
+    /// token; when it did not, the second is the first.
+    AcquireBySameHolder,
+    /// Renewing a tenure (by holder or lease id): a second renewal sets the expiry again from
+    /// the server's later now, which is what the caller asked for.
+    Renew,
+    /// Releasing a tenure (by holder or lease id): when the first run committed, the second
+    /// finds nothing of the caller's to release (and a lease id never ends another tenure).
+    Release,
 }
 
 /// How the ledger's commits reach the disk.

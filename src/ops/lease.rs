@@ -8,8 +8,8 @@ use super::{Context, Result};
 use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{
-    self, Acquire, By, EventScope, Ledger, LoggedEvent, Release, Renew, RepoEvents, Resource,
-    ResourceKind, Tenure,
+    self, Acquire, By, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew, RepoEvents,
+    Resource, ResourceKind, Tenure,
 };
 
 /// What one lease operation came to.
@@ -109,23 +109,26 @@ pub fn issue_namespace(ctx: &Context, ledger: &mut Ledger) -> Result<String> {
     }
 }
 
-/// One write operation on an issue lease.
+/// One write operation on an issue lease, run a second time on a new connection if the team
+/// ledger's connection breaks: each caller says why that is safe (`why`). The repository's
+/// registration in the same transaction finds the row the first run made, if it committed.
 fn write(
     ctx: &Context,
     ledger: &mut Ledger,
     issue: &str,
-    op: impl FnOnce(&ledger::Tx<'_>, &Resource) -> ledger::Result<Outcome>,
+    why: Idempotent,
+    op: impl Fn(&ledger::Tx<'_>, &Resource) -> ledger::Result<Outcome>,
 ) -> Result<Report> {
     let issue = super::names::issue_id(issue)?.to_string();
     let source = NamespaceSource::of(ctx)?;
-    Ok(ledger.write(|tx| {
+    Ok(ledger.write_idempotent(why, |tx| {
         let namespace = source.for_write(tx)?;
         let resource = Resource::issue(&namespace, &issue);
         let outcome = op(tx, &resource)?;
         Ok(Report {
             outcome,
             namespace,
-            issue,
+            issue: issue.clone(),
             resource,
             now: tx.now(),
         })
@@ -139,20 +142,30 @@ pub fn acquire(
     holder: &str,
     ttl: Option<Millis>,
 ) -> Result<Report> {
-    write(ctx, ledger, issue, |tx, res| {
-        Ok(match tx.acquire(res, holder, ttl)? {
-            Acquire::Acquired {
-                tenure,
-                fresh,
-                superseded,
-            } => Outcome::Acquired {
-                tenure,
-                fresh,
-                superseded,
-            },
-            Acquire::Held(t) => Outcome::Held(t),
-        })
-    })
+    // One holder's acquire run twice is one acquire: the second run finds the first's tenure
+    // (if it committed) and returns it, same lease id and token, `fresh: false`. A holder
+    // whose TTL ran out while the connection was remade gets a new token, but nobody was ever
+    // told the first one.
+    write(
+        ctx,
+        ledger,
+        issue,
+        Idempotent::AcquireBySameHolder,
+        |tx, res| {
+            Ok(match tx.acquire(res, holder, ttl)? {
+                Acquire::Acquired {
+                    tenure,
+                    fresh,
+                    superseded,
+                } => Outcome::Acquired {
+                    tenure,
+                    fresh,
+                    superseded,
+                },
+                Acquire::Held(t) => Outcome::Held(t),
+            })
+        },
+    )
 }
 
 pub fn renew(
@@ -162,7 +175,8 @@ pub fn renew(
     by: By<'_>,
     ttl: Option<Millis>,
 ) -> Result<Report> {
-    write(ctx, ledger, issue, |tx, res| {
+    // A second renewal sets the expiry again, from the server's later now.
+    write(ctx, ledger, issue, Idempotent::Renew, |tx, res| {
         Ok(match tx.renew(res, by, ttl)? {
             Renew::Renewed(t) => Outcome::Renewed(t),
             Renew::NotHolder(t) => Outcome::NotHolder(t),
@@ -171,7 +185,9 @@ pub fn renew(
 }
 
 pub fn release(ctx: &Context, ledger: &mut Ledger, issue: &str, by: By<'_>) -> Result<Report> {
-    write(ctx, ledger, issue, |tx, res| {
+    // A release whose first run committed finds nothing of the caller's the second time, and
+    // says so (released nothing); a lease id never ends another tenure.
+    write(ctx, ledger, issue, Idempotent::Release, |tx, res| {
         Ok(match tx.release(res, by)? {
             Release::Released(t) => Outcome::Released(t),
             Release::NotHolder(t) => Outcome::NotHolder(Some(t)),
@@ -191,7 +207,7 @@ pub fn current(ctx: &Context, ledger: &mut Ledger, issue: &str) -> Result<Report
         Ok(Report {
             outcome,
             namespace,
-            issue,
+            issue: issue.clone(),
             resource,
             now: view.now(),
         })

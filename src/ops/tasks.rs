@@ -9,7 +9,8 @@ use super::procs::{self, ProcessId};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
-    By, LeaseId, Ledger, Renew, RepoId, Resource, Task, TaskState, Tasks, Tenure, WorktreeKey,
+    By, Idempotent, LeaseId, Ledger, Renew, RepoId, Resource, Task, TaskState, Tasks, Tenure,
+    WorktreeKey,
 };
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
@@ -348,7 +349,8 @@ pub(crate) fn renew_both(
     ttl: Option<Millis>,
 ) -> Result<std::result::Result<Renewed, Lost>> {
     let slot = task.slot_resource();
-    Ok(ledger.write(|tx| {
+    // Both by lease id: run again after a lost answer, it renews the same tenures again.
+    Ok(ledger.write_idempotent(Idempotent::Renew, |tx| {
         let view = tx.view();
         let issue = match &task.issue_lease_id {
             Some(id) => match view.tenure(id)?.filter(|t| t.is_live(tx.now())) {

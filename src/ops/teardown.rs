@@ -13,8 +13,8 @@ use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::ledger::{
-    Acquire, By, EndReason, IssueLease, LeaseId, Ledger, PendingSync, Step, Task, TaskState,
-    Tenure, WorktreeKey,
+    Acquire, By, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync, Step, Task,
+    TaskState, Tenure, WorktreeKey,
 };
 
 #[derive(Debug, Clone)]
@@ -560,7 +560,9 @@ fn indent(lines: &[String]) -> String {
 /// Releases the slot tenure by its lease id (never another tenure of the slot).
 fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &LeaseId) -> Result<()> {
     let slot = task.slot_resource();
-    ledger.write_relaxed(|tx| {
+    // By its lease id: run again after a commit whose answer was lost, it finds that tenure
+    // ended and releases nothing, and setting the step again sets the same step.
+    ledger.write_relaxed_idempotent(Idempotent::Release, |tx| {
         tx.release(&slot, By::Lease(lease_id))?;
         tx.set_task_step(task.id, Step::SlotReleased)
     })?;

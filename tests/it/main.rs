@@ -39,6 +39,7 @@ mod small_things;
 mod support;
 mod team_cli;
 mod team_connect;
+mod team_contention;
 mod team_ledger;
 mod trials;
 mod validation;

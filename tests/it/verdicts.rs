@@ -137,7 +137,15 @@ impl World {
 
     fn judge(&mut self, p: Presented) -> Finding {
         self.ledger
-            .read(|view| judge(view, &key(p.workdir), p.stamp.as_ref(), p.env, p.rule))
+            .read(|view| {
+                judge(
+                    view,
+                    &key(p.workdir),
+                    p.stamp.as_ref(),
+                    p.env.clone(),
+                    p.rule,
+                )
+            })
             .unwrap()
     }
 }

@@ -19,11 +19,21 @@
 //! time any writer recorded: a machine whose clock is wrong can neither extend nor expire a
 //! lease. Tests inject a clock at the library
 //! level ([`Team::open`] with `Some(clock)`), as they do for SQLite.
+//!
+//! **A dropped connection.** When the connection breaks (the server restarted, the backend was
+//! terminated, the network cut: [`connection_lost`]), a read runs again on a new connection (it
+//! changes nothing), and so does a write its caller declared safe to re-run
+//! ([`Team::write_retrying`], behind [`super::Ledger::write_idempotent`]): once, on a
+//! connection made within the URL's connect timeout. Every other write fails with
+//! [`LedgerError::ConnectionLost`], which says whether its commit may have happened: a break
+//! before `COMMIT` was sent leaves nothing written (the server rolls back a transaction whose
+//! connection is gone); a break while committing leaves it unknown, and re-running blindly
+//! could do it twice.
 
 pub mod schema;
 
 use std::cell::RefCell;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::db::{Db, PgTx};
 use super::server::{self, ServerUrl};
@@ -42,10 +52,41 @@ pub struct Refusal {
     pub reason: String,
 }
 
+/// A write or read whose connection broke: where, why, and what became of it.
+#[derive(Debug)]
+pub struct Lost {
+    /// The ledger's URL, without its password.
+    pub at: String,
+    /// What the client library said (and, when reconnecting failed too, what that said).
+    pub reason: String,
+    pub fate: Fate,
+}
+
+/// What a broken connection did to the operation it was running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It broke before `COMMIT` was sent (or in a read): nothing was written.
+    NothingWritten,
+    /// It broke while committing: the commit may or may not have happened.
+    Unknown,
+}
+
+/// How long a writer waits for another, unless a test sets it ([`Team::set_lock_timeout`]).
+const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The connect timeout a URL without one gets for reconnecting (as `connect`'s default).
+const RECONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a reconnection waits between attempts at a server that is not accepting yet (one
+/// restarting): real time the server needs, not a guess at a speed.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
+
 /// An open connection to a team ledger.
 pub struct Team {
     client: postgres::Client,
     url: ServerUrl,
+    /// Set again on every new connection.
+    lock_timeout: Duration,
     /// `None`: the server's clock (the binary). `Some`: an injected clock (tests).
     clock: Option<Box<dyn Clock>>,
     /// What connecting found that the user should hear about (an ignored password file).
@@ -65,12 +106,11 @@ impl Team {
     /// (refusing a newer one untouched).
     pub fn open(url: &ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
         let mut found = Vec::new();
-        let mut client = server::connect(url, &mut found)?;
-        client.batch_execute("SET lock_timeout = '5s'")?;
-        schema::migrate(&mut client, &url.to_string())?;
+        let client = connect(url, &mut found, LOCK_TIMEOUT)?;
         Ok(Self {
             client,
             url: url.clone(),
+            lock_timeout: LOCK_TIMEOUT,
             clock,
             notices: found.into_iter().map(|n| n.to_string()).collect(),
         })
@@ -82,19 +122,40 @@ impl Team {
 
     /// How long a writer waits for another (tests use a short one).
     pub fn set_lock_timeout(&mut self, timeout: Duration) -> Result<()> {
-        let ms = i64::try_from(timeout.as_millis())
-            .unwrap_or(i64::MAX)
-            .max(1);
-        self.client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))?;
+        set_lock_timeout(&mut self.client, timeout)?;
+        self.lock_timeout = timeout;
         Ok(())
     }
 
     /// One write transaction: the clock row first (the writers' lock), then `f`, then commit.
     /// A role that may not write (a read-only role) gets [`LedgerError::ServerReadOnly`]; the
-    /// transaction is rolled back.
+    /// transaction is rolled back. A broken connection is never retried here: the error
+    /// ([`LedgerError::ConnectionLost`]) says whether the commit may have happened.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        self.write_tx(f).map_err(|e| match permission_denied(&e) {
+        self.reconnect_if_closed()?;
+        let out = self.write_tx(f);
+        self.refusal(out)
+    }
+
+    /// Like [`Team::write`], but a broken connection is met with one more run of `f`, whole, on
+    /// a new connection: only for an operation whose second run cannot change the outcome
+    /// whether or not the first one committed (the caller says why,
+    /// [`super::Ledger::write_idempotent`]).
+    pub fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
+        self.reconnect_if_closed()?;
+        let out = match self.write_tx(&f) {
+            Err(LedgerError::ConnectionLost(lost)) => {
+                self.reconnect(*lost)?;
+                self.write_tx(&f)
+            }
+            other => other,
+        };
+        self.refusal(out)
+    }
+
+    /// A role's refusal to write said as such.
+    fn refusal<T>(&self, out: Result<T>) -> Result<T> {
+        out.map_err(|e| match permission_denied(&e) {
             Some(reason) => LedgerError::ServerReadOnly(Box::new(Refusal {
                 at: self.url.to_string(),
                 user: self.url.user.clone(),
@@ -105,18 +166,22 @@ impl Team {
     }
 
     fn write_tx<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let url = &self.url;
+        let before_commit = |e: LedgerError| lost(e, url, Fate::NothingWritten);
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::ReadCommitted)
-            .start()?;
+            .start()
+            .map_err(|e| before_commit(e.into()))?;
         let now: Millis = match injected {
             Some(now) => tx
                 .query_one(
                     "UPDATE clock SET max_now = GREATEST(max_now, $1) RETURNING max_now",
                     &[&now],
-                )?
+                )
+                .map_err(|e| before_commit(e.into()))?
                 .get(0),
             None => tx
                 .query_one(
@@ -125,45 +190,106 @@ impl Team {
                          RETURNING max_now"
                     ),
                     &[],
-                )?
+                )
+                .map_err(|e| before_commit(e.into()))?
                 .get(0),
         };
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&Tx::new(Db::Pg(shared), now))?
+            f(&Tx::new(Db::Pg(shared), now)).map_err(before_commit)?
         };
-        cell.into_inner().commit()?;
+        cell.into_inner()
+            .commit()
+            .map_err(|e| lost(e.into(), url, Fate::Unknown))?;
         Ok(out)
     }
 
-    /// One read snapshot; nothing is written and no lock is taken.
-    pub fn read<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+    /// One read snapshot; nothing is written and no lock is taken. A broken connection is met
+    /// with one more run on a new connection: a read changes nothing, so running it again
+    /// cannot either.
+    pub fn read<T>(&mut self, f: impl Fn(&View<'_>) -> Result<T>) -> Result<T> {
+        self.reconnect_if_closed()?;
+        match self.read_tx(&f) {
+            Err(LedgerError::ConnectionLost(lost)) => {
+                self.reconnect(*lost)?;
+                self.read_tx(&f)
+            }
+            other => other,
+        }
+    }
+
+    fn read_tx<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
+        let url = &self.url;
+        let broke = |e: LedgerError| lost(e, url, Fate::NothingWritten);
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
-            .start()?;
+            .start()
+            .map_err(|e| broke(e.into()))?;
         let now: Millis = match injected {
             Some(now) => tx
-                .query_one("SELECT GREATEST(max_now, $1) FROM clock", &[&now])?
+                .query_one("SELECT GREATEST(max_now, $1) FROM clock", &[&now])
+                .map_err(|e| broke(e.into()))?
                 .get(0),
             None => tx
                 .query_one(
                     &format!("SELECT GREATEST(max_now, {SERVER_NOW}) FROM clock"),
                     &[],
-                )?
+                )
+                .map_err(|e| broke(e.into()))?
                 .get(0),
         };
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&View::new(Db::Pg(shared), now))?
+            f(&View::new(Db::Pg(shared), now)).map_err(broke)?
         };
-        cell.into_inner().commit()?;
+        cell.into_inner().commit().map_err(|e| broke(e.into()))?;
         Ok(out)
+    }
+
+    /// A connection the client already knows is closed (an earlier operation broke it) is
+    /// replaced before anything is sent: nothing was attempted on it, so nothing is ambiguous.
+    fn reconnect_if_closed(&mut self) -> Result<()> {
+        if self.client.is_closed() {
+            self.client = self.connect_again()?;
+        }
+        Ok(())
+    }
+
+    /// A new connection after `lost`, made within the URL's connect timeout, waiting out a
+    /// server that does not accept connections yet (one restarting). When none can be made,
+    /// the error is `lost` (what became of the operation is what the caller must hear), with
+    /// why reconnecting failed.
+    fn reconnect(&mut self, mut lost: Lost) -> Result<()> {
+        match self.connect_again() {
+            Ok(client) => {
+                self.client = client;
+                Ok(())
+            }
+            Err(e) => {
+                lost.reason = format!("{}; connecting again failed: {e}", lost.reason);
+                Err(LedgerError::ConnectionLost(Box::new(lost)))
+            }
+        }
+    }
+
+    fn connect_again(&self) -> Result<postgres::Client> {
+        let deadline = Instant::now() + self.url.connect_timeout.unwrap_or(RECONNECT_TIMEOUT);
+        loop {
+            match connect(&self.url, &mut Vec::new(), self.lock_timeout) {
+                Err(LedgerError::Server(e))
+                    if e.is_unreachable() && Instant::now() + RECONNECT_PAUSE < deadline =>
+                {
+                    std::thread::sleep(RECONNECT_PAUSE);
+                }
+                other => return other,
+            }
+        }
     }
 
     /// How far this machine's clock is ahead of the server's (negative: behind), in
@@ -179,6 +305,59 @@ impl Team {
         let after = crate::clock::SystemClock.now_ms();
         Ok(before + (after - before) / 2 - server)
     }
+}
+
+/// A connection to `url` with the writers' `lock_timeout`, its schema migrated to this
+/// binary's version (a newer one refused untouched).
+fn connect(
+    url: &ServerUrl,
+    notices: &mut Vec<server::Notice>,
+    lock_timeout: Duration,
+) -> Result<postgres::Client> {
+    let mut client = server::connect(url, notices)?;
+    set_lock_timeout(&mut client, lock_timeout)?;
+    schema::migrate(&mut client, &url.to_string())?;
+    Ok(client)
+}
+
+fn set_lock_timeout(client: &mut postgres::Client, timeout: Duration) -> Result<()> {
+    let ms = i64::try_from(timeout.as_millis())
+        .unwrap_or(i64::MAX)
+        .max(1);
+    client.batch_execute(&format!("SET lock_timeout = {ms}"))?;
+    Ok(())
+}
+
+/// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke.
+fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
+    match e {
+        LedgerError::Pg(pg) if connection_lost(&pg) => {
+            LedgerError::ConnectionLost(Box::new(Lost {
+                at: url.to_string(),
+                reason: super::pg_message(&pg),
+                fate,
+            }))
+        }
+        other => other,
+    }
+}
+
+/// Whether `e` says the connection is gone, rather than a statement refused: the client found
+/// it closed, the socket failed, or the server ended the session (a terminated backend gets
+/// `FATAL: terminating connection due to administrator command`, a server shutting down or
+/// crashing likewise; a FATAL error always ends the session).
+pub fn connection_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(db) = e.as_db_error() {
+        use postgres::error::Severity;
+        return matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        ) || db.code().code().starts_with("08");
+    }
+    std::error::Error::source(e).is_some_and(|cause| cause.is::<std::io::Error>())
 }
 
 /// The server's words when `e` is its refusal for lack of a privilege (a table the role may not

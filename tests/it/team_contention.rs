@@ -1,0 +1,569 @@
+//! The team ledger when connections drop and machines contend (issue 14, item 5 and its Tests):
+//! a connection that breaks is retried only where re-running cannot change the outcome
+//! (release, renew, an acquire by the same holder) and never grants twice; every other write
+//! fails with exit 3 saying what may have happened; and 2 × 8 processes on two "machines"
+//! contend for one issue, then for one task.
+//!
+//! Connections are broken for real: `pg_terminate_backend` between two operations, and a TCP
+//! relay ([`Cutter`]) between git-hand and the server that cuts one connection at an exact
+//! point of the protocol (before a write reaches the server, or after the server committed it
+//! and before its answer reaches git-hand). The library has no hook for this.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use git_hand::ledger::server::ServerUrl;
+use git_hand::ledger::{
+    Acquire, By, Fate, Idempotent, Ledger, LedgerError, Release, Renew, Resource,
+};
+
+use crate::pg::{self, Database};
+use crate::support::{GitPause, Run, TestEnv, finish, path_of, spawn};
+
+fn issue(n: &str) -> Resource {
+    Resource::issue("github.com/o/r", n)
+}
+
+fn open(url: &str) -> Ledger {
+    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None).unwrap()
+}
+
+/// Terminates every git-hand backend of `db` (as the brief's SQL, waiting until each is gone)
+/// and returns how many there were.
+fn terminate_backends(db: &Database) -> usize {
+    let out = db.psql(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity \
+         WHERE application_name = 'git-hand' AND datname = current_database() \
+         AND pid <> pg_backend_pid()",
+    );
+    out.lines().filter(|l| *l == "t").count()
+}
+
+/// The issue's tenures as `token:holder:ended?`, oldest first.
+fn tenures(db: &Database) -> Vec<String> {
+    let out = db.psql(
+        "SELECT t.token || ':' || t.holder || ':' || (t.ended_at IS NOT NULL) \
+         FROM tenures t JOIN resources r ON r.id = t.resource_id \
+         WHERE r.kind = 'issue' ORDER BY t.token",
+    );
+    out.lines().map(str::to_string).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A relay that cuts a connection where it is told to.
+
+/// Where [`Cutter`] cuts the next connection that gets there (once).
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    /// Instead of forwarding the client's message that contains this text: the statement never
+    /// reaches the server.
+    Before(&'static str),
+    /// After forwarding the `COMMIT` of the transaction that sent this text: the server
+    /// commits, and its answer never reaches the client.
+    AnswerToCommitAfter(&'static str),
+}
+
+/// The simple-protocol `COMMIT` the client library sends to commit a transaction.
+const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
+
+/// A TCP relay to the shared cluster on 127.0.0.1 that cuts one connection at a [`Cut`].
+struct Cutter {
+    port: u16,
+    plan: Arc<Mutex<Option<Cut>>>,
+    cuts: Arc<AtomicUsize>,
+}
+
+impl Cutter {
+    fn new() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let plan: Arc<Mutex<Option<Cut>>> = Arc::default();
+        let cuts: Arc<AtomicUsize> = Arc::default();
+        let (p, c) = (plan.clone(), cuts.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let server = TcpStream::connect(("127.0.0.1", pg::cluster().port)).unwrap();
+                relay(client, server, p.clone(), c.clone());
+            }
+        });
+        Self { port, plan, cuts }
+    }
+
+    /// The superuser's URL for `db` through this relay (no TLS: the relay reads the protocol).
+    fn url(&self, db: &Database) -> String {
+        format!(
+            "postgres://{}:{}@127.0.0.1:{}/{}?sslmode=disable",
+            pg::SUPERUSER,
+            pg::encode(pg::SUPERUSER_PASSWORD),
+            self.port,
+            db.name
+        )
+    }
+
+    fn arm(&self, cut: Cut) {
+        *self.plan.lock().unwrap() = Some(cut);
+    }
+
+    /// How many connections it has cut.
+    fn cuts(&self) -> usize {
+        self.cuts.load(Ordering::SeqCst)
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Counts the cut first: the client may look at the count as soon as its socket closes.
+fn cut(a: &TcpStream, b: &TcpStream, cuts: &AtomicUsize) {
+    cuts.fetch_add(1, Ordering::SeqCst);
+    let _ = a.shutdown(Shutdown::Both);
+    let _ = b.shutdown(Shutdown::Both);
+}
+
+/// Pumps both ways between `client` and `server`, cutting where `plan` says.
+fn relay(
+    client: TcpStream,
+    server: TcpStream,
+    plan: Arc<Mutex<Option<Cut>>>,
+    cuts: Arc<AtomicUsize>,
+) {
+    // Set before the COMMIT is forwarded, so the server's next bytes are its answer to it.
+    let swallow = Arc::new(AtomicBool::new(false));
+    let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    let (c2, s2, cuts2, swallow2) = (
+        client.try_clone().unwrap(),
+        server,
+        cuts.clone(),
+        swallow.clone(),
+    );
+    std::thread::spawn(move || {
+        let mut buf = vec![0; 64 * 1024];
+        let mut commit_next = false;
+        while let Ok(n) = c_in.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let chunk = &buf[..n];
+            {
+                let mut plan = plan.lock().unwrap();
+                match *plan {
+                    Some(Cut::Before(text)) if contains(chunk, text.as_bytes()) => {
+                        *plan = None;
+                        cut(&c_in, &s_out, &cuts);
+                        return;
+                    }
+                    Some(Cut::AnswerToCommitAfter(text)) if contains(chunk, text.as_bytes()) => {
+                        *plan = None;
+                        commit_next = true;
+                    }
+                    _ => {}
+                }
+            }
+            if commit_next && contains(chunk, COMMIT) {
+                swallow.store(true, Ordering::SeqCst);
+            }
+            if s_out.write_all(chunk).is_err() {
+                break;
+            }
+        }
+        let _ = s_out.shutdown(Shutdown::Write);
+    });
+    std::thread::spawn(move || {
+        let (mut s_in, mut c_out) = (s2, c2);
+        let mut buf = vec![0; 64 * 1024];
+        while let Ok(n) = s_in.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if swallow2.load(Ordering::SeqCst) {
+                // The server has committed; its answer is dropped with the connection.
+                cut(&s_in, &c_out, &cuts2);
+                return;
+            }
+            if c_out.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = c_out.shutdown(Shutdown::Write);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The library.
+
+#[test]
+fn release_renew_acquire_and_read_after_a_terminated_backend_run_on_a_new_connection() {
+    let db = pg::database();
+    let mut ledger = open(&db.url());
+    let res = issue("42");
+    let acquire = |ledger: &mut Ledger, holder: &str| {
+        ledger
+            .write_idempotent(Idempotent::AcquireBySameHolder, |tx| {
+                tx.acquire(&res, holder, Some(60_000))
+            })
+            .unwrap()
+    };
+    let Acquire::Acquired { tenure, .. } = acquire(&mut ledger, "alice") else {
+        panic!("not acquired")
+    };
+
+    assert_eq!(terminate_backends(&db), 1);
+    let renewed = ledger
+        .write_idempotent(Idempotent::Renew, |tx| {
+            tx.renew(&res, By::Holder("alice"), None)
+        })
+        .unwrap();
+    assert!(
+        matches!(renewed, Renew::Renewed(ref t) if t.lease_id == tenure.lease_id),
+        "{renewed:?}"
+    );
+
+    assert_eq!(terminate_backends(&db), 1);
+    let current = ledger.read(|v| v.current(&res)).unwrap();
+    assert_eq!(current.map(|t| t.token), Some(1));
+
+    assert_eq!(terminate_backends(&db), 1);
+    let released = ledger
+        .write_idempotent(Idempotent::Release, |tx| {
+            tx.release(&res, By::Lease(&tenure.lease_id))
+        })
+        .unwrap();
+    assert!(
+        matches!(released, Release::Released(Some(_))),
+        "{released:?}"
+    );
+
+    assert_eq!(terminate_backends(&db), 1);
+    let Acquire::Acquired { tenure, fresh, .. } = acquire(&mut ledger, "bob") else {
+        panic!("not acquired")
+    };
+    assert_eq!((tenure.token, fresh), (2, true));
+    assert_eq!(tenures(&db), ["1:alice:true", "2:bob:false"]);
+}
+
+#[test]
+fn a_write_not_declared_idempotent_fails_after_a_terminated_backend_and_changes_nothing() {
+    let db = pg::database();
+    let mut ledger = open(&db.url());
+    let res = issue("7");
+    ledger.read(|v| v.current(&res)).unwrap();
+
+    assert_eq!(terminate_backends(&db), 1);
+    let err = ledger
+        .write(|tx| tx.acquire(&res, "alice", None))
+        .unwrap_err();
+    let LedgerError::ConnectionLost(lost) = &err else {
+        panic!("not a lost connection: {err:?}")
+    };
+    assert_eq!(lost.fate, Fate::NothingWritten);
+    assert!(err.to_string().contains("nothing was changed"), "{err}");
+    assert!(tenures(&db).is_empty(), "{:?}", tenures(&db));
+
+    // The broken connection is replaced before the next operation sends anything.
+    let again = ledger.write(|tx| tx.acquire(&res, "alice", None)).unwrap();
+    assert!(
+        matches!(again, Acquire::Acquired { fresh: true, .. }),
+        "{again:?}"
+    );
+    assert_eq!(tenures(&db), ["1:alice:false"]);
+}
+
+#[test]
+fn an_acquire_whose_commit_landed_but_whose_answer_was_lost_returns_the_same_lease_and_token() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let mut ledger = open(&relay.url(&db));
+    let res = issue("42");
+
+    relay.arm(Cut::AnswerToCommitAfter("UPDATE clock"));
+    let got = ledger
+        .write_idempotent(Idempotent::AcquireBySameHolder, |tx| {
+            tx.acquire(&res, "alice", None)
+        })
+        .unwrap();
+    assert_eq!(relay.cuts(), 1, "the relay did not cut the connection");
+    let Acquire::Acquired { tenure, fresh, .. } = got else {
+        panic!("not acquired: {got:?}")
+    };
+    // The retry found the first run's tenure: the same lease, the same token, not fresh.
+    assert_eq!((tenure.token, fresh), (1, false));
+    let stored = db.psql("SELECT lease_id FROM tenures");
+    assert_eq!(stored, tenure.lease_id.to_string());
+    assert_eq!(tenures(&db), ["1:alice:false"]);
+    let acquired = db.psql("SELECT count(*) FROM events WHERE kind = 'acquired'");
+    assert_eq!(acquired, "1", "one acquisition, one token");
+}
+
+#[test]
+fn a_write_whose_answer_was_lost_is_not_retried_and_says_it_may_have_happened() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let mut ledger = open(&relay.url(&db));
+    let res = issue("42");
+
+    relay.arm(Cut::AnswerToCommitAfter("UPDATE clock"));
+    let err = ledger
+        .write(|tx| tx.acquire(&res, "alice", None))
+        .unwrap_err();
+    assert_eq!(relay.cuts(), 1);
+    let LedgerError::ConnectionLost(lost) = &err else {
+        panic!("not a lost connection: {err:?}")
+    };
+    assert_eq!(lost.fate, Fate::Unknown);
+    assert!(err.to_string().contains("may or may not"), "{err}");
+    // It did happen: that is why it must not run again blindly.
+    assert_eq!(tenures(&db), ["1:alice:false"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the binary.
+
+/// A repository `app` with its origin and hooks on the team ledger at `url`.
+fn installed_on(url: &str) -> (TestEnv, PathBuf) {
+    let env = TestEnv::on_team_ledger(url);
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    (env, repo)
+}
+
+#[test]
+fn lease_verbs_cut_off_before_their_write_reach_the_server_on_a_new_connection() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+    let before = relay.cuts();
+
+    relay.arm(Cut::Before("UPDATE clock"));
+    let got = env
+        .hand(
+            &repo,
+            &["lease", "acquire", "42", "--holder", "alice", "--json"],
+        )
+        .ok();
+    assert_eq!(relay.cuts(), before + 1, "the relay did not cut");
+    let got: serde_json::Value = serde_json::from_str(&got).unwrap();
+    assert_eq!(
+        (got["token"].as_i64(), got["fresh"].as_bool()),
+        (Some(1), Some(true))
+    );
+
+    relay.arm(Cut::Before("UPDATE clock"));
+    env.hand(&repo, &["lease", "renew", "42", "--holder", "alice"])
+        .ok();
+    assert_eq!(relay.cuts(), before + 2);
+
+    relay.arm(Cut::Before("UPDATE clock"));
+    env.hand(&repo, &["lease", "release", "42", "--holder", "alice"])
+        .ok();
+    assert_eq!(relay.cuts(), before + 3);
+    assert_eq!(tenures(&db), ["1:alice:true"]);
+}
+
+#[test]
+fn lease_acquire_whose_answer_was_lost_prints_the_lease_it_got_and_no_second_token() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+
+    relay.arm(Cut::AnswerToCommitAfter("UPDATE clock"));
+    let run = env
+        .hand(
+            &repo,
+            &["lease", "acquire", "42", "--holder", "alice", "--json"],
+        )
+        .code(0);
+    assert_eq!(relay.cuts(), 1, "the relay did not cut");
+    let got = run.json();
+    assert_eq!(got["token"], 1);
+    assert_eq!(
+        got["lease_id"].as_str().unwrap(),
+        db.psql("SELECT lease_id FROM tenures")
+    );
+    assert_eq!(tenures(&db), ["1:alice:false"]);
+}
+
+#[test]
+fn spawn_whose_intent_answer_was_lost_fails_with_exit_3_naming_where_to_look() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+
+    relay.arm(Cut::AnswerToCommitAfter("INSERT INTO tasks"));
+    let run = env.hand(&repo, &["spawn", "t1"]).code(3);
+    assert_eq!(relay.cuts(), 1, "the relay did not cut");
+    assert!(
+        run.stderr.contains("may or may not have been recorded"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("git hand list"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+#[test]
+fn teardown_whose_backend_was_terminated_mid_way_fails_with_exit_3_and_changes_nothing_then_completes()
+ {
+    let db = pg::database();
+    let (env, repo) = installed_on(&db.tcp_url());
+    let spawned = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&spawned);
+
+    let pause = GitPause::new(&env, "detach", "switch --detach");
+    let child = pause.start(&env, &repo, &["teardown", "t1"]);
+    pause.wait_until_paused();
+    assert_eq!(terminate_backends(&db), 1);
+    let step_before = db.psql("SELECT state || ':' || step FROM tasks");
+    pause.release();
+    let run = finish(child).code(3);
+    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("run the same command again"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        db.psql("SELECT state || ':' || step FROM tasks"),
+        step_before
+    );
+
+    env.hand(&repo, &["teardown", "t1"]).ok();
+    assert_eq!(db.psql("SELECT state FROM tasks"), "done");
+    assert!(slot.exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2 × 8 processes contend.
+
+/// Two "machines" on the team ledger at `url`: two HOMEs, two clones of one origin.
+fn two_machines(url: &str) -> [(TestEnv, PathBuf); 2] {
+    let (laptop, repo) = installed_on(url);
+    let runner = TestEnv::on_team_ledger(url);
+    let origin = laptop.path("work/app-origin.git");
+    let work = runner.path("work");
+    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
+    let clone = work.join("app");
+    runner.hand(&clone, &["install"]).ok();
+    [(laptop, repo), (runner, clone)]
+}
+
+/// `git hand <args>` in `dir`, started now but held until its stdin closes (the start signal,
+/// see [`go`]); killed after the harness's timeout.
+fn held(env: &TestEnv, dir: &Path, args: &[String]) -> Child {
+    let mut cmd: Command = env.command("sh", dir);
+    cmd.args(["-c", "read _ignored; exec \"$@\"", "sh"])
+        .args([
+            "timeout",
+            "-s",
+            "KILL",
+            "120",
+            env!("CARGO_BIN_EXE_git-hand"),
+        ])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn().unwrap()
+}
+
+/// Lets every held process go at once (closing their stdin), and waits for all.
+fn go(mut children: Vec<Child>) -> Vec<Run> {
+    for child in &mut children {
+        drop(child.stdin.take());
+    }
+    children.into_iter().map(finish).collect()
+}
+
+/// 16 processes, 8 per machine, each `git hand` with `args(machine, i)`, started together.
+fn sixteen(
+    machines: &[(TestEnv, PathBuf); 2],
+    args: impl Fn(usize, usize) -> Vec<String>,
+) -> Vec<Run> {
+    let mut children = vec![];
+    for (m, (env, dir)) in machines.iter().enumerate() {
+        for i in 0..8 {
+            children.push(held(env, dir, &args(m, i)));
+        }
+    }
+    go(children)
+}
+
+#[test]
+fn sixteen_acquires_on_two_machines_grant_token_1_once_and_refuse_fifteen_naming_the_holder() {
+    let db = pg::database();
+    let machines = two_machines(&db.tcp_url());
+    let runs = sixteen(&machines, |m, i| {
+        [
+            "lease",
+            "acquire",
+            "42",
+            "--holder",
+            &format!("m{m}-p{i}"),
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec()
+    });
+
+    let granted: Vec<&Run> = runs.iter().filter(|r| r.code == 0).collect();
+    assert_eq!(granted.len(), 1, "{runs:#?}");
+    let winner = granted[0].json();
+    assert_eq!(winner["token"], 1);
+    let holder = winner["holder"].as_str().unwrap();
+    for run in runs.iter().filter(|r| r.code != 0) {
+        assert_eq!(run.code, 3, "{run:#?}");
+        let refused = run.json();
+        assert_eq!(refused["outcome"], "held", "{run:#?}");
+        assert_eq!(refused["holder"], holder, "{run:#?}");
+    }
+    assert_eq!(tenures(&db), [format!("1:{holder}:false")]);
+    assert_eq!(
+        db.psql("SELECT count(*) FROM events WHERE kind = 'refused'"),
+        "15"
+    );
+}
+
+#[test]
+fn sixteen_spawns_of_one_task_for_one_issue_on_two_machines_leave_one_live_task_and_nothing_half_made()
+ {
+    let db = pg::database();
+    let machines = two_machines(&db.tcp_url());
+    // A holder each: the same holder spawning the same task again is given that task back.
+    let runs = sixteen(&machines, |m, i| {
+        let holder = format!("m{m}-p{i}");
+        [
+            "spawn", "fix-42", "--issue", "42", "--holder", &holder, "--json",
+        ]
+        .map(String::from)
+        .to_vec()
+    });
+
+    let spawned: Vec<&Run> = runs.iter().filter(|r| r.code == 0).collect();
+    assert_eq!(spawned.len(), 1, "{runs:#?}");
+    for run in runs.iter().filter(|r| r.code != 0) {
+        assert_eq!(run.code, 3, "{run:#?}");
+        assert!(!run.stderr.contains("panicked"), "{run:#?}");
+    }
+    // One task, live; no row of a spawn that lost; held tenures: its slot and its issue.
+    assert_eq!(
+        db.psql("SELECT name || ':' || state FROM tasks"),
+        "fix-42:active"
+    );
+    let held = db.psql(
+        "SELECT r.kind || ':' || t.token FROM tenures t JOIN resources r ON r.id = t.resource_id \
+         WHERE t.ended_at IS NULL ORDER BY r.kind",
+    );
+    assert_eq!(held, "issue:1\nworktree:1");
+    let mut listed = 0;
+    for (env, dir) in &machines {
+        let list = env.hand(dir, &["list", "--json"]).ok();
+        let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+        listed += list["tasks"].as_array().map_or(0, Vec::len);
+        env.hand(dir, &["doctor"]).ok();
+    }
+    assert_eq!(listed, 1);
+}
