@@ -152,6 +152,8 @@ impl From<LedgerError> for Failure {
                         .hint("git hand lease current <issue>   # who holds an issue"),
                 }
             }
+            LedgerError::ServerNeedsMigration { .. } => Failure::new(Kind::Precondition, e.to_string())
+                .hint("git hand doctor   # with the owner role in GIT_HAND_LEDGER: migrates the schema"),
             LedgerError::ServerTooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
                 .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
             // The role in the URL may not do this (write, or migrate): nothing was changed, and

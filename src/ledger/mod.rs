@@ -160,6 +160,17 @@ pub enum LedgerError {
         }
     )]
     ConnectionLost(Box<team::Lost>),
+    /// A reading verb found an older schema: readers never migrate.
+    #[error(
+        "the team ledger at {at} has schema version {found}, older than this git-hand's \
+         {supported}; a command that only reads does not migrate it: run git hand doctor once, \
+         with the role that owns the schema"
+    )]
+    ServerNeedsMigration {
+        at: String,
+        found: i64,
+        supported: i64,
+    },
     #[error("migrating the team ledger to version {version} failed: {source}")]
     ServerMigration {
         version: i64,
@@ -275,14 +286,29 @@ impl Ledger {
     pub fn open_team(url: &server::ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
         let mut team = team::Team::open(url, clock)?;
         let notices = std::mem::take(&mut team.notices);
-        Ok(Self {
+        Ok(Self::team(url, team, notices))
+    }
+
+    fn team(url: &server::ServerUrl, team: team::Team, notices: Vec<String>) -> Self {
+        Self {
             path: PathBuf::from(url.to_string()),
             store: Store::Team(Box::new(team)),
             clock: Box::new(SystemClock),
             journal: Journal::Server,
             relaxed: false,
             notices,
-        })
+        }
+    }
+
+    /// Connects to the team ledger at `url` for a verb that only reads, changing nothing on the
+    /// server: `Ok(None)` where git-hand never made a ledger in that database (the caller reads
+    /// an empty one), an older schema refused ([`LedgerError::ServerNeedsMigration`]).
+    pub fn open_team_existing(url: &server::ServerUrl) -> Result<Option<Self>> {
+        let Some(mut team) = team::Team::open_existing(url)? else {
+            return Ok(None);
+        };
+        let notices = std::mem::take(&mut team.notices);
+        Ok(Some(Self::team(url, team, notices)))
     }
 
     /// Creates the ledger at `path` with `init` run in the creating transaction, so no process

@@ -202,7 +202,10 @@ pub fn open_if_present(place: &Place, purpose: Purpose) -> Result<Option<Ledger>
     Ok(match (place, purpose) {
         (Place::File(path), Purpose::Read) => Ledger::open_existing(path)?,
         (Place::File(path), Purpose::Write) => Ledger::open_if_present(path)?,
-        (Place::Server(url), _) => Some(Ledger::open_team(url, None)?),
+        // Reading changes nothing on the server: no schema made where there is none (the
+        // reader sees an empty ledger, as where there is no file), none migrated.
+        (Place::Server(url), Purpose::Read) => Ledger::open_team_existing(url)?,
+        (Place::Server(url), Purpose::Write) => Some(Ledger::open_team(url, None)?),
     })
 }
 

@@ -530,3 +530,31 @@ fn pre_push_with_a_read_only_role_refuses_a_zombie_and_allows_the_holder() {
     );
     push(&env, &slot, &as_reader(&second), &["-q", "origin", "HEAD"]).ok();
 }
+
+/// A verb that only reads changes nothing on the server: on an empty database `list`, `log`,
+/// `lease current` and a push's pre-push see an empty ledger and create no table; the first
+/// writing verb makes the schema.
+#[test]
+fn reading_verbs_and_hooks_make_nothing_on_an_empty_database() {
+    let db = pg::database();
+    let env = TestEnv::on_team_ledger(&db.tcp_url());
+    let repo = env.repo("app");
+    let tables =
+        || db.psql("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'");
+    for args in [
+        &["list"][..],
+        &["log"],
+        &["lease", "current", "42"],
+        &["list", "--json"],
+    ] {
+        hand(&env, &repo, args).ok();
+        assert_eq!(tables(), "0", "git hand {} made tables", args.join(" "));
+    }
+    hand(&env, &repo, &["install"]).ok();
+    assert_eq!(tables(), "0", "install made tables");
+    env.commit(&repo, "b.txt", "main work\n");
+    push(&env, &repo, &[], &["-q", "origin", "main"]).ok();
+    assert_eq!(tables(), "0", "a push made tables");
+    hand(&env, &repo, &["lease", "acquire", "42", "--holder", "a"]).ok();
+    assert_ne!(tables(), "0", "the first write makes the schema");
+}

@@ -116,6 +116,25 @@ impl Team {
         })
     }
 
+    /// Connects for a verb that only reads: nothing is created or migrated on the server.
+    /// `Ok(None)` where git-hand never made a ledger in this database; see
+    /// [`schema::check_for_reading`].
+    pub fn open_existing(url: &ServerUrl) -> Result<Option<Self>> {
+        let mut found = Vec::new();
+        let mut client = server::connect(url, &mut found)?;
+        if !schema::check_for_reading(&mut client, &url.to_string())? {
+            return Ok(None);
+        }
+        set_lock_timeout(&mut client, LOCK_TIMEOUT)?;
+        Ok(Some(Self {
+            client,
+            url: url.clone(),
+            lock_timeout: LOCK_TIMEOUT,
+            clock: None,
+            notices: found.into_iter().map(|n| n.to_string()).collect(),
+        }))
+    }
+
     pub fn url(&self) -> &ServerUrl {
         &self.url
     }

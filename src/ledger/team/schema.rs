@@ -189,6 +189,24 @@ pub fn version(client: &mut impl GenericClient) -> Result<i64> {
     Ok(row.map_or(0, |r| r.get::<_, i64>(0)))
 }
 
+/// What a reader finds, changing nothing: `Ok(false)` when git-hand never made a ledger in this
+/// database (a reading verb then sees an empty ledger, as where there is no ledger file),
+/// `Ok(true)` at this binary's version; an older ledger is refused (a reader never migrates:
+/// any writing verb, with a role that may, does), a newer one too.
+pub fn check_for_reading(client: &mut postgres::Client, at: &str) -> Result<bool> {
+    let found = version(client)?;
+    refuse_newer(found, LATEST_VERSION, at)?;
+    match found {
+        0 => Ok(false),
+        LATEST_VERSION => Ok(true),
+        older => Err(LedgerError::ServerNeedsMigration {
+            at: at.to_string(),
+            found: older,
+            supported: LATEST_VERSION,
+        }),
+    }
+}
+
 /// Brings the ledger in this database to [`LATEST_VERSION`]; `at` names it in errors.
 pub fn migrate(client: &mut postgres::Client, at: &str) -> Result<()> {
     migrate_with(client, at, MIGRATIONS)
