@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::output::{Paint, TenureJson, Time, expiry_text, paint, table};
 use super::{Done, Failure};
-use crate::clock::{Millis, relative};
+use crate::clock::relative;
 use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
 use crate::ops::facts::{Divergence, Facts};
@@ -26,6 +26,10 @@ pub struct ListArgs {
     /// Add each task's branch, token, holder and issue.
     #[arg(long, short = 'l')]
     pub long: bool,
+    /// On a team ledger: only this machine's tasks (without it, every machine's tasks pushed
+    /// to this repository's remote are listed too).
+    #[arg(long)]
+    pub here: bool,
 }
 
 /// Which columns the text shows beyond the default ones.
@@ -45,6 +49,9 @@ struct ListJson<'a> {
 #[derive(Serialize)]
 struct TaskJson<'a> {
     task: &'a str,
+    /// The machine the task runs on: on a team ledger only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<&'a str>,
     state: TaskState,
     path: Option<&'a WorktreeKey>,
     slot: Option<i64>,
@@ -119,9 +126,10 @@ impl<'a> WorktreeJson<'a> {
 }
 
 impl<'a> TaskJson<'a> {
-    fn of(v: &'a TaskView) -> Self {
+    fn of(v: &'a TaskView, team: bool) -> Self {
         Self {
             task: &v.task.name,
+            machine: team.then_some(v.task.machine.as_str()),
             state: v.task.state,
             path: v.task.slot_path.as_ref(),
             slot: v.slot_n,
@@ -164,10 +172,20 @@ impl<'a> FreeSlotJson<'a> {
 pub fn list(ctx: &Context, args: ListArgs, json: bool) -> Result<Done, Failure> {
     let mut ledger = ctx.ledger_for_reading()?;
     let which = if args.all { Tasks::All } else { Tasks::Open };
-    let listing = tasks::list(ctx, &mut ledger, which)?;
+    let reach = if args.here {
+        tasks::Reach::Here
+    } else {
+        tasks::Reach::Team
+    };
+    let listing = tasks::list(ctx, &mut ledger, which, reach)?;
     if json {
+        let team = listing.machine.is_some();
         let shape = ListJson {
-            tasks: listing.tasks.iter().map(TaskJson::of).collect(),
+            tasks: listing
+                .tasks
+                .iter()
+                .map(|v| TaskJson::of(v, team))
+                .collect(),
             free_slots: listing.free_slots.iter().map(FreeSlotJson::of).collect(),
         };
         return Done::json(&shape, None);
@@ -184,8 +202,12 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
     if listing.tasks.is_empty() {
         out.push_str("no tasks\n");
     } else {
-        let mut header = vec![
-            "TASK",
+        let team = listing.machine.is_some();
+        let mut header = vec!["TASK"];
+        if team {
+            header.push("MACHINE");
+        }
+        header.extend([
             "SLOT",
             "STATE",
             "TREE",
@@ -194,7 +216,7 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
             "COMMITTED",
             "EXEC",
             "LEASE",
-        ];
+        ]);
         if columns.long {
             header.extend(["BRANCH", "TOKEN", "HOLDER", "ISSUE"]);
         }
@@ -204,7 +226,7 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
         let rows: Vec<Vec<String>> = listing
             .tasks
             .iter()
-            .map(|v| row(v, listing.now, columns, p))
+            .map(|v| row(v, listing, columns, p))
             .collect();
         out.push_str(&table(&header, &rows, p));
     }
@@ -226,7 +248,8 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
 }
 
 /// One task's cells, in the order of the header.
-fn row(v: &TaskView, now: Millis, columns: Columns, p: Paint) -> Vec<String> {
+fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Vec<String> {
+    let now = listing.now;
     let dash = || "-".to_string();
     let lease = match &v.tenure {
         Some(t) if t.is_live(now) => expiry_text(t.expires_at, now),
@@ -244,8 +267,11 @@ fn row(v: &TaskView, now: Millis, columns: Columns, p: Paint) -> Vec<String> {
         Some(u) => u.divergence.map_or_else(|| "gone".into(), counts),
         None => dash(),
     };
-    let mut cells = vec![
-        v.task.name.clone(),
+    let mut cells = vec![v.task.name.clone()];
+    if listing.machine.is_some() {
+        cells.push(v.task.machine.clone());
+    }
+    cells.extend([
         v.slot_n.map_or_else(dash, |n| n.to_string()),
         v.task.state.as_str().to_string(),
         tree,
@@ -259,7 +285,7 @@ fn row(v: &TaskView, now: Millis, columns: Columns, p: Paint) -> Vec<String> {
             dash()
         },
         lease,
-    ];
+    ]);
     if columns.long {
         cells.extend([
             v.task.branch.clone(),

@@ -339,6 +339,7 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
             ctx,
             &mut ledger,
             crate::ledger::Tasks::Open,
+            crate::ops::tasks::Reach::Team,
         )?),
         None => None,
     };

@@ -160,9 +160,7 @@ fn unknown_lease_reason(
         (None, Some(_), None) => {
             format!("the ledger never granted the lease you present, {yours}.")
         }
-        (None, Some(_), Some(t))
-            if Some(t.resource.key.as_str()) != f.slot.as_ref().map(|s| s.as_str()) =>
-        {
+        (None, Some(_), Some(t)) if f.granted_elsewhere => {
             format!(
                 "the lease you present, {yours}, was granted for {}, not for this worktree.",
                 t.resource.key

@@ -247,7 +247,15 @@ pub struct Ledger {
     relaxed: bool,
     /// What opening did that the user should hear about (a file made private).
     notices: Vec<String>,
+    /// The machine this process runs on, as the ledger records it: empty for a file ledger
+    /// (one machine), set by [`Ledger::on_machine`] for a team ledger.
+    machine: Machine,
 }
+
+/// A machine's id as the ledger records it (`repos`, `slots` and `tasks.machine`, and the
+/// qualified keys of worktree resources): empty for a file ledger, whose every row is this
+/// machine's. Shared, so that every transaction carries it without copying it.
+pub type Machine = std::sync::Arc<str>;
 
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -297,6 +305,7 @@ impl Ledger {
             journal: Journal::Server,
             relaxed: false,
             notices,
+            machine: Machine::default(),
         }
     }
 
@@ -309,6 +318,21 @@ impl Ledger {
         };
         let notices = std::mem::take(&mut team.notices);
         Ok(Some(Self::team(url, team, notices)))
+    }
+
+    /// This ledger as seen from machine `id` (a team ledger): its repositories, slots and
+    /// tasks are that machine's, and its worktree resources are qualified with it. A file
+    /// ledger is one machine and keeps the empty id.
+    pub fn on_machine(mut self, id: &str) -> Self {
+        if matches!(self.store, Store::Team(_)) {
+            self.machine = Machine::from(id);
+        }
+        self
+    }
+
+    /// The machine this ledger's transactions act for (empty: a file ledger).
+    pub fn machine(&self) -> &str {
+        &self.machine
     }
 
     /// Creates the ledger at `path` with `init` run in the creating transaction, so no process
@@ -347,6 +371,7 @@ impl Ledger {
             journal: Journal::Memory,
             relaxed: false,
             notices: vec![],
+            machine: Machine::default(),
         })
     }
 
@@ -421,6 +446,7 @@ impl Ledger {
             journal,
             relaxed: false,
             notices: on_disk.notices,
+            machine: Machine::default(),
         })
     }
 
@@ -471,7 +497,10 @@ impl Ledger {
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let conn = match &mut self.store {
             Store::File(conn) => conn,
-            Store::Team(team) => return team.write(f),
+            Store::Team(team) => {
+                let machine = &self.machine;
+                return team.write(|tx| f(&tx.for_machine(machine)));
+            }
         };
         let clock_now = self.clock.now_ms();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -619,7 +648,10 @@ impl Ledger {
     pub fn read<T>(&mut self, f: impl Fn(&View<'_>) -> Result<T>) -> Result<T> {
         let conn = match &mut self.store {
             Store::File(conn) => conn,
-            Store::Team(team) => return team.read(f),
+            Store::Team(team) => {
+                let machine = &self.machine;
+                return team.read(|view| f(&view.for_machine(machine)));
+            }
         };
         let clock_now = self.clock.now_ms();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
@@ -873,16 +905,41 @@ enum Purpose {
 pub struct View<'a> {
     db: Db<'a>,
     now: Millis,
+    /// See [`Machine`]: whose repositories, slots and tasks "this machine's" means.
+    machine: Machine,
 }
 
 impl<'a> View<'a> {
     fn new(db: Db<'a>, now: Millis) -> Self {
-        Self { db, now }
+        Self {
+            db,
+            now,
+            machine: Machine::default(),
+        }
+    }
+
+    /// This snapshot as seen from `machine` (a team ledger's [`Ledger::read`]).
+    fn for_machine(&self, machine: &Machine) -> Self {
+        Self {
+            db: self.db,
+            now: self.now,
+            machine: machine.clone(),
+        }
     }
 
     /// The instant this snapshot judges liveness against.
     pub fn now(&self) -> Millis {
         self.now
+    }
+
+    /// The machine this snapshot acts for: empty on a file ledger.
+    pub fn machine(&self) -> &str {
+        &self.machine
+    }
+
+    /// The worktree resource of this machine's worktree at `key` (see [`Resource::worktree_on`]).
+    pub fn worktree(&self, key: &WorktreeKey) -> Resource {
+        Resource::worktree_on(&self.machine, key)
     }
 }
 
@@ -890,11 +947,25 @@ impl<'a> View<'a> {
 pub struct Tx<'a> {
     db: Db<'a>,
     now: Millis,
+    machine: Machine,
 }
 
 impl<'a> Tx<'a> {
     fn new(db: Db<'a>, now: Millis) -> Self {
-        Self { db, now }
+        Self {
+            db,
+            now,
+            machine: Machine::default(),
+        }
+    }
+
+    /// This transaction as acting for `machine` (a team ledger's [`Ledger::write`]).
+    fn for_machine(&self, machine: &Machine) -> Self {
+        Self {
+            db: self.db,
+            now: self.now,
+            machine: machine.clone(),
+        }
     }
 
     pub fn now(&self) -> Millis {
@@ -905,6 +976,7 @@ impl<'a> Tx<'a> {
         View {
             db: self.db,
             now: self.now,
+            machine: self.machine.clone(),
         }
     }
 }

@@ -255,8 +255,8 @@ impl Tx<'_> {
     /// six characters its pool directory is named after, so its slots stay where they are.
     pub fn restore_repo(&self, common_dir: &str, id: &RepoId) -> Result<()> {
         self.db.once().exec(
-            "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
-            &[id, &common_dir, &self.now],
+            "INSERT INTO repos (id, common_dir, created_at, machine) VALUES (?1, ?2, ?3, ?4)",
+            &[id, &common_dir, &self.now, &self.view().machine()],
         )?;
         Ok(())
     }

@@ -25,11 +25,11 @@ fn dir_key(common_dir: &Path) -> Cow<'_, str> {
 }
 
 impl View<'_> {
-    /// The repository registered at `common_dir` (a realpath), if any.
+    /// The repository registered at `common_dir` (a realpath) on this machine, if any.
     pub fn repo_by_dir(&self, common_dir: &Path) -> Result<Option<RegisteredRepo>> {
         self.db.once().row(
-            "SELECT id, common_dir FROM repos WHERE common_dir = ?1",
-            &[&dir_key(common_dir)],
+            "SELECT id, common_dir FROM repos WHERE common_dir = ?1 AND machine = ?2",
+            &[&dir_key(common_dir), &self.machine()],
             |r| {
                 Ok(RegisteredRepo {
                     id: r.get(0)?,
@@ -41,7 +41,8 @@ impl View<'_> {
 }
 
 impl Tx<'_> {
-    /// The repository at `common_dir`, registered with a fresh id if the ledger has not seen it.
+    /// The repository at `common_dir`, registered (as this machine's) with a fresh id if the
+    /// ledger has not seen it here.
     pub fn ensure_repo(&self, common_dir: &Path) -> Result<RegisteredRepo> {
         if let Some(repo) = self.view().repo_by_dir(common_dir)? {
             return Ok(repo);
@@ -49,8 +50,8 @@ impl Tx<'_> {
         let id = RepoId::mint().map_err(LedgerError::Random)?;
         let common_dir = dir_key(common_dir).into_owned();
         self.db.once().exec(
-            "INSERT INTO repos (id, common_dir, created_at) VALUES (?1, ?2, ?3)",
-            &[&id, &common_dir, &self.now],
+            "INSERT INTO repos (id, common_dir, created_at, machine) VALUES (?1, ?2, ?3, ?4)",
+            &[&id, &common_dir, &self.now, &self.view().machine()],
         )?;
         Ok(RegisteredRepo { id, common_dir })
     }

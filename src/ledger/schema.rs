@@ -144,6 +144,16 @@ const V5_TASK_BASE_REF: &str = r#"
 ALTER TABLE tasks ADD COLUMN base_ref TEXT;
 "#;
 
+/// Version 6: the machine a repository, slot and task belong to (issue 14). The columns are
+/// there so that the ledger's SQL is the same text on a file and a team ledger; a file ledger
+/// is one machine, so every row keeps the empty id, and its unique keys (a repository by its
+/// common dir, a slot by its path) stay as they were.
+const V6_MACHINE: &str = r#"
+ALTER TABLE repos ADD COLUMN machine TEXT NOT NULL DEFAULT '';
+ALTER TABLE slots ADD COLUMN machine TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN machine TEXT NOT NULL DEFAULT '';
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -165,6 +175,10 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 5,
         sql: V5_TASK_BASE_REF,
+    },
+    Migration {
+        version: 6,
+        sql: V6_MACHINE,
     },
 ];
 

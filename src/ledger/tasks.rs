@@ -43,11 +43,13 @@ pub struct Task {
     /// (`refs/heads/release`), which `list` and `prune --branches` measure it against; `None`
     /// for a base given as a commit, and in rows from before schema version 5.
     pub base_ref: Option<String>,
+    /// The machine the task runs on (empty on a file ledger).
+    pub machine: String,
 }
 
 const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
     branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
-    checked_out, remote, base_ref FROM tasks";
+    checked_out, remote, base_ref, machine FROM tasks";
 
 /// A task as stored: the enums still as their words.
 struct TaskRow {
@@ -82,6 +84,7 @@ impl TaskRow {
                 checked_out: r.get(18)?,
                 remote: r.get(19)?,
                 base_ref: r.get(20)?,
+                machine: r.get(21)?,
             },
             state: r.get(3)?,
             step: r.get(17)?,
@@ -109,9 +112,9 @@ impl Task {
         self.slot_path.clone().unwrap_or_else(WorktreeKey::none)
     }
 
-    /// The worktree resource of the task's slot (see [`Task::slot_key`]).
+    /// The worktree resource of the task's slot (see [`Task::slot_key`]), on its machine.
     pub fn slot_resource(&self) -> Resource {
-        Resource::worktree(&self.slot_key())
+        Resource::worktree_on(&self.machine, &self.slot_key())
     }
 }
 
@@ -131,11 +134,13 @@ pub struct Slot {
     pub n: i64,
     pub path: WorktreeKey,
     pub created_at: Millis,
+    /// The machine the slot is on (empty on a file ledger).
+    pub machine: String,
 }
 
 impl Slot {
     pub fn resource(&self) -> Resource {
-        Resource::worktree(&self.path)
+        Resource::worktree_on(&self.machine, &self.path)
     }
 }
 
@@ -232,9 +237,38 @@ impl View<'_> {
     ) -> Result<Vec<(i64, LeaseId)>> {
         self.db.rows(
             FENCE_CANDIDATES,
-            &[&remote, &common_dir.to_string_lossy(), &branch, &except],
+            &[
+                &remote,
+                &common_dir.to_string_lossy(),
+                &branch,
+                &except,
+                &self.machine(),
+            ],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
+    }
+
+    /// The open task named `name` pushed to `remote` on another machine than this one, if any:
+    /// a task name is the team's on a remote. A file ledger is one machine, so it asks nothing.
+    pub fn open_task_elsewhere(&self, remote: &str, name: &str) -> Result<Option<Task>> {
+        if self.machine().is_empty() {
+            return Ok(None);
+        }
+        self.task_where(
+            "remote = ?1 AND name = ?2 AND state <> 'done' AND machine <> ?3 \
+             ORDER BY id DESC LIMIT 1",
+            &[&remote, &name, &self.machine()],
+        )
+    }
+
+    /// The tasks pushed to `remote` on every machine, oldest first: the open ones, or all of
+    /// them (`list` on a team ledger).
+    pub fn tasks_on_remote(&self, remote: &str, which: Tasks) -> Result<Vec<Task>> {
+        if which == Tasks::All {
+            self.tasks_where("remote = ?1 ORDER BY id", &[&remote])
+        } else {
+            self.tasks_where("remote = ?1 AND state <> 'done' ORDER BY id", &[&remote])
+        }
     }
 
     /// The newest task spawned with this slot lease.
@@ -262,17 +296,18 @@ impl View<'_> {
     /// The slots of a repository that have not been pruned, by number.
     pub fn slots(&self, repo_id: &RepoId) -> Result<Vec<Slot>> {
         self.db.rows(
-            "SELECT repo_id, n, path, created_at FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
+            "SELECT repo_id, n, path, created_at, machine FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
             &[repo_id],
             slot_from_row,
         )
     }
 
-    /// The slot at this path (pruned or not).
+    /// This machine's slot at this path, unless pruned.
     pub fn slot_by_path(&self, path: &WorktreeKey) -> Result<Option<Slot>> {
         self.db.once().row(
-            "SELECT repo_id, n, path, created_at FROM slots WHERE path = ?1 AND removed_at IS NULL",
-            &[path],
+            "SELECT repo_id, n, path, created_at, machine FROM slots \
+             WHERE path = ?1 AND machine = ?2 AND removed_at IS NULL",
+            &[path, &self.machine()],
             slot_from_row,
         )
     }
@@ -315,7 +350,7 @@ const FENCE_CANDIDATES: &str = "SELECT id, lease_id FROM tasks \
      WHERE remote = ?1 AND branch = ?3 AND state <> 'done' \
      AND lease_id IS NOT NULL AND lease_id IS DISTINCT FROM ?4 \
      UNION ALL SELECT id, lease_id FROM tasks \
-     WHERE remote IS NULL AND repo_id = (SELECT id FROM repos WHERE common_dir = ?2) \
+     WHERE remote IS NULL AND repo_id = (SELECT id FROM repos WHERE common_dir = ?2 AND machine = ?5) \
      AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL \
      AND lease_id IS DISTINCT FROM ?4 ORDER BY id DESC";
 
@@ -325,17 +360,19 @@ fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
         n: r.get(1)?,
         path: r.get(2)?,
         created_at: r.get(3)?,
+        machine: r.get(4)?,
     })
 }
 
 impl Tx<'_> {
     /// Records a slot (a new one, or a pruned one coming back at the same number and path).
     pub fn ensure_slot(&self, repo_id: &RepoId, n: i64, path: &WorktreeKey) -> Result<Slot> {
-        let rid = self.resource_id(&Resource::worktree(path))?;
+        let view = self.view();
+        let rid = self.resource_id(&view.worktree(path))?;
         self.db.once().exec(
-            "INSERT INTO slots (resource_id, repo_id, n, path, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (resource_id) DO UPDATE SET removed_at = NULL",
-            &[&rid, repo_id, &n, path, &self.now],
+            "INSERT INTO slots (resource_id, repo_id, n, path, created_at, machine) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (resource_id) DO UPDATE SET removed_at = NULL",
+            &[&rid, repo_id, &n, path, &self.now, &view.machine()],
         )?;
         self.view().slot_by_path(path)?.ok_or_else(|| {
             LedgerError::Corrupt(format!("slot {path} vanished while being recorded"))
@@ -347,13 +384,13 @@ impl Tx<'_> {
     /// leased since. Its resource (and so its token history) stays. Returns whether it did.
     pub fn remove_free_slot(&self, path: &WorktreeKey) -> Result<bool> {
         let view = self.view();
-        let held = view.held(&Resource::worktree(path))?.is_some();
+        let held = view.held(&view.worktree(path))?.is_some();
         if view.slot_by_path(path)?.is_none() || held {
             return Ok(false);
         }
         self.db.once().exec(
-            "UPDATE slots SET removed_at = ?1 WHERE path = ?2",
-            &[&self.now, path],
+            "UPDATE slots SET removed_at = ?1 WHERE path = ?2 AND machine = ?3",
+            &[&self.now, path, &view.machine()],
         )?;
         Ok(true)
     }
@@ -361,8 +398,8 @@ impl Tx<'_> {
     /// Undoes [`Tx::remove_free_slot`] when git refused to remove the worktree.
     pub fn restore_slot(&self, path: &WorktreeKey) -> Result<()> {
         self.db.once().exec(
-            "UPDATE slots SET removed_at = NULL WHERE path = ?1",
-            &[path],
+            "UPDATE slots SET removed_at = NULL WHERE path = ?1 AND machine = ?2",
+            &[path, &self.view().machine()],
         )?;
         Ok(())
     }
@@ -374,8 +411,8 @@ impl Tx<'_> {
         self.db.once().exec(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
              branch, base_oid, holder, created_at, updated_at, pid, pid_start, step, remote, \
-             base_ref) VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, \
-             ?13, ?14, ?15)",
+             base_ref, machine) VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, \
+             ?11, ?12, ?13, ?14, ?15, ?16)",
             &[
                 t.repo_id,
                 &t.name,
@@ -392,6 +429,7 @@ impl Tx<'_> {
                 &t.step.as_str(),
                 &t.remote,
                 &t.base_ref,
+                &self.view().machine(),
             ],
         )?;
         self.view().open_task(t.repo_id, t.name)?.ok_or_else(|| {
@@ -460,7 +498,7 @@ mod tests {
 
     #[test]
     fn the_fence_lookup_searches_indexes_and_scans_no_task() {
-        let plan = plan_of(FENCE_CANDIDATES, &["r", "/repo/.git", "b", "lease"]);
+        let plan = plan_of(FENCE_CANDIDATES, &["r", "/repo/.git", "b", "lease", ""]);
         assert_both_indexes_and_no_task_scanned(&plan);
     }
 }

@@ -11,7 +11,9 @@ use crate::clock::Millis;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceKind {
-    /// A pool slot; key: the realpath of its work tree.
+    /// A pool slot; key: the realpath of its work tree, on a team ledger after its machine's
+    /// id and a colon (`<machine>:<path>`), so that two machines' slots at one path are two
+    /// resources with two token histories.
     Worktree,
     /// An issue; key: `<namespace>#<issue id>`.
     Issue,
@@ -27,10 +29,23 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The worktree at `key` on a file ledger (one machine): the key is the path.
     pub fn worktree(key: &WorktreeKey) -> Self {
+        Self::worktree_on("", key)
+    }
+
+    /// The worktree at `key` on `machine` (empty on a file ledger: the key is the path, as it
+    /// always was). Ops ask a [`super::View::worktree`], a [`super::Slot`] or a
+    /// [`super::Task`], which know the machine.
+    pub fn worktree_on(machine: &str, key: &WorktreeKey) -> Self {
+        let key = if machine.is_empty() {
+            key.to_string()
+        } else {
+            format!("{machine}:{key}")
+        };
         Self {
             kind: ResourceKind::Worktree,
-            key: key.to_string(),
+            key,
         }
     }
     pub fn issue(namespace: &str, id: &str) -> Self {

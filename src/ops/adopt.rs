@@ -45,7 +45,7 @@ pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Reg
 /// event log, nothing is leased.
 fn record_only(ledger: &mut Ledger, repo: &Repo, workdir: &Path) -> Result<()> {
     let common = &repo.loc.common_dir;
-    let res = Resource::worktree(&WorktreeKey::from_canonical(workdir));
+    let res = Resource::worktree_on(ledger.machine(), &WorktreeKey::from_canonical(workdir));
     ledger.write(|tx| {
         tx.ensure_repo(common)?;
         tx.log(
@@ -69,7 +69,7 @@ fn lease_as_task(
 ) -> Result<Option<(String, Tenure)>> {
     let key = WorktreeKey::from_canonical(workdir);
     let common = &repo.loc.common_dir;
-    let res = Resource::worktree(&key);
+    let res = Resource::worktree_on(ledger.machine(), &key);
     let holder = ctx.holder(None)?;
     let base = task_name_for(workdir);
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());

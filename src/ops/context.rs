@@ -108,7 +108,10 @@ impl Context {
                 }
                 Ok(self.noted(Ledger::open(&path)?))
             }
-            Place::Server(url) => Ok(self.noted(Ledger::open_team(&url, None)?)),
+            Place::Server(url) => {
+                let machine = self.machine()?;
+                Ok(self.noted(Ledger::open_team(&url, None)?.on_machine(&machine)))
+            }
         }
     }
 
@@ -132,7 +135,42 @@ impl Context {
     /// error, never an empty ledger); a team ledger is connected to (an unreachable server is
     /// an error).
     pub fn open_existing(&self, place: &Place) -> Result<Option<Ledger>> {
-        Ok(open_if_present(place, Purpose::Read)?.map(|l| self.noted(l)))
+        let machine = match place {
+            Place::Server(_) => self.machine()?,
+            Place::File(_) => String::new(),
+        };
+        Ok(open_if_present(place, Purpose::Read)?.map(|l| self.noted(l).on_machine(&machine)))
+    }
+
+    /// This machine's id on a team ledger: `git config hand.machine`, else the systemd machine
+    /// id (`/etc/machine-id`). Read only for a team ledger: a file ledger is one machine.
+    pub fn machine(&self) -> Result<String> {
+        if let Some(repo) = self.repo_opt()
+            && let Some(name) = super::settings::git_string(repo, "hand.machine")
+        {
+            if super::names::is_machine_id(&name) {
+                return Ok(name);
+            }
+            return Err(repo
+                .bad_config(
+                    "hand.machine",
+                    "a name of letters, digits, '.', '_' and '-' (at most 64)",
+                    Some(hostname()),
+                )
+                .into());
+        }
+        ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+            .iter()
+            .find_map(|p| std::fs::read_to_string(p).ok())
+            .map(|id| id.trim().to_string())
+            .filter(|id| super::names::is_machine_id(id))
+            .ok_or_else(|| {
+                Error::precondition(
+                    "cannot tell this machine from the others on the team ledger: \
+                     /etc/machine-id is missing and hand.machine is not set",
+                    vec![format!("git config --global hand.machine {}", hostname())],
+                )
+            })
     }
 
     fn noted(&self, mut ledger: Ledger) -> Ledger {

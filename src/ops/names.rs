@@ -137,6 +137,16 @@ pub fn code_point(c: char) -> String {
     format!("U+{:04X}", u32::from(c))
 }
 
+/// Whether `id` may name a machine on a team ledger (`hand.machine`, `/etc/machine-id`): 1 to
+/// 64 letters, digits, `.`, `_` and `-`. Never a `:`, which separates the machine from the path
+/// in a worktree resource's key.
+pub fn is_machine_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

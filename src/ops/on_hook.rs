@@ -341,7 +341,7 @@ pub(super) fn record_refusal(
     };
     let (res, tenure, detail) = match refusal {
         Refusal::Verdict(_) => (
-            Resource::worktree(f.slot.as_ref().unwrap_or(workdir)),
+            Resource::worktree_on(ledger.machine(), f.slot.as_ref().unwrap_or(workdir)),
             f.tenure.clone(),
             format!("{what}: {}", f.verdict.as_str()),
         ),
@@ -430,7 +430,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
             tx.set_checked_out(task.id, &branch)?;
             tx.log(
                 EventKind::CheckedOut,
-                &Resource::worktree(&key),
+                &tx.view().worktree(&key),
                 finding.tenure.as_ref(),
                 Some(&branch),
             )

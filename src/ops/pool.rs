@@ -157,7 +157,7 @@ pub fn slots(view: &View<'_>, repo_id: &RepoId) -> crate::ledger::Result<Vec<Slo
         .into_iter()
         .map(|slot| SlotInfo {
             last_token: tokens.get(&slot.path).copied().unwrap_or(0),
-            held: held.remove(slot.path.as_str()),
+            held: held.remove(&slot.resource().key),
             tasks: open
                 .iter()
                 .filter(|t| t.slot_path.as_ref() == Some(&slot.path))

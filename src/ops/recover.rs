@@ -17,7 +17,7 @@ use super::evidence::{self, Evidence, PoolSlot, Trace};
 use super::{Context, Error, Result};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
-use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, Resource, WorktreeKey};
+use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, WorktreeKey};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
@@ -182,12 +182,12 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
             tx.restore_repo(&repo.common_dir, &repo.id)?;
             for (n, worktree, token) in &repo.slots {
                 tx.ensure_slot(&repo.id, *n, worktree)?;
-                tx.raise_last_token(&Resource::worktree(worktree), *token)?;
+                tx.raise_last_token(&tx.view().worktree(worktree), *token)?;
                 slots += 1;
             }
         }
         for (worktree, token) in &plan.floors {
-            tx.raise_last_token(&Resource::worktree(worktree), *token)?;
+            tx.raise_last_token(&tx.view().worktree(worktree), *token)?;
         }
         let detail = format!(
             "rebuilt: {why}; {} and {} restored from the disk, tokens continue after the \
@@ -199,7 +199,7 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
             for (_, worktree, token) in &repo.slots {
                 tx.log(
                     EventKind::Repaired,
-                    &Resource::worktree(worktree),
+                    &tx.view().worktree(worktree),
                     None,
                     Some(&format!(
                         "slot restored by a rebuild; tokens continue after {token}"

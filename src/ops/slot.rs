@@ -201,7 +201,7 @@ impl SlotGuard {
 
     /// Fails unless this guard's lease is still the slot's held tenure.
     pub fn ensure_still_held(&self, ledger: &mut Ledger) -> Result<()> {
-        let res = Resource::worktree(&WorktreeKey::from_canonical(&self.path));
+        let res = Resource::worktree_on(ledger.machine(), &WorktreeKey::from_canonical(&self.path));
         let held = ledger.read(|v| v.held(&res))?;
         match held {
             Some(t) if t.lease_id == self.lease_id => Ok(()),

@@ -9,8 +9,7 @@ use super::procs::{self, ProcessId};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
-    By, Idempotent, LeaseId, Ledger, Renew, RepoId, Resource, Task, TaskState, Tasks, Tenure,
-    WorktreeKey,
+    By, Idempotent, LeaseId, Ledger, Renew, RepoId, Task, TaskState, Tasks, Tenure, WorktreeKey,
 };
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
@@ -62,6 +61,18 @@ pub struct Listing {
     /// Slots no live tenure holds.
     pub free_slots: Vec<FreeSlot>,
     pub now: Millis,
+    /// This machine's id on a team ledger, whose listing names each task's machine; `None`
+    /// on a file ledger (one machine).
+    pub machine: Option<String>,
+}
+
+/// Whose tasks [`list`] shows on a team ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// This repository's tasks on this machine, and every machine's pushed to the same remote.
+    Team,
+    /// This machine's only (`list --here`).
+    Here,
 }
 
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
@@ -71,20 +82,36 @@ pub struct FreeSlot {
     pub problem: Option<String>,
 }
 
-pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing> {
-    let Some(repo_id) = repo_id(ctx, ledger)? else {
+pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> Result<Listing> {
+    let machine = Some(ledger.machine().to_string()).filter(|m| !m.is_empty());
+    // Other machines' tasks of this remote, on a team ledger.
+    let remote = match (&machine, reach) {
+        (Some(_), Reach::Team) => super::fence::task_remote(ctx.repo()?),
+        _ => None,
+    };
+    let repo_id = repo_id(ctx, ledger)?;
+    if repo_id.is_none() && remote.is_none() {
         return Ok(Listing {
             tasks: vec![],
             free_slots: vec![],
             now: 0,
+            machine,
         });
-    };
+    }
     let common = ctx.repo()?.loc.common_dir.clone();
     let mut listing = ledger.read(|v| {
         let now = v.now();
-        let slots = pool::slots(v, &repo_id)?;
+        let (slots, mut all) = match &repo_id {
+            Some(id) => (pool::slots(v, id)?, v.tasks(id, which)?),
+            None => (vec![], vec![]),
+        };
+        if let Some(remote) = &remote {
+            let elsewhere = v.tasks_on_remote(remote, which)?;
+            all.extend(elsewhere.into_iter().filter(|t| t.machine != v.machine()));
+            all.sort_by_key(|t| t.id);
+        }
         let mut tasks = vec![];
-        for task in v.tasks(&repo_id, which)? {
+        for task in all {
             let tenure = match &task.lease_id {
                 Some(id) => v.tenure(id)?,
                 None => None,
@@ -95,7 +122,9 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             };
             let slot_n = slots
                 .iter()
-                .find(|s| Some(&s.slot.path) == task.slot_path.as_ref())
+                .find(|s| {
+                    Some(&s.slot.path) == task.slot_path.as_ref() && s.slot.machine == task.machine
+                })
                 .map(|s| s.slot.n);
             tasks.push(TaskView {
                 task,
@@ -122,8 +151,10 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
             tasks,
             free_slots,
             now,
+            machine: None,
         })
     })?;
+    listing.machine = machine;
     // Git runs after the snapshot: no transaction stays open across it.
     look_into_worktrees(ctx, &mut listing)?;
     Ok(listing)
@@ -132,17 +163,26 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks) -> Result<Listing>
 /// Fills in what git says of each active task's worktree, and whether its spawn still runs.
 fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
     let repo = ctx.repo()?;
+    // Another machine's worktrees and processes are not this one's to look into.
+    let here = |v: &TaskView| {
+        listing
+            .machine
+            .as_ref()
+            .is_none_or(|m| *m == v.task.machine)
+    };
     let active: Vec<(usize, PathBuf)> = listing
         .tasks
         .iter()
         .enumerate()
-        .filter(|(_, v)| v.task.state == TaskState::Active)
+        .filter(|(_, v)| v.task.state == TaskState::Active && here(v))
         .filter_map(|(i, v)| Some((i, v.task.slot_path.as_ref()?.as_path().to_path_buf())))
         // Nothing of a slot that is not provably itself is read (a symlink, an orphan).
         .filter(|(_, dir)| super::slot::prove(&repo.loc.common_dir, dir).is_ok())
         .collect();
-    for v in &mut listing.tasks {
-        v.exec_running = v.task.state == TaskState::Active
+    let mine: Vec<bool> = listing.tasks.iter().map(here).collect();
+    for (v, mine) in listing.tasks.iter_mut().zip(mine) {
+        v.exec_running = mine
+            && v.task.state == TaskState::Active
             && v.task.pid.is_some_and(|pid| {
                 procs::is_running(ProcessId {
                     pid,
@@ -299,7 +339,7 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
     }
     let workdir = ctx.repo()?.loc.workdir.clone().unwrap_or_default();
     let task = ledger.read(|v| {
-        let held = v.held(&Resource::worktree(&WorktreeKey::from_canonical(&workdir)))?;
+        let held = v.held(&v.worktree(&WorktreeKey::from_canonical(&workdir)))?;
         match held {
             Some(t) => v.task_by_lease(&t.lease_id),
             None => Ok(None),

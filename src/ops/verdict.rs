@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::stamp::{self, Stamp};
 use super::{Context, Result};
 use crate::clock::Millis;
-use crate::ledger::{Ledger, Place, Resource, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::ledger::{Ledger, Place, Task, Tenure, TenureState, View, WorktreeKey};
 
 pub use super::credential::{Credential, CredentialSource, env_credential, parse_env_credential};
 
@@ -47,6 +47,9 @@ pub struct Finding {
     pub verdict: Verdict,
     /// The slot (worktree key), when this is a managed worktree.
     pub slot: Option<WorktreeKey>,
+    /// The presented tenure is of another resource than this slot (its key names the machine
+    /// on a team ledger, so it is compared here, where the slot's resource is known).
+    pub granted_elsewhere: bool,
     pub credential: Option<Credential>,
     /// Why the credential in the environment does not parse (the verdict is then
     /// `unknown-lease`): names the variable.
@@ -70,6 +73,7 @@ impl Finding {
         Finding {
             verdict: Verdict::Unmanaged,
             slot: None,
+            granted_elsewhere: false,
             credential: None,
             credential_error: None,
             tenure: None,
@@ -106,7 +110,7 @@ pub fn judge(
     if !is_slot && stamp.is_none() {
         return Ok(f);
     }
-    let slot = Resource::worktree(workdir);
+    let slot = view.worktree(workdir);
     f.slot = Some(workdir.clone());
     f.newest = view.newest(&slot)?;
     let env = match env {
@@ -138,7 +142,8 @@ pub fn judge(
         return Ok(f);
     };
     f.task = view.task_by_lease(&tenure.lease_id)?;
-    if tenure.resource != slot || cred.token.is_some_and(|t| t != tenure.token) {
+    f.granted_elsewhere = tenure.resource != slot;
+    if f.granted_elsewhere || cred.token.is_some_and(|t| t != tenure.token) {
         f.verdict = Verdict::UnknownLease;
         return Ok(f);
     }

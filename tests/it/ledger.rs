@@ -438,3 +438,47 @@ fn a_version_4_task_migrates_without_a_base_ref_and_keeps_its_other_columns() {
     assert_eq!(task.base_oid.as_deref(), Some("abc"));
     assert_eq!(task.remote.as_deref(), Some("example.com/o/r"));
 }
+
+#[test]
+fn a_version_5_ledger_migrates_to_one_machine_and_keeps_its_repos_slots_and_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    schema::create_at_version(&path, 5).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "INSERT INTO repos (id, common_dir, created_at) VALUES ('r1', '/repo/.git', 1);
+         INSERT INTO resources (id, kind, key, last_token) VALUES (7, 'worktree', '/pool/r-1/1', 3);
+         INSERT INTO slots (resource_id, repo_id, n, path, created_at)
+         VALUES (7, 'r1', 1, '/pool/r-1/1', 1);
+         INSERT INTO tasks (repo_id, name, state, slot_path, branch, base_oid, holder, created_at,
+                            updated_at, remote, base_ref)
+         VALUES ('r1', 'a', 'active', '/pool/r-1/1', 'hand/a', 'abc', 'alice', 1, 1,
+                 'example.com/o/r', 'refs/heads/main');",
+    )
+    .unwrap();
+    drop(conn);
+    let mut ledger = Ledger::open(&path).unwrap();
+    assert_eq!(user_version(&path), LATEST_VERSION);
+    let (repo, slot, task) = ledger
+        .read(|v| {
+            Ok((
+                v.repo_by_dir(std::path::Path::new("/repo/.git"))?,
+                v.slot_by_path(&git_hand::ledger::WorktreeKey::from_canonical(
+                    std::path::Path::new("/pool/r-1/1"),
+                ))?,
+                v.open_task(&RepoId::new("r1"), "a")?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(repo.unwrap().id, RepoId::new("r1"));
+    let slot = slot.unwrap();
+    assert_eq!((slot.n, slot.machine.as_str()), (1, ""));
+    let task = task.unwrap();
+    assert_eq!(task.machine, "");
+    assert_eq!(task.base_ref.as_deref(), Some("refs/heads/main"));
+    // A file ledger is one machine: the slot's resource is keyed by its path, as before, and
+    // its token history continues.
+    assert_eq!(slot.resource().key, "/pool/r-1/1");
+    let last = ledger.read(|v| v.last_token(&slot.resource())).unwrap();
+    assert_eq!(last, 3);
+}

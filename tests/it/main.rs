@@ -41,6 +41,7 @@ mod team_cli;
 mod team_connect;
 mod team_contention;
 mod team_ledger;
+mod team_machines;
 mod trials;
 mod validation;
 mod verdicts;

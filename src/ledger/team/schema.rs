@@ -1,7 +1,8 @@
 //! The team ledger's schema on PostgreSQL and its migrations.
 //!
-//! The same tables, columns and rules as the SQLite ledger at its version 5 (`schema.rs`), so the
-//! ledger's operations run the same SQL on both; what SQLite's triggers enforce, PostgreSQL's
+//! The same tables, columns and rules as the SQLite ledger at its version 6 (`schema.rs`), so the
+//! ledger's operations run the same SQL on both; a repository, a slot and a task belong to one
+//! machine (`machine`), which their unique keys include (a file ledger is one machine); what SQLite's triggers enforce, PostgreSQL's
 //! triggers enforce here (tenures and events are history: never deleted, an ended tenure never
 //! changed, a tenure never changes who or what it is), plus one rule SQLite leaves to the engine:
 //! a resource's tokens only grow and a tenure takes exactly the token its resource last handed
@@ -26,9 +27,9 @@ pub struct Migration {
 /// The advisory lock every migrating transaction takes ("git-hand" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6769_742d_6861_6e64;
 
-/// Version 1: everything of the SQLite ledger's version 5.
+/// Version 1: everything of the SQLite ledger's version 6.
 const V1: &str = r#"
--- git-hand team ledger, schema version 1 (the shape of the SQLite ledger's version 5).
+-- git-hand team ledger, schema version 1 (the shape of the SQLite ledger's version 6).
 
 -- The server's time in milliseconds: every lease time on a team ledger comes from it (never
 -- from a client machine's clock). One function, so that a test can show it is the one in use.
@@ -44,10 +45,14 @@ CREATE TABLE clock (
 );
 INSERT INTO clock (max_now) VALUES (0);
 
+-- A repository, a slot and a task are one machine's: two machines with the same paths never
+-- share a row (and their slots' worktree resources are keyed '<machine>:<path>').
 CREATE TABLE repos (
     id          TEXT PRIMARY KEY,
-    common_dir  TEXT NOT NULL UNIQUE,
-    created_at  BIGINT NOT NULL
+    common_dir  TEXT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    machine     TEXT NOT NULL,
+    UNIQUE (machine, common_dir)
 );
 
 CREATE TABLE resources (
@@ -124,10 +129,12 @@ CREATE TABLE slots (
     resource_id  BIGINT PRIMARY KEY REFERENCES resources (id),
     repo_id      TEXT NOT NULL REFERENCES repos (id),
     n            BIGINT NOT NULL CHECK (n > 0),
-    path         TEXT NOT NULL UNIQUE,
+    path         TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
     removed_at   BIGINT,
-    UNIQUE (repo_id, n)
+    machine      TEXT NOT NULL,
+    UNIQUE (repo_id, n),
+    UNIQUE (machine, path)
 );
 
 CREATE TABLE tasks (
@@ -151,13 +158,16 @@ CREATE TABLE tasks (
     step            TEXT,
     checked_out     TEXT,
     remote          TEXT,
-    base_ref        TEXT
+    base_ref        TEXT,
+    machine         TEXT NOT NULL
 );
 CREATE UNIQUE INDEX tasks_one_open_per_name ON tasks (repo_id, name) WHERE state <> 'done';
 CREATE INDEX tasks_by_lease ON tasks (lease_id);
 CREATE INDEX tasks_open_by_branch ON tasks (repo_id, branch) WHERE state <> 'done';
-CREATE INDEX tasks_open_by_slot ON tasks (slot_path) WHERE state <> 'done';
+CREATE INDEX tasks_open_by_slot ON tasks (machine, slot_path) WHERE state <> 'done';
 CREATE INDEX tasks_open_by_remote_branch ON tasks (remote, branch) WHERE state <> 'done';
+-- A task name is the team's on a remote: spawn looks for it live on another machine.
+CREATE INDEX tasks_open_by_remote_name ON tasks (remote, name) WHERE state <> 'done';
 "#;
 
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.

@@ -18,7 +18,7 @@ mod unproven;
 mod worktrees;
 
 use crate::git::Git;
-use crate::ledger::{EventKind, Ledger, RepoId, Resource, WorktreeKey};
+use crate::ledger::{EventKind, Ledger, RepoId, WorktreeKey};
 
 use super::{Context, Result, tasks};
 
@@ -153,7 +153,7 @@ fn record(ledger: &mut Ledger, slot: &WorktreeKey, what: &str) -> Result<()> {
     ledger.write(|tx| {
         tx.log(
             EventKind::Repaired,
-            &Resource::worktree(slot),
+            &tx.view().worktree(slot),
             None,
             Some(what),
         )

@@ -199,7 +199,7 @@ pub fn remove_slot(
     if (expect == OnDisk::Missing) == path.as_path().exists() {
         return Ok(false); // The disk changed since we looked: leave it to the next run.
     }
-    let res = crate::ledger::Resource::worktree(path);
+    let res = crate::ledger::Resource::worktree_on(ledger.machine(), path);
     let retired = ledger.write(|tx| {
         let removed = tx.remove_free_slot(path)?;
         if removed {

@@ -195,9 +195,12 @@ enum NotTaken {
     /// See [`Recorded::LostSlot`].
     LostSlot,
     TaskExists(Box<Task>),
+    /// A task of this name, pushed to the same remote, is open on another machine.
+    LiveElsewhere(Box<Task>),
     /// Another open task works on the branch.
     BranchTaken(Box<Task>),
-    IssueHeld(Box<Tenure>),
+    /// The issue is held, by a task on another machine (named) or by someone on this one.
+    IssueHeld(Box<Tenure>, Option<String>),
 }
 
 impl NotTaken {
@@ -206,28 +209,64 @@ impl NotTaken {
         match self {
             NotTaken::LostSlot => Ok(Recorded::LostSlot),
             NotTaken::TaskExists(existing) => Ok(Recorded::TaskOpen(*existing)),
+            NotTaken::LiveElsewhere(other) => Err(Error::precondition(
+                format!(
+                    "task {} is {} on machine {}, held by {}; nothing was created",
+                    other.name,
+                    other.state.as_str(),
+                    other.machine,
+                    other.holder
+                ),
+                vec![
+                    format!(
+                        "ask {} to run on {}: git hand teardown {}",
+                        other.holder, other.machine, other.name
+                    ),
+                    format!(
+                        "git hand spawn {}-2   # or work under another name",
+                        other.name
+                    ),
+                ],
+            )),
             NotTaken::BranchTaken(other) => Err(Error::precondition(
                 format!(
-                    "branch {} belongs to open task {}; nothing was created",
-                    ground.branch, other.name
+                    "branch {} belongs to open task {}{}; nothing was created",
+                    ground.branch,
+                    other.name,
+                    elsewhere(ground, &other)
                 ),
-                vec![format!(
-                    "git hand teardown {}   # end that task first",
-                    other.name
-                )],
+                vec![if other.machine == ground.machine {
+                    format!("git hand teardown {}   # end that task first", other.name)
+                } else {
+                    format!(
+                        "ask {} to run on {}: git hand teardown {}",
+                        other.holder, other.machine, other.name
+                    )
+                }],
             )),
-            NotTaken::IssueHeld(t) => {
+            NotTaken::IssueHeld(t, machine) => {
                 let issue = ground.issue.as_ref().map_or("", |(_, id)| id.as_str());
-                Err(issue_held(issue, &t))
+                Err(issue_held(issue, &t, machine.as_deref()))
             }
         }
     }
 }
 
-fn issue_held(issue: &str, t: &Tenure) -> Error {
+/// " on machine M, held by H" for a task on another machine than this spawn's; nothing on a
+/// file ledger (one machine).
+fn elsewhere(ground: &Groundwork<'_>, other: &Task) -> String {
+    if other.machine == ground.machine {
+        String::new()
+    } else {
+        format!(" on machine {}, held by {}", other.machine, other.holder)
+    }
+}
+
+fn issue_held(issue: &str, t: &Tenure, machine: Option<&str>) -> Error {
+    let on = machine.map_or_else(String::new, |m| format!(" on machine {m}"));
     Error::precondition(
         format!(
-            "issue {issue} is held by {} (token {}); nothing was created",
+            "issue {issue} is held by {}{on} (token {}); nothing was created",
             t.holder, t.token
         ),
         vec![format!("git hand lease current {issue}")],
@@ -255,15 +294,24 @@ fn refusal(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<NotTake
     if let Some(existing) = view.open_task(i.repo_id, i.task)? {
         return Ok(Some(NotTaken::TaskExists(Box::new(existing))));
     }
+    // A task name is the team's on a remote: one live on another machine is refused.
+    if let Some(remote) = i.remote
+        && let Some(other) = view.open_task_elsewhere(remote, i.task)?
+    {
+        return Ok(Some(NotTaken::LiveElsewhere(Box::new(other))));
+    }
     // The issue must be free, or held by this holder outside any open task: two tasks sharing
     // one issue lease would release it under each other.
     if let Some((res, _)) = i.issue
         && let Some(live) = view.current(res)?
-        && (live.holder != i.holder || view.open_task_by_issue_lease(&live.lease_id)?.is_some())
     {
-        let why = format!("spawn {} by {}: issue held", i.task, i.holder);
-        tx.log(EventKind::Refused, res, Some(&live), Some(&why))?;
-        return Ok(Some(NotTaken::IssueHeld(Box::new(live))));
+        let task = view.open_task_by_issue_lease(&live.lease_id)?;
+        if live.holder != i.holder || task.is_some() {
+            let why = format!("spawn {} by {}: issue held", i.task, i.holder);
+            tx.log(EventKind::Refused, res, Some(&live), Some(&why))?;
+            let machine = task.map(|t| t.machine).filter(|m| m != view.machine());
+            return Ok(Some(NotTaken::IssueHeld(Box::new(live), machine)));
+        }
     }
     // Two open tasks on one branch would fence each other's pushes: in this repository, or in
     // any clone pushing the branch to the same remote (the fence is keyed on the remote).
@@ -325,7 +373,7 @@ fn take_leases(
     i: &Intent<'_>,
     slot: ledger::Slot,
 ) -> ledger::Result<std::result::Result<Taken, NotTaken>> {
-    let slot_res = Resource::worktree(&slot.path);
+    let slot_res = slot.resource();
     // Only a free or expired slot may be taken; a live one (even our own holder's, for another
     // task) means a concurrent spawn won it. (Checked above for a known slot; a new one has no
     // tenure unless the ledger is inconsistent.)

@@ -41,6 +41,9 @@ pub(super) struct Groundwork<'a> {
     pub me: procs::ProcessId,
     /// The remote the branch is pushed to, which branch fencing is keyed on.
     pub remote: Option<String>,
+    /// The machine the ledger acts for (empty on a file ledger), to say when a task that stands
+    /// in the way is another machine's.
+    pub machine: String,
     /// The setup commands `check` read (and found trusted).
     pub setup: crate::ops::setup::Plan,
 }
@@ -88,6 +91,7 @@ impl<'a> Groundwork<'a> {
             setup: checked.setup,
             me: procs::me(),
             remote: crate::ops::fence::task_remote(repo),
+            machine: ledger.machine().to_string(),
             repo,
             git,
             repo_id,

@@ -5,14 +5,14 @@
 use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
-use crate::ledger::{self, Ledger, Resource, Task, TaskState, Tenure, WorktreeKey};
+use crate::ledger::{self, Ledger, Task, TaskState, Tenure};
 use crate::ops::{Error, Result, base};
 
 /// Gives the open task back to its holder, or refuses.
 pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
     refuse_unless_active_for(&task, opts.holder)?;
     let slot_path = task.slot_key();
-    let (tenure, issue_tenure) = renew_leases(ledger, &task, &slot_path, opts)?;
+    let (tenure, issue_tenure) = renew_leases(ledger, &task, opts)?;
     let slot_n = ledger.read(|v| Ok(v.slot_by_path(&slot_path)?.map_or(0, |s| s.n)))?;
     let base = base::Base {
         oid: task.base_oid.clone().unwrap_or_default(),
@@ -69,10 +69,9 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
 fn renew_leases(
     ledger: &mut Ledger,
     task: &Task,
-    slot_path: &WorktreeKey,
     opts: &SpawnOptions<'_>,
 ) -> Result<(Tenure, Option<Tenure>)> {
-    let res = Resource::worktree(slot_path);
+    let res = task.slot_resource();
     let renewed = ledger.write(|tx| {
         let current = tx.view().current(&res)?;
         let slot = match current {
