@@ -234,6 +234,30 @@ fn rules(h: &History) -> Vec<Rule> {
             "DROP TRIGGER tenures_take_the_last_token ON tenures",
         ),
         rule(
+            "the clock never goes back",
+            "UPDATE clock SET max_now = max_now - 1".into(),
+            "the ledger's clock only moves forward",
+            "DROP TRIGGER clock_moves_forward ON clock",
+        ),
+        rule(
+            "the clock is never deleted",
+            "DELETE FROM clock".into(),
+            "the ledger's clock is never deleted",
+            "DROP TRIGGER clock_is_never_deleted ON clock",
+        ),
+        rule(
+            "the schema's version never goes down",
+            "UPDATE ledger_meta SET version = 0".into(),
+            "the ledger's schema version never goes down",
+            "DROP TRIGGER ledger_meta_only_grows ON ledger_meta",
+        ),
+        rule(
+            "the schema's version is never deleted",
+            "DELETE FROM ledger_meta".into(),
+            "the ledger's schema version is never deleted",
+            "DROP TRIGGER ledger_meta_is_never_deleted ON ledger_meta",
+        ),
+        rule(
             "a resource's last token never goes down",
             format!("UPDATE resources SET last_token = 1 WHERE id = {r42}"),
             "a resource keeps its kind and key and its tokens only grow",

@@ -82,6 +82,26 @@ CREATE INDEX tenures_held ON tenures (ended_at) WHERE ended_at IS NULL;
 CREATE FUNCTION hand_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'integrity_constraint_violation'; END $$;
 
+-- The clock only moves forward and is never deleted (a clock set back would let a lease
+-- outlive its expiry); the schema's version only grows and its row is never deleted.
+CREATE FUNCTION hand_clock_moves_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.max_now < OLD.max_now THEN
+        RAISE EXCEPTION 'the ledger''s clock only moves forward'
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER clock_moves_forward BEFORE UPDATE ON clock FOR EACH ROW
+EXECUTE FUNCTION hand_clock_moves_forward();
+CREATE TRIGGER clock_is_never_deleted BEFORE DELETE OR TRUNCATE ON clock
+FOR EACH STATEMENT EXECUTE FUNCTION hand_refuse('the ledger''s clock is never deleted');
+CREATE TRIGGER ledger_meta_only_grows BEFORE UPDATE ON ledger_meta FOR EACH ROW
+WHEN (NEW.version < OLD.version)
+EXECUTE FUNCTION hand_refuse('the ledger''s schema version never goes down');
+CREATE TRIGGER ledger_meta_is_never_deleted BEFORE DELETE OR TRUNCATE ON ledger_meta
+FOR EACH STATEMENT EXECUTE FUNCTION hand_refuse('the ledger''s schema version is never deleted');
+
 CREATE TRIGGER tenures_are_never_deleted BEFORE DELETE OR TRUNCATE ON tenures
 FOR EACH STATEMENT EXECUTE FUNCTION hand_refuse('tenures are history and are never deleted');
 CREATE TRIGGER tenures_keep_their_identity BEFORE UPDATE ON tenures FOR EACH ROW
@@ -271,6 +291,11 @@ fn migrate_in_one_transaction(
              );\n\
              INSERT INTO ledger_meta (version) VALUES (0);",
         )?;
+    }
+    if found > 0 {
+        // The writers' lock first, as every writer takes it: writers wait at their first
+        // statement while the schema changes, instead of deadlocking against it midway.
+        tx.batch_execute("SELECT max_now FROM clock FOR UPDATE")?;
     }
     for step in steps.iter().filter(|m| m.version > found) {
         tx.batch_execute(step.sql)
