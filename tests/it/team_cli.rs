@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::pg;
 use crate::support::{Run, TestEnv, cred, leased_again, path_of, push, remote_oid, shot, spawn};
+use crate::team_machines::{Machines, two_machines};
 
 /// The password of the harness's superuser, in every TCP URL these tests use.
 const PASSWORD: &str = pg::SUPERUSER_PASSWORD;
@@ -19,33 +20,6 @@ fn installed_on(url: &str) -> (TestEnv, PathBuf) {
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
     (env, repo)
-}
-
-/// Two "machines" on the team ledger at `url`: a laptop with `app` (and its origin), and a
-/// runner (another HOME) with its own clone of that origin; hooks installed in both.
-struct Machines {
-    laptop: TestEnv,
-    repo: PathBuf,
-    runner: TestEnv,
-    clone: PathBuf,
-    origin: PathBuf,
-}
-
-fn two_machines(url: &str) -> Machines {
-    let (laptop, repo) = installed_on(url);
-    let runner = TestEnv::on_team_ledger(url);
-    let origin = laptop.path("work/app-origin.git");
-    let work = runner.path("work");
-    runner.git(&work, &["clone", "-q", origin.to_str().unwrap(), "app"]);
-    let clone = work.join("app");
-    runner.hand(&clone, &["install"]).ok();
-    Machines {
-        laptop,
-        repo,
-        runner,
-        clone,
-        origin,
-    }
 }
 
 /// Asserts that nothing a command printed shows the password.

@@ -70,14 +70,16 @@ fn two_machines_with_the_same_paths_never_share_a_repository_slot_or_token() {
 
 /// Two machines on the team ledger at `url`: `app` (and its origin) on the laptop, a clone of
 /// that origin on the runner (another HOME), each with its own `hand.machine`.
-struct Machines {
-    laptop: TestEnv,
-    repo: PathBuf,
-    runner: TestEnv,
-    clone: PathBuf,
+pub(crate) struct Machines {
+    pub laptop: TestEnv,
+    pub repo: PathBuf,
+    pub runner: TestEnv,
+    pub clone: PathBuf,
+    /// The origin both clone (a bare repository on the laptop's side).
+    pub origin: PathBuf,
 }
 
-fn two_machines(url: &str) -> Machines {
+pub(crate) fn two_machines(url: &str) -> Machines {
     let laptop = TestEnv::on_team_ledger(url);
     let repo = laptop.repo("app");
     let runner = TestEnv::on_team_ledger(url);
@@ -94,6 +96,7 @@ fn two_machines(url: &str) -> Machines {
         repo,
         runner,
         clone,
+        origin,
     }
 }
 
