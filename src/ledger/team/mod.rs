@@ -194,25 +194,17 @@ impl Team {
             .isolation_level(postgres::IsolationLevel::ReadCommitted)
             .start()
             .map_err(|e| before_commit(e.into()))?;
-        let now: Millis = match injected {
-            Some(now) => tx
-                .query_one(
-                    "UPDATE clock SET max_now = GREATEST(max_now, $1) RETURNING max_now",
-                    &[&now],
-                )
-                .map_err(|e| before_commit(e.into()))?
-                .get(0),
-            None => tx
-                .query_one(
-                    &format!(
-                        "UPDATE clock SET max_now = GREATEST(max_now, {SERVER_NOW}) \
-                         RETURNING max_now"
-                    ),
-                    &[],
-                )
-                .map_err(|e| before_commit(e.into()))?
-                .get(0),
-        };
+        // The writers' lock and the transaction's `now` in one statement.
+        let now: Millis = tx
+            .query_one(
+                &format!(
+                    "UPDATE clock SET max_now = GREATEST(max_now, coalesce($1, {SERVER_NOW})) \
+                     RETURNING max_now"
+                ),
+                &[&injected],
+            )
+            .map_err(|e| before_commit(e.into()))?
+            .get(0);
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
@@ -249,19 +241,13 @@ impl Team {
             .read_only(true)
             .start()
             .map_err(|e| broke(e.into()))?;
-        let now: Millis = match injected {
-            Some(now) => tx
-                .query_one("SELECT GREATEST(max_now, $1) FROM clock", &[&now])
-                .map_err(|e| broke(e.into()))?
-                .get(0),
-            None => tx
-                .query_one(
-                    &format!("SELECT GREATEST(max_now, {SERVER_NOW}) FROM clock"),
-                    &[],
-                )
-                .map_err(|e| broke(e.into()))?
-                .get(0),
-        };
+        let now: Millis = tx
+            .query_one(
+                &format!("SELECT GREATEST(max_now, coalesce($1, {SERVER_NOW})) FROM clock"),
+                &[&injected],
+            )
+            .map_err(|e| broke(e.into()))?
+            .get(0);
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
