@@ -260,7 +260,7 @@ pub type Machine = std::sync::Arc<str>;
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ledger")
-            .field("path", &self.path)
+            .field("place", &self.place())
             .finish_non_exhaustive()
     }
 }
@@ -294,12 +294,13 @@ impl Ledger {
     pub fn open_team(url: &server::ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
         let mut team = team::Team::open(url, clock)?;
         let notices = std::mem::take(&mut team.notices);
-        Ok(Self::team(url, team, notices))
+        Ok(Self::team(team, notices))
     }
 
-    fn team(url: &server::ServerUrl, team: team::Team, notices: Vec<String>) -> Self {
+    fn team(team: team::Team, notices: Vec<String>) -> Self {
         Self {
-            path: PathBuf::from(url.to_string()),
+            // A team ledger has no file; `place()` gives its URL (without the password).
+            path: PathBuf::new(),
             store: Store::Team(Box::new(team)),
             clock: Box::new(SystemClock),
             journal: Journal::Server,
@@ -317,7 +318,7 @@ impl Ledger {
             return Ok(None);
         };
         let notices = std::mem::take(&mut team.notices);
-        Ok(Some(Self::team(url, team, notices)))
+        Ok(Some(Self::team(team, notices)))
     }
 
     /// This ledger as seen from machine `id` (a team ledger): its repositories, slots and
@@ -454,12 +455,6 @@ impl Ledger {
     /// the command line to print; taken once.
     pub fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
-    }
-
-    /// The ledger's file (`:memory:` for [`Ledger::empty`]). A team ledger has none: use
-    /// [`Ledger::place`].
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// On a team ledger, this machine's clock against the server's, in milliseconds (positive:

@@ -72,7 +72,10 @@ impl World {
     }
 
     fn ledger_path(&self) -> PathBuf {
-        self.ledger.path().to_path_buf()
+        match self.ledger.place() {
+            git_hand::ledger::Place::File(path) => path,
+            other => panic!("a file ledger, not {other}"),
+        }
     }
 
     /// Leases `slot` to a new task (with `ttl`, and the issue lease `issue` when given), as spawn
