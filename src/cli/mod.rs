@@ -271,7 +271,10 @@ fn needs_repo(command: &Option<Command>) -> bool {
         Some(
             Command::Log(_)
             | Command::Ledger(_)
-            | Command::Hook(_) | Command::Generate(_) | Command::Complete(_))
+            | Command::Hook(_)
+            | Command::Generate(_)
+            | Command::Complete(_),
+        )
         | None => false,
         Some(_) => true,
     }
