@@ -12,6 +12,7 @@ mod hook;
 mod hook_ref;
 mod install;
 mod lease;
+mod ledger;
 mod list;
 mod log;
 mod maintenance;
@@ -120,6 +121,9 @@ pub enum Command {
     /// Issue leases: acquire, renew, release, current, list.
     #[command(subcommand)]
     Lease(lease::LeaseCommand),
+    /// The ledger itself: copy this machine's into a team ledger.
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCommand),
     /// The ledger's event log, newest first.
     Log(log::LogArgs),
     /// Lease a slot to a task and check out its branch there; prints the path.
@@ -264,7 +268,13 @@ fn parse_failure(rendered: &str) -> Failure {
 fn needs_repo(command: &Option<Command>) -> bool {
     match command {
         Some(Command::Lease(lease::LeaseCommand::List { all, .. })) => !all,
-        Some(Command::Log(_) | Command::Hook(_) | Command::Generate(_) | Command::Complete(_))
+        Some(
+            Command::Log(_)
+            | Command::Ledger(_)
+            | Command::Hook(_)
+            | Command::Generate(_)
+            | Command::Complete(_),
+        )
         | None => false,
         Some(_) => true,
     }
@@ -287,6 +297,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
     let json = cli.json;
     let done = match cli.command {
         Some(Command::Lease(cmd)) => lease::run(&ctx, cmd, json),
+        Some(Command::Ledger(cmd)) => ledger::run(&ctx, cmd, json),
         Some(Command::Log(args)) => log::log(&ctx, args, json),
         Some(Command::Spawn(args)) => spawn::run(&ctx, args, json),
         Some(Command::List(args)) => list::list(&ctx, args, json),

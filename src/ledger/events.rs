@@ -43,6 +43,8 @@ pub enum EventKind {
     /// The post-checkout hook saw a branch checked out in a leased slot.
     CheckedOut,
     Migrated,
+    /// `git hand ledger copy` brought a task (and its leases) over from a machine's file ledger.
+    Copied,
 }
 
 crate::word::words!(EventKind: "event kind");

@@ -5,6 +5,7 @@
 //! never a write). It knows nothing of git or of the command line; callers hand it paths and
 //! names, it hands back domain values.
 
+mod copy;
 mod db;
 mod events;
 mod file;
@@ -29,6 +30,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::clock::{Clock, Millis, SystemClock};
 use db::Db;
 
+pub use copy::{Conflict, Export, Imported};
 pub use events::{Event, EventKind, EventScope, LoggedEvent, RepoEvents};
 pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};

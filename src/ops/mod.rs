@@ -13,6 +13,7 @@ pub mod facts;
 pub mod fence;
 pub mod include;
 pub mod lease;
+pub mod ledger_copy;
 pub mod names;
 pub mod on_hook;
 pub mod pool;

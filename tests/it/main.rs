@@ -40,6 +40,7 @@ mod support;
 mod team_cli;
 mod team_connect;
 mod team_contention;
+mod team_copy;
 mod team_ledger;
 mod team_machines;
 mod trials;

@@ -1,0 +1,415 @@
+//! Copying one machine's file ledger into a team ledger (`git hand ledger copy --to <url>`):
+//! what a laptop's ledger must bring along so that nothing it handed out loses its meaning.
+//!
+//! [`View::export`] reads, from the file ledger, its open tasks, its held (not ended) tenures,
+//! its slots, its repositories and every resource's last token. [`Tx::import`] writes them into
+//! the team ledger in the caller's one transaction, as the machine the transaction acts for:
+//! a worktree resource moves under the machine's key (`<machine>:<path>`), an issue keeps its
+//! key (issues are the team's), and every tenure keeps its lease id, token, holder and times, so
+//! a credential an agent holds and the stamp in its slot name a tenure the team ledger has.
+//! Every copied resource's last token becomes at least the file ledger's, so no token a stamp
+//! or credential of the file ledger presents is granted again.
+//!
+//! What cannot be copied without breaking a rule (an issue live on the team ledger for another
+//! tenure, a resource whose team tokens went past the tenure's, a task name or branch open on
+//! the team ledger, a task half spawned or half torn down) is found before anything is written
+//! and returned as [`Conflict`]s: the caller writes nothing then. Running it again after it
+//! succeeded changes nothing: a tenure whose lease id the team ledger has is already copied,
+//! and so is its task (whatever became of it since). The event log is not copied (its rows are
+//! the file ledger's history; it stays there): each task copied gets one `copied` event.
+
+use super::db::Row;
+use super::events::EventKind;
+use super::ids::{LeaseId, RepoId, WorktreeKey};
+use super::tasks::{Slot, Task};
+use super::tenure::{Resource, ResourceKind, Tenure};
+use super::{LedgerError, Result, Tx, View};
+use crate::ledger::lifecycle::TaskState;
+
+/// What a file ledger holds that a team ledger must take over.
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    /// `(id, common_dir)` of every repository.
+    pub repos: Vec<(RepoId, String)>,
+    /// Every resource (its key as the file ledger has it) and its last token.
+    pub resources: Vec<(Resource, i64)>,
+    /// Every held (not ended) tenure, expired or not.
+    pub held: Vec<Tenure>,
+    /// Every slot not pruned.
+    pub slots: Vec<Slot>,
+    /// Every open task (spawning, active, tearing down).
+    pub tasks: Vec<Task>,
+}
+
+/// Why a copy was refused; nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conflict {
+    /// The resource is held on the team ledger by another tenure that is live.
+    Held {
+        key: String,
+        holder: String,
+        machine: Option<String>,
+    },
+    /// The team ledger already handed out tokens past the file ledger's live tenure.
+    TokensAhead { key: String, team: i64, ours: i64 },
+    /// A task of this name, or on this branch, is open on the team ledger.
+    TaskOpen {
+        task: String,
+        what: String,
+        holder: String,
+        machine: String,
+    },
+    /// A task still spawning or tearing down: it is finished (or repaired) first.
+    Unsettled { task: String, state: TaskState },
+}
+
+/// What [`Tx::import`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    /// The tasks copied now.
+    pub copied: Vec<Task>,
+    /// The tasks a run before copied (their slot lease is on the team ledger already).
+    pub already: Vec<Task>,
+    /// Tenures copied now.
+    pub tenures: usize,
+    /// Slots recorded now.
+    pub slots: usize,
+    /// Resources whose last token was raised (or that were created).
+    pub tokens_raised: usize,
+}
+
+fn slot_row(r: &Row<'_>) -> Result<Slot> {
+    Ok(Slot {
+        repo_id: r.get(0)?,
+        n: r.get(1)?,
+        path: r.get(2)?,
+        created_at: r.get(3)?,
+        machine: r.get(4)?,
+    })
+}
+
+impl View<'_> {
+    /// Everything [`Tx::import`] takes, read in this one snapshot.
+    pub fn export(&self) -> Result<Export> {
+        let repos = self.db.rows(
+            "SELECT id, common_dir FROM repos ORDER BY created_at, id",
+            &[],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let resources = self.db.rows(
+            "SELECT kind, key, last_token FROM resources ORDER BY id",
+            &[],
+            |r| {
+                let kind: String = r.get(0)?;
+                let resource = Resource {
+                    kind: kind.parse()?,
+                    key: r.get(1)?,
+                };
+                Ok((resource, r.get(2)?))
+            },
+        )?;
+        let held_ids: Vec<LeaseId> = self.db.rows(
+            "SELECT lease_id FROM tenures WHERE ended_at IS NULL ORDER BY acquired_at, lease_id",
+            &[],
+            |r| r.get(0),
+        )?;
+        let mut held = Vec::with_capacity(held_ids.len());
+        for id in &held_ids {
+            held.extend(self.tenure(id)?);
+        }
+        let slots = self.db.rows(
+            "SELECT repo_id, n, path, created_at, machine FROM slots \
+             WHERE removed_at IS NULL ORDER BY repo_id, n",
+            &[],
+            slot_row,
+        )?;
+        let task_ids: Vec<i64> = self.db.rows(
+            "SELECT id FROM tasks WHERE state <> 'done' ORDER BY id",
+            &[],
+            |r| r.get(0),
+        )?;
+        let mut tasks = Vec::with_capacity(task_ids.len());
+        for id in task_ids {
+            tasks.extend(self.task(id)?);
+        }
+        Ok(Export {
+            repos,
+            resources,
+            held,
+            slots,
+            tasks,
+        })
+    }
+
+    /// A file ledger's resource as this machine's on a team ledger: a worktree under the
+    /// machine's key, an issue as it is.
+    fn moved(&self, res: &Resource) -> Resource {
+        match res.kind {
+            ResourceKind::Worktree => {
+                Resource::worktree_on(self.machine(), &WorktreeKey::from_stored(res.key.clone()))
+            }
+            ResourceKind::Issue => res.clone(),
+        }
+    }
+
+    /// The machine of the open task holding `lease` on this ledger, if one does.
+    fn machine_holding(&self, lease: &LeaseId) -> Result<Option<String>> {
+        Ok(match self.task_by_lease(lease)? {
+            Some(t) if t.state != TaskState::Done => Some(t.machine),
+            _ => self.open_task_by_issue_lease(lease)?.map(|t| t.machine),
+        })
+    }
+
+    /// What stops `export` from being copied into this (team) ledger; empty: nothing does.
+    pub fn conflicts(&self, export: &Export) -> Result<Vec<Conflict>> {
+        let mut found = vec![];
+        for ours in &export.held {
+            if self.has(&ours.lease_id)? {
+                continue;
+            }
+            let res = self.moved(&ours.resource);
+            if let Some(theirs) = self.current(&res)? {
+                found.push(Conflict::Held {
+                    key: res.key.clone(),
+                    machine: self.machine_holding(&theirs.lease_id)?,
+                    holder: theirs.holder,
+                });
+                continue;
+            }
+            let team = self.last_token(&res)?;
+            if team > ours.token {
+                found.push(Conflict::TokensAhead {
+                    key: res.key,
+                    team,
+                    ours: ours.token,
+                });
+            }
+        }
+        for task in &export.tasks {
+            if self.task_copied(task)? {
+                continue;
+            }
+            if task.state != TaskState::Active {
+                found.push(Conflict::Unsettled {
+                    task: task.name.clone(),
+                    state: task.state,
+                });
+            } else if let Some(open) = self.open_rival(export, task)? {
+                found.push(open);
+            }
+        }
+        Ok(found)
+    }
+
+    /// An open task on this ledger with `task`'s name or branch (on its remote, or in its
+    /// repository as this machine's).
+    fn open_rival(&self, export: &Export, task: &Task) -> Result<Option<Conflict>> {
+        let rival = |what: String, t: Task| Conflict::TaskOpen {
+            task: task.name.clone(),
+            what,
+            holder: t.holder,
+            machine: t.machine,
+        };
+        if let Some(remote) = &task.remote {
+            let by_name = self.tasks_on_remote(remote, super::Tasks::Open)?;
+            if let Some(t) = by_name.into_iter().find(|t| t.name == task.name) {
+                return Ok(Some(rival(format!("task {}", task.name), t)));
+            }
+            if let Some(t) = self
+                .open_tasks_on_pushed_branch(remote, None, &task.branch)?
+                .into_iter()
+                .next()
+            {
+                return Ok(Some(rival(format!("branch {}", task.branch), t)));
+            }
+        }
+        if let Some(repo) = self.team_repo(export, &task.repo_id)?
+            && let Some(t) = self.open_task(&repo, &task.name)?
+        {
+            return Ok(Some(rival(format!("task {}", task.name), t)));
+        }
+        Ok(None)
+    }
+
+    /// The id this machine's copy of the file ledger's repository `id` has here, if any.
+    fn team_repo(&self, export: &Export, id: &RepoId) -> Result<Option<RepoId>> {
+        let Some((_, dir)) = export.repos.iter().find(|(r, _)| r == id) else {
+            return Ok(None);
+        };
+        Ok(self
+            .repo_by_dir(std::path::Path::new(dir))?
+            .map(|repo| repo.id))
+    }
+
+    /// Whether this ledger has the tenure `lease` (a copy made it, or it was made here).
+    fn has(&self, lease: &LeaseId) -> Result<bool> {
+        Ok(self.tenure(lease)?.is_some())
+    }
+
+    /// Whether `task` was copied here before: its slot lease is here.
+    fn task_copied(&self, task: &Task) -> Result<bool> {
+        match &task.lease_id {
+            Some(lease) => self.has(lease),
+            None => Ok(false),
+        }
+    }
+}
+
+impl Tx<'_> {
+    /// Copies `export` into this (team) ledger as this transaction's machine, unless
+    /// [`View::conflicts`] finds something in the way: then `Ok(Err(conflicts))`, and nothing
+    /// was written. `from` names the file ledger in each copied task's event.
+    pub fn import(
+        &self,
+        export: &Export,
+        from: &str,
+    ) -> Result<std::result::Result<Imported, Vec<Conflict>>> {
+        let view = self.view();
+        let conflicts = view.conflicts(export)?;
+        if !conflicts.is_empty() {
+            return Ok(Err(conflicts));
+        }
+        let mut done = Imported::default();
+        let mut copied = vec![];
+        for task in &export.tasks {
+            match view.task_copied(task)? {
+                true => done.already.push(task.clone()),
+                false => copied.push(task),
+            }
+        }
+        // Which tenures are new is decided before any is written.
+        let mut new_held = vec![];
+        for held in &export.held {
+            if !view.has(&held.lease_id)? {
+                new_held.push(held);
+            }
+        }
+        let repos = self.import_repos(export)?;
+        for held in new_held {
+            self.import_tenure(held)?;
+            done.tenures += 1;
+        }
+        for (res, last) in &export.resources {
+            let moved = view.moved(res);
+            if view.last_token(&moved)? < *last {
+                self.raise_last_token(&moved, *last)?;
+                done.tokens_raised += 1;
+            }
+        }
+        for slot in &export.slots {
+            if view.slot_by_path(&slot.path)?.is_none() {
+                self.ensure_slot(repo_of(&repos, &slot.repo_id)?, slot.n, &slot.path)?;
+                done.slots += 1;
+            }
+        }
+        for task in copied {
+            let repo = repo_of(&repos, &task.repo_id)?;
+            done.copied.push(self.import_task(task, repo, from)?);
+        }
+        Ok(Ok(done))
+    }
+
+    /// This machine's repository for each of the file ledger's: the one the team ledger has at
+    /// the same common dir, else the file ledger's, recorded under its id (an issue namespace
+    /// `repo:<id>` of a repository without a remote keeps meaning it).
+    fn import_repos(&self, export: &Export) -> Result<Vec<(RepoId, RepoId)>> {
+        let mut map = Vec::with_capacity(export.repos.len());
+        for (id, dir) in &export.repos {
+            let here = match self.view().repo_by_dir(std::path::Path::new(dir))? {
+                Some(repo) => repo.id,
+                None => {
+                    self.restore_repo(dir, id)?;
+                    id.clone()
+                }
+            };
+            map.push((id.clone(), here));
+        }
+        Ok(map)
+    }
+
+    /// Records `held` with its lease id, token, holder and times, under this machine's key for
+    /// a worktree. An expired tenure of another holder still holding the resource is ended
+    /// first, as an acquisition would (`expired-superseded`); [`View::conflicts`] refused a
+    /// live one, and tokens past `held`'s.
+    fn import_tenure(&self, held: &Tenure) -> Result<()> {
+        let res = self.view().moved(&held.resource);
+        if let Some(expired) = self.view().held(&res)? {
+            self.end(expired, "expired-superseded")?;
+        }
+        // The team ledger's schema takes a tenure only with its resource's last token.
+        self.raise_last_token(&res, held.token)?;
+        let rid = self.resource_id(&res)?;
+        self.db.once().exec(
+            "INSERT INTO tenures (lease_id, resource_id, token, holder, ttl_ms, acquired_at, \
+             renewed_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            &[
+                &held.lease_id,
+                &rid,
+                &held.token,
+                &held.holder,
+                &held.ttl_ms,
+                &held.acquired_at,
+                &held.renewed_at,
+                &held.expires_at,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records an open task of the file ledger as this machine's, in `repo`, and logs its one
+    /// `copied` event.
+    fn import_task(&self, t: &Task, repo: &RepoId, from: &str) -> Result<Task> {
+        self.db.once().exec(
+            "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
+             branch, base_oid, holder, created_at, updated_at, pid, pid_start, step, \
+             checked_out, remote, base_ref, machine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            &[
+                repo,
+                &t.name,
+                &t.state.as_str(),
+                &t.slot_path,
+                &t.lease_id,
+                &t.issue,
+                &t.issue_lease_id,
+                &t.branch,
+                &t.base_oid,
+                &t.holder,
+                &t.created_at,
+                &self.now,
+                &t.pid,
+                &t.pid_start,
+                &t.step.map(|s| s.as_str()),
+                &t.checked_out,
+                &t.remote,
+                &t.base_ref,
+                &self.view().machine(),
+            ],
+        )?;
+        let task = self.view().open_task(repo, &t.name)?.ok_or_else(|| {
+            LedgerError::Corrupt(format!("task {} vanished as it was copied", t.name))
+        })?;
+        let slot = task.slot_resource();
+        let tenure = match &task.lease_id {
+            Some(lease) => self.view().tenure(lease)?,
+            None => None,
+        };
+        let issue = match &task.issue {
+            Some(issue) => format!(", issue {issue}"),
+            None => String::new(),
+        };
+        let detail = format!(
+            "task {} on {}{issue} copied from the ledger {from}",
+            task.name, task.branch
+        );
+        self.log(EventKind::Copied, &slot, tenure.as_ref(), Some(&detail))?;
+        Ok(task)
+    }
+}
+
+fn repo_of<'m>(map: &'m [(RepoId, RepoId)], id: &RepoId) -> Result<&'m RepoId> {
+    map.iter()
+        .find(|(from, _)| from == id)
+        .map(|(_, to)| to)
+        .ok_or_else(|| LedgerError::Corrupt(format!("repository {id} is not in the ledger")))
+}

@@ -1,0 +1,259 @@
+//! Moving a laptop's ledger into a team ledger (issue 14, item 6): `git hand ledger copy --to
+//! <url>` copies the live tasks with their tenures (lease ids, tokens, holders, expiries), the
+//! slots and every resource's last token, so the credentials and stamps of the laptop keep
+//! working on the team ledger and no token they present is granted again; a conflict refuses
+//! the whole copy and changes nothing. Everything through the binary, against the harness's
+//! PostgreSQL; the laptop's ledger is a real SQLite file.
+
+use std::path::{Path, PathBuf};
+
+use crate::pg;
+use crate::support::{TestEnv, cred, leased_again, push, spawn};
+
+/// The rows of the team ledger a copy may write, as psql prints them.
+fn team_rows(db: &pg::Database) -> String {
+    db.psql(
+        "SELECT 'repo', id, common_dir, machine FROM repos ORDER BY id;
+         SELECT 'resource', kind, key, last_token FROM resources ORDER BY kind, key;
+         SELECT 'tenure', lease_id, token, holder, ended_at IS NULL FROM tenures ORDER BY lease_id;
+         SELECT 'slot', n, path, machine FROM slots ORDER BY path;
+         SELECT 'task', name, state, machine, lease_id FROM tasks ORDER BY id;
+         SELECT 'event', count(*) FROM events;",
+    )
+}
+
+/// The password in a `postgres://user:password@...` URL.
+fn password_of(url: &str) -> String {
+    let rest = url.strip_prefix("postgres://").unwrap();
+    let creds = rest.split('@').next().unwrap();
+    creds.split_once(':').unwrap().1.to_string()
+}
+
+/// A laptop on its own SQLite ledger: `app` with its hooks, machine id `laptop`; task `old`
+/// spawned and torn down, `fix-login` in its slot (the slot's second holder), `add-api` holding
+/// issue 7, and issue 9 acquired and released twice (its last token 2, no live holder).
+struct Laptop {
+    env: TestEnv,
+    repo: PathBuf,
+    slot: PathBuf,
+    zombie: serde_json::Value,
+    holder: serde_json::Value,
+    api: serde_json::Value,
+}
+
+fn laptop() -> Laptop {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "--global", "hand.machine", "laptop"]);
+    env.hand(&repo, &["install"]).ok();
+    let (slot, zombie, holder) = leased_again(&env, &repo, "old", "fix-login");
+    let api = spawn(&env, &repo, "add-api", &["--issue", "7"]);
+    for _ in 0..2 {
+        env.hand(&repo, &["lease", "acquire", "9"]).ok();
+        env.hand(&repo, &["lease", "release", "9"]).ok();
+    }
+    env.commit(&slot, "login.txt", "fixed\n");
+    Laptop {
+        env,
+        repo,
+        slot,
+        zombie,
+        holder,
+        api,
+    }
+}
+
+fn sha(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let password = password_of(&url);
+    let mut l = laptop();
+    let file_before = sha(&l.env.ledger());
+
+    let copied = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
+    assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+    for text in [&copied.stdout, &copied.stderr] {
+        assert!(!text.contains(&password), "the password is shown:\n{text}");
+    }
+    assert!(
+        copied
+            .stdout
+            .contains("git config --global hand.ledger 'postgres://"),
+        "{}",
+        copied.stdout
+    );
+    assert_eq!(
+        sha(&l.env.ledger()),
+        file_before,
+        "the laptop's ledger file is untouched"
+    );
+    let slot_key = format!("laptop:{}", l.slot.display());
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT last_token FROM resources WHERE key = '{slot_key}'"
+        )),
+        l.holder["token"].to_string(),
+        "the slot's resource moved under the machine's key with its last token"
+    );
+
+    // From now on this machine uses the team ledger: the command the copy printed (the URL
+    // without its password), and the password in ~/.pgpass.
+    let printed = copied
+        .stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("git config --global hand.ledger "))
+        .unwrap()
+        .trim_matches('\'');
+    l.env
+        .git(&l.repo, &["config", "--global", "hand.ledger", printed]);
+    let pgpass = l.env.path("home/.pgpass");
+    let port = pg::cluster().port;
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{port}:{}:postgres:{password}\n", db.name),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    // The test world's GIT_HAND_LEDGER names the file; empty, git config decides.
+    l.env.vars.push(("GIT_HAND_LEDGER".into(), String::new()));
+    let list = l.env.hand(&l.repo, &["list", "--json"]).json();
+    let mut names: Vec<&str> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["add-api", "fix-login"], "{list:#}");
+
+    // The holder's push from its slot, with the credential it had on the laptop, goes through;
+    // the zombie's (the slot's earlier tenure, which the laptop had superseded) is refused.
+    let zombie = push(
+        &l.env,
+        &l.slot,
+        &cred(&l.zombie),
+        &["-q", "origin", "HEAD:refs/heads/hand/fix-login"],
+    );
+    assert_ne!(zombie.code, 0, "the zombie's push went through");
+    // Ended tenures are not copied: the team ledger never granted the zombie's lease.
+    assert!(
+        zombie.stderr.contains("push refused (unknown-lease)"),
+        "{}",
+        zombie.stderr
+    );
+    let pushed = push(
+        &l.env,
+        &l.slot,
+        &cred(&l.holder),
+        &["-q", "origin", "HEAD:refs/heads/hand/fix-login"],
+    );
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    // And from its stamp alone, which now names the team ledger (without the password).
+    let stamp = std::fs::read_to_string(
+        PathBuf::from(
+            l.env
+                .git(&l.slot, &["rev-parse", "--absolute-git-dir"])
+                .trim(),
+        )
+        .join("git-hand-stamp"),
+    )
+    .unwrap();
+    assert!(stamp.contains(&format!("ledger={printed}")), "{stamp}");
+    assert!(!stamp.contains(&password), "{stamp}");
+    let stamped = push(
+        &l.env,
+        &l.slot,
+        &[],
+        &["-q", "origin", "HEAD:refs/heads/hand/fix-login"],
+    );
+    assert_eq!(stamped.code, 0, "{}", stamped.stderr);
+
+    let issue = l
+        .env
+        .hand(&l.repo, &["lease", "current", "7", "--json"])
+        .json();
+    assert_eq!(issue["outcome"], "live", "{issue:#}");
+    assert_eq!(issue["lease_id"], l.api["issue"]["lease_id"]);
+    assert_eq!(issue["token"], l.api["issue"]["token"]);
+
+    // Issue 9 was released on the laptop at token 2: the team ledger's next is 3.
+    let again = l
+        .env
+        .hand(&l.repo, &["lease", "acquire", "9", "--json"])
+        .json();
+    assert_eq!(again["token"], 3, "{again:#}");
+
+    // A second run, now that hand.ledger names the team ledger, is refused (there is no file
+    // ledger to copy); from the file named again, it finds everything there and changes nothing.
+    l.env
+        .hand(&l.repo, &["ledger", "copy", "--to", &url])
+        .code(2);
+    let before = team_rows(&db);
+    let file = l.env.ledger();
+    let rerun = l.env.hand_env(
+        &l.repo,
+        &["ledger", "copy", "--to", &url, "--json"],
+        &[("GIT_HAND_LEDGER", file.to_str().unwrap())],
+    );
+    assert_eq!(rerun.code, 0, "{}{}", rerun.stdout, rerun.stderr);
+    let rerun = rerun.json();
+    assert_eq!(rerun["copied"].as_array().unwrap().len(), 0, "{rerun:#}");
+    assert_eq!(rerun["already"].as_array().unwrap().len(), 2, "{rerun:#}");
+    assert_eq!(team_rows(&db), before, "a second copy wrote nothing");
+    assert!(!rerun.to_string().contains(&password));
+}
+
+#[test]
+fn an_issue_live_on_the_team_ledger_for_someone_else_refuses_the_copy_and_changes_nothing() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let password = password_of(&url);
+    let l = laptop();
+    // bob holds issue 7 on the team ledger (the same remote, so the same issue key).
+    let bob = l.env.hand_env(
+        &l.repo,
+        &["lease", "acquire", "7"],
+        &[("GIT_HAND_LEDGER", &url), ("GIT_HAND_HOLDER", "bob")],
+    );
+    assert_eq!(bob.code, 0, "{}", bob.stderr);
+    let before = team_rows(&db);
+    let file_before = sha(&l.env.ledger());
+
+    let refused = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
+    assert_eq!(refused.code, 3, "{}{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stderr.contains("is held on the team ledger by bob"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("nothing was changed"));
+    assert!(!refused.stderr.contains(&password), "{}", refused.stderr);
+    let json = l
+        .env
+        .hand(&l.repo, &["ledger", "copy", "--to", &url, "--json"])
+        .code(3)
+        .json();
+    assert_eq!(json["error"]["kind"], "precondition");
+    assert!(!json.to_string().contains(&password));
+
+    assert_eq!(team_rows(&db), before, "the team ledger is as it was");
+    assert_eq!(sha(&l.env.ledger()), file_before, "and so is the laptop's");
+    let stamp = std::fs::read_to_string(
+        PathBuf::from(
+            l.env
+                .git(&l.slot, &["rev-parse", "--absolute-git-dir"])
+                .trim(),
+        )
+        .join("git-hand-stamp"),
+    )
+    .unwrap();
+    assert!(
+        stamp.contains(&format!("ledger={}", l.env.ledger().display())),
+        "the stamp still names the laptop's ledger:\n{stamp}"
+    );
+}
