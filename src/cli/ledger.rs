@@ -99,9 +99,10 @@ fn text(c: &Copied) -> String {
         );
     }
     out += &format!(
-        "  leases: {} copied with their lease ids and tokens; {} slots recorded; {} last tokens \
-         raised\n",
-        i.tenures, i.slots, i.tokens_raised
+        "  leases: {} copied with their lease ids and tokens; {} recorded; {} raised\n",
+        i.tenures,
+        count(i.slots, "slot", "slots"),
+        count(i.tokens_raised, "last token", "last tokens"),
     );
     out += &format!("  stamps: {} now name the team ledger\n", c.restamped.len());
     out += &format!(
@@ -172,4 +173,9 @@ impl<'a> CopyJson<'a> {
             next: next_command(c),
         }
     }
+}
+
+/// `1 slot`, `2 slots`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

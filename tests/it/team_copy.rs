@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::pg;
-use crate::support::{TestEnv, cred, leased_again, push, spawn};
+use crate::support::{Shown, TestEnv, cred, leased_again, push, shot, spawn};
 
 /// The rows of the team ledger a copy may write, as psql prints them.
 fn team_rows(db: &pg::Database) -> String {
@@ -77,6 +77,17 @@ fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() 
 
     let copied = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
     assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+    insta::assert_snapshot!(
+        "team_ledger_copy",
+        shot(
+            &l.env,
+            "git hand ledger copy --to <url>",
+            &copied,
+            Shown::Text
+        )
+        .replace(&db.name, "[db]")
+        .replace(&format!(":{}", pg::cluster().port), ":[port]")
+    );
     for text in [&copied.stdout, &copied.stderr] {
         assert!(!text.contains(&password), "the password is shown:\n{text}");
     }
