@@ -503,6 +503,16 @@ fn pre_push_with_a_read_only_role_refuses_a_zombie_and_allows_the_holder() {
         run.stderr
     );
     push(&env, &slot, &as_reader(&second), &["-q", "origin", "HEAD"]).ok();
+
+    // list and log read with it too, and show what the other roles wrote.
+    let reader = [("GIT_HAND_LEDGER", db.url_as(&role, "ro-pw"))];
+    let reader: Vec<(&str, &str)> = reader.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let list = env.hand_env(&repo, &["list", "--json"], &reader);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert_eq!(list.json()["tasks"][0]["task"], "t2", "{}", list.stdout);
+    let log = env.hand_env(&repo, &["log"], &reader);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    assert!(log.stdout.contains("acquired"), "{}", log.stdout);
 }
 
 /// A verb that only reads changes nothing on the server: on an empty database `list`, `log`,
