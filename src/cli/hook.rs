@@ -1,5 +1,6 @@
-//! `git-hand hook pre-push|post-checkout|reference-transaction`: what the shims in `hooks/` exec
-//! (reference-transaction's own command is in [`super::hook_ref`]).
+//! `git-hand hook pre-push|post-checkout|reference-transaction|pre-receive`: what the shims in
+//! `hooks/` exec (reference-transaction's own command is in [`super::hook_ref`], the server's
+//! pre-receive in [`super::hook_receive`]).
 //!
 //! pre-push fails closed: a credential that is not current, or a ledger that cannot be read,
 //! refuses the push. post-checkout never fails the checkout: it only warns.
@@ -33,6 +34,12 @@ pub enum HookCommand {
         #[arg(allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// Called by git on the server before it accepts a push: `<old> <new> <ref>` on stdin, the
+    /// push options in `GIT_PUSH_OPTION_<i>`.
+    PreReceive {
+        #[arg(allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
 }
 
 /// `git-hand hook <name> <args>...` exactly as the shims run it, read without clap: the hooks run
@@ -49,6 +56,7 @@ pub fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookComm
         HookName::PrePush => Some(HookCommand::PrePush { args }),
         HookName::PostCheckout => Some(HookCommand::PostCheckout { args }),
         HookName::ReferenceTransaction => Some(HookCommand::ReferenceTransaction { args }),
+        HookName::PreReceive => Some(HookCommand::PreReceive { args }),
     }
 }
 
@@ -70,6 +78,7 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
         HookCommand::PrePush { .. } => HookName::PrePush,
         HookCommand::PostCheckout { .. } => HookName::PostCheckout,
         HookCommand::ReferenceTransaction { .. } => HookName::ReferenceTransaction,
+        HookCommand::PreReceive { .. } => HookName::PreReceive,
     };
     if reentered(hook) {
         return Ok(exit(0));
@@ -80,6 +89,7 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
         HookCommand::ReferenceTransaction { args } => {
             Ok(super::hook_ref::reference_transaction(ctx, &args))
         }
+        HookCommand::PreReceive { args } => Ok(super::hook_receive::pre_receive(ctx, &args)),
     }
 }
 

@@ -26,6 +26,10 @@ pub struct InstallArgs {
     /// Install into the directory core.hooksPath names, under the same chaining rules.
     #[arg(long)]
     pub hooks_path: bool,
+    /// In a bare repository clients push to: install the pre-receive hook that checks the lease
+    /// each push presents, and turn push options on.
+    #[arg(long, conflicts_with_all = ["manual", "hooks_path"])]
+    pub server: bool,
 }
 
 /// The `outcome` of `install --json` and `uninstall --json`, spelled by serde.
@@ -96,6 +100,9 @@ struct ManualJson<'a> {
 pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Failure> {
     let git = repo_git(ctx)?;
     let work_tree = ctx.repo()?.loc.workdir.clone();
+    if args.server {
+        return install_server(ctx, &git, args.force, json);
+    }
     if args.manual {
         let location = hooks::locate(&git)?;
         return manual(&location, work_tree.as_deref(), json, None);
@@ -158,6 +165,59 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             "hand.installHooks unset: spawn installs the hooks again when they are missing\n",
         );
     }
+    Ok(Done::ok(text))
+}
+
+/// `install --server --json` (docs/hooks.md).
+#[derive(Serialize)]
+struct ServerJson<'a> {
+    /// `installed` or `unchanged`.
+    outcome: OutcomeWord,
+    hooks_dir: &'a Path,
+    hooks: &'a [HookChange],
+    /// Whether this call set `receive.advertisePushOptions=true` (false: it was already).
+    advertised_push_options: bool,
+}
+
+/// `install --server`: the pre-receive fence in a bare repository (docs/hooks.md).
+fn install_server(ctx: &Context, git: &Git, force: bool, json: bool) -> Result<Done, Failure> {
+    if ctx.repo()?.loc.workdir.is_some() {
+        return Err(Failure::new(
+            Kind::Usage,
+            "install --server is for the bare repository clients push to; this one has a work tree",
+        )
+        .hint("git -C /path/to/repo.git hand install --server   # on the server")
+        .hint("git hand install   # the client hooks, for this clone"));
+    }
+    let rewrite = match force {
+        true => hooks::Rewrite::Always,
+        false => hooks::Rewrite::IfStale,
+    };
+    let report = hooks::install_server(git, rewrite)?;
+    let wrote = report.advertised || report.hooks.iter().any(|h| h.change.wrote());
+    let outcome = match wrote {
+        true => OutcomeWord::Installed,
+        false => OutcomeWord::Unchanged,
+    };
+    if json {
+        let shape = ServerJson {
+            outcome,
+            hooks_dir: &report.dir,
+            hooks: &report.hooks,
+            advertised_push_options: report.advertised,
+        };
+        return Done::json(&shape, None);
+    }
+    let mut text = format!(
+        "git-hand server hook in {}:
+",
+        report.dir.display()
+    );
+    text.extend(report.hooks.iter().map(change_line));
+    text.push_str(match report.advertised {
+        true => "receive.advertisePushOptions set to true: pushes can present their lease\n",
+        false => "receive.advertisePushOptions is already true\n",
+    });
     Ok(Done::ok(text))
 }
 

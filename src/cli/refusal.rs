@@ -21,6 +21,7 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
         Said::Push => "push refused",
         Said::Check => "a push from here would be refused",
         Said::RefUpdate => "ref update refused",
+        Said::Receive => "push refused by the remote",
     };
     match refusal {
         Refusal::Verdict(f) => {
@@ -194,7 +195,9 @@ fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String
     let base = p.head_oid.as_deref().map(ids::short).unwrap_or("HEAD");
     vec![
         match said {
-            Said::Push => format!("your commits are safe in {at}; nothing was pushed."),
+            Said::Push | Said::Receive => {
+                format!("your commits are safe in {at}; nothing was pushed.")
+            }
             Said::Check | Said::RefUpdate => format!("your commits are in {at}."),
         },
         format!(

@@ -261,16 +261,26 @@ pub enum Rewrite {
 /// Installs both shims into `dir` (created if missing) under the chaining rules; the building block
 /// of [`install`] for a directory already chosen.
 pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
-    for hook in HookName::ALL {
+    let changes = install_hooks_into(dir, &HookName::ALL, rewrite)?;
+    remove_our_old_hooks(dir)?;
+    Ok(changes)
+}
+
+/// Installs the shims of `hooks` into `dir` (created if missing) under the chaining rules: the
+/// client hooks ([`install_into`]) or the server's ([`super::server`]).
+pub(super) fn install_hooks_into(
+    dir: &Path,
+    hooks: &[HookName],
+    rewrite: Rewrite,
+) -> Result<Vec<HookChange>, HookError> {
+    for &hook in hooks {
         look(dir, hook)?.install_plan(rewrite)?;
     }
     fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-    let changes = HookName::ALL
-        .into_iter()
-        .map(|hook| with_retries(dir, hook, |seen| seen.install(rewrite)))
-        .collect::<Result<Vec<_>, _>>()?;
-    remove_our_old_hooks(dir)?;
-    Ok(changes)
+    hooks
+        .iter()
+        .map(|&hook| with_retries(dir, hook, |seen| seen.install(rewrite)))
+        .collect()
 }
 
 /// Removes both shims from `dir`, putting chained hooks back; refuses, changing nothing, when a

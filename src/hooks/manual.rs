@@ -179,6 +179,8 @@ if command -v git-hand >/dev/null 2>&1; then git-hand hook post-checkout \"$@\" 
         // Starts git-hand only for a prepared transaction by a process presenting a credential
         // (or in a slot that requires one), as git-hand's own shim does: a fetch stays cheap.
         HookName::ReferenceTransaction => REF_LINES.into(),
+        // A server hook: no manager recipe (`git hand install --server` writes it).
+        HookName::PreReceive => String::new(),
     }
 }
 

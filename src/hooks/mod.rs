@@ -14,6 +14,7 @@ pub mod foreign;
 pub mod install;
 pub mod locate;
 pub mod manual;
+pub mod server;
 pub mod shim;
 
 use std::path::PathBuf;
@@ -32,6 +33,7 @@ pub use install::{
 };
 pub use locate::{HooksLocation, locate};
 pub use manual::{Manager, Recipe, Scene};
+pub use server::{ServerReport, install_server};
 
 /// The hooks git-hand installs. Serialized as its file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -41,14 +43,21 @@ pub enum HookName {
     PostCheckout,
     /// Fences every ref update in a slot, not only the push (issue 16); git >= 2.28.
     ReferenceTransaction,
+    /// The server's fence (issue 15): installed only by `git hand install --server`, in a bare
+    /// repository that clients push to; never one of [`HookName::ALL`].
+    PreReceive,
 }
 
 impl HookName {
+    /// The client hooks: what `install`, `spawn`, `doctor` and `uninstall` look after.
     pub const ALL: [HookName; 3] = [
         HookName::PrePush,
         HookName::PostCheckout,
         HookName::ReferenceTransaction,
     ];
+
+    /// The hooks `git hand install --server` installs in a repository clients push to.
+    pub const SERVER: [HookName; 1] = [HookName::PreReceive];
 
     /// The name a foreign hook is kept under once chained: `pre-push.git-hand-chained`.
     pub fn chained_file_name(self) -> String {
@@ -109,6 +118,13 @@ pub enum HookError {
         path: PathBuf,
         chained: PathBuf,
     },
+    /// A setting the hooks need could not be written (`install --server`).
+    #[error("cannot set {key} in {}: {source}", dir.display())]
+    Configure {
+        key: &'static str,
+        dir: PathBuf,
+        source: GitError,
+    },
     #[error("{} is not a regular file; git-hand leaves it alone", path.display())]
     NotAFile { path: PathBuf },
     /// Another process kept changing the hook while we installed: retrying is safe.
@@ -121,6 +137,10 @@ impl HookError {
     pub fn hints(&self) -> Vec<String> {
         let show = |p: &PathBuf| p.display().to_string();
         match self {
+            HookError::Configure { key, dir, .. } => vec![format!(
+                "git -C {} config {key} true   # then run git hand install --server again",
+                show(dir)
+            )],
             HookError::Locate { dir, .. } => vec![format!(
                 "git -C {} rev-parse --git-path hooks   # must work for git-hand to find the hooks",
                 show(dir)
@@ -194,9 +214,10 @@ mod tests {
 
     #[test]
     fn hook_names_round_trip_and_name_their_chained_file() {
-        for hook in HookName::ALL {
+        for hook in HookName::ALL.into_iter().chain(HookName::SERVER) {
             assert_eq!(hook.as_str().parse::<HookName>(), Ok(hook));
         }
+        assert_eq!(HookName::PreReceive.as_str(), "pre-receive");
         assert_eq!(
             HookName::PrePush.chained_file_name(),
             "pre-push.git-hand-chained"

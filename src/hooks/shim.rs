@@ -22,6 +22,7 @@ const MARKER_WITHIN_LINES: usize = 5;
 const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 const POST_CHECKOUT: &str = include_str!("../../hooks/post-checkout");
 const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
+const PRE_RECEIVE: &str = include_str!("../../hooks/pre-receive");
 
 /// Where the shim templates take the recorded path, as one sh word.
 const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
@@ -29,15 +30,23 @@ const INSTALLED_SLOT: &str = "@GIT_HAND_INSTALLED@";
 /// The current shim for `hook`, recording this executable (see [`recorded`]). Rendered once per
 /// process: every install of one run writes the same bytes.
 pub fn content(hook: HookName) -> &'static str {
-    static RENDERED: OnceLock<[String; 3]> = OnceLock::new();
-    let [pre_push, post_checkout, reference_transaction] = RENDERED.get_or_init(|| {
-        let exe = recorded();
-        HookName::ALL.map(|hook| render(template(hook), exe.as_deref()))
-    });
+    static RENDERED: OnceLock<[String; 4]> = OnceLock::new();
+    let [pre_push, post_checkout, reference_transaction, pre_receive] =
+        RENDERED.get_or_init(|| {
+            let exe = recorded();
+            [
+                HookName::PrePush,
+                HookName::PostCheckout,
+                HookName::ReferenceTransaction,
+                HookName::PreReceive,
+            ]
+            .map(|hook| render(template(hook), exe.as_deref()))
+        });
     match hook {
         HookName::PrePush => pre_push,
         HookName::PostCheckout => post_checkout,
         HookName::ReferenceTransaction => reference_transaction,
+        HookName::PreReceive => pre_receive,
     }
 }
 
@@ -61,6 +70,7 @@ fn template(hook: HookName) -> &'static str {
         HookName::PrePush => PRE_PUSH,
         HookName::PostCheckout => POST_CHECKOUT,
         HookName::ReferenceTransaction => REFERENCE_TRANSACTION,
+        HookName::PreReceive => PRE_RECEIVE,
     }
 }
 
@@ -96,7 +106,7 @@ mod tests {
 
     #[test]
     fn every_shipped_shim_carries_the_marker_and_execs_its_own_hook() {
-        for hook in HookName::ALL {
+        for hook in HookName::ALL.into_iter().chain(HookName::SERVER) {
             let text = content(hook);
             assert!(text.starts_with("#!/bin/sh\n"), "{hook}");
             assert!(is_ours(text.as_bytes()), "{hook}");

@@ -17,6 +17,7 @@ pub mod ledger_copy;
 pub mod names;
 pub mod on_hook;
 pub mod pool;
+pub mod pre_receive;
 pub mod procs;
 pub mod prune;
 pub mod recover;

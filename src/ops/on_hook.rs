@@ -338,6 +338,7 @@ pub(super) fn record_refusal(
     let (kind, what, by) = match said {
         Said::RefUpdate => (EventKind::RefUpdateRefused, "ref update refused", "made in"),
         Said::Push | Said::Check => (EventKind::PushRefused, "push refused", "pushed from"),
+        Said::Receive => (EventKind::PushRefused, "push refused", "received by"),
     };
     let (res, tenure, detail) = match refusal {
         Refusal::Verdict(_) => (
@@ -368,12 +369,14 @@ pub(super) fn record_refusal(
 
 /// Who is reading a refusal: the pre-push hook refusing a push, `check`/`status` saying what
 /// the hook would do (nothing was attempted, so nothing "was pushed" or not), or the
-/// reference-transaction hook aborting a ref update (`head_oid` is then the refused commit).
+/// reference-transaction hook aborting a ref update (`head_oid` is then the refused commit), or
+/// the server's pre-receive hook refusing a push it received (`head_oid`: the pushed commit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Said {
     Push,
     Check,
     RefUpdate,
+    Receive,
 }
 
 /// What post-checkout noticed (never an error: the hook must not fail a checkout).

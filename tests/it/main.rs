@@ -31,6 +31,7 @@ mod pinned_errors;
 mod pinned_help;
 mod pinned_troubles;
 mod pool;
+mod pre_receive;
 mod prune_branches;
 mod races;
 mod ref_fence;

@@ -1,0 +1,262 @@
+//! What the server's `pre-receive` hook decides (issue 15): a push to a repository that runs
+//! `git hand install --server` is judged by the lease it presents in its push options
+//! (`hand.lease`, `hand.token`, `hand.task`), so a `git push --no-verify`, a tool that runs no
+//! hooks, or a clone without git-hand cannot get past the fence the client hooks only advise.
+//!
+//! Two checks, the same two as pre-push: a presented lease must be current (the verdict of
+//! [`verdict::judge`], for the slot it was granted for), and each updated branch that is an
+//! open task's branch on this remote, with the task's slot lease live, may be updated only under
+//! that lease. The remote is this repository's own path, as a task records a local remote
+//! ([`fence::pushed_remote`]). Everything is read in one snapshot, whatever the number of refs:
+//! the open tasks of this remote (one query), then the tenures of those whose branch is pushed.
+//! A refusal is appended to the event log. A ledger that does not exist fences nothing; one that
+//! cannot be read refuses (fails closed).
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
+use super::verdict::{self, Credential, CredentialRule, Finding, Verdict};
+use super::{Context, Result, fence};
+use crate::ledger::{ResourceKind, Tasks, View, WorktreeKey};
+
+/// The push options a push presents its lease with.
+pub const LEASE_OPTION: &str = "hand.lease";
+pub const TOKEN_OPTION: &str = "hand.token";
+pub const TASK_OPTION: &str = "hand.task";
+
+/// What a push presented in its push options (the last value of each wins, as git's own
+/// multi-valued settings are read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Presented {
+    pub lease: Option<String>,
+    pub token: Option<String>,
+    pub task: Option<String>,
+}
+
+impl Presented {
+    /// From the `<key>=<value>` push options, in order; options that are not git-hand's are
+    /// left to whoever else reads them.
+    pub fn from_options<'a>(options: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut p = Self::default();
+        for option in options {
+            let Some((key, value)) = option.split_once('=') else {
+                continue;
+            };
+            let slot = match key {
+                LEASE_OPTION => &mut p.lease,
+                TOKEN_OPTION => &mut p.token,
+                TASK_OPTION => &mut p.task,
+                _ => continue,
+            };
+            *slot = Some(value.to_string());
+        }
+        p
+    }
+
+    /// The push options git hands the hook: `GIT_PUSH_OPTION_COUNT` and `GIT_PUSH_OPTION_<i>`
+    /// (set only when the server advertises push options and the client sent some). Never
+    /// `GIT_HAND_LEASE`: on a local remote the hook inherits the pusher's environment, and only
+    /// what the push itself carries is presented.
+    pub fn from_env() -> Self {
+        let count = std::env::var("GIT_PUSH_OPTION_COUNT")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .unwrap_or(0);
+        let options: Vec<String> = (0..count)
+            .filter_map(|i| std::env::var(format!("GIT_PUSH_OPTION_{i}")).ok())
+            .collect();
+        Self::from_options(options.iter().map(String::as_str))
+    }
+
+    /// The credential presented, parsed as the environment's is (a value that does not parse is
+    /// `unknown-lease`, never "no credential").
+    fn credential(&self) -> Option<std::result::Result<Credential, String>> {
+        let os = |v: &Option<String>| v.as_ref().map(OsString::from);
+        verdict::parse_env_credential(os(&self.lease).as_deref(), os(&self.token).as_deref())
+    }
+}
+
+/// One line of pre-receive stdin: `<old oid> <new oid> <ref name>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedRef {
+    pub old_oid: String,
+    pub new_oid: String,
+    pub name: String,
+}
+
+/// Parses pre-receive stdin; a malformed line is an error (the hook then refuses: it cannot tell
+/// what is being pushed).
+pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>, String> {
+    stdin
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(
+            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                [old, new, name] if is_object_name(old) && is_object_name(new) => Ok(ReceivedRef {
+                    old_oid: old.into(),
+                    new_oid: new.into(),
+                    name: name.into(),
+                }),
+                _ => Err(format!("unexpected pre-receive input line {line:?}")),
+            },
+        )
+        .collect()
+}
+
+/// Judges a push received by the repository of `ctx` and records a refusal. The outcome is
+/// pre-push's, so its words are [`crate::cli`]'s refusal lines; `head_oid` is the pushed commit
+/// of the refused ref (the pusher has it), for the advice on keeping the work.
+pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -> Result<PrePush> {
+    let repo = ctx.repo()?;
+    let common = &repo.loc.common_dir;
+    let remote = fence::pushed_remote(&common.to_string_lossy(), common);
+    let mut out = PrePush {
+        refusal: None,
+        finding: None,
+        head_branch: None,
+        head_oid: None,
+        now: 0,
+        unchecked: None,
+    };
+    let place = ctx.ledger_location()?.place;
+    let Some(mut ledger) = ctx.open_existing(&place)? else {
+        return Ok(out); // No ledger: no task to fence.
+    };
+    let credential = presented.credential();
+    let (finding, fenced, now) = ledger.read(|v| {
+        let finding = match credential.clone() {
+            None => None,
+            Some(Err(why)) => Some(Finding {
+                verdict: Verdict::UnknownLease,
+                credential_error: Some(why),
+                ..Finding::unmanaged(v.now())
+            }),
+            Some(Ok(cred)) => Some(judge_presented(v, cred)?),
+        };
+        let current = finding
+            .as_ref()
+            .filter(|f| f.verdict == Verdict::Current)
+            .and_then(|f| f.tenure.as_ref())
+            .map(|t| t.lease_id.clone());
+        let fenced = fenced_ref(v, &remote, refs, current.as_ref())?;
+        Ok((finding, fenced, v.now()))
+    })?;
+    out.now = now;
+    let refused_ref = match (&finding, fenced) {
+        (Some(f), _) if !f.verdict.allows() => {
+            out.refusal = Some(Refusal::Verdict(Box::new(f.clone())));
+            refs.iter().find(|r| !is_null_oid(&r.new_oid))
+        }
+        (_, Some((index, task, tenure))) => {
+            let r = &refs[index];
+            out.refusal = Some(Refusal::Branch {
+                branch: branch_of(r).unwrap_or_default().to_string(),
+                task: Box::new(task),
+                tenure: Box::new(tenure),
+            });
+            Some(r)
+        }
+        _ => None,
+    };
+    out.head_oid = refused_ref
+        .filter(|r| !is_null_oid(&r.new_oid))
+        .map(|r| r.new_oid.clone());
+    out.finding = finding;
+    if let Some(refusal) = &out.refusal {
+        let finding = out
+            .finding
+            .clone()
+            .unwrap_or_else(|| Finding::unmanaged(out.now));
+        let key = WorktreeKey::from_canonical(Path::new(&remote));
+        record_refusal(&mut ledger, &finding, refusal, &key, Said::Receive)?;
+    }
+    Ok(out)
+}
+
+/// The branch a received ref updates, if it is one.
+fn branch_of(r: &ReceivedRef) -> Option<&str> {
+    r.name.strip_prefix("refs/heads/")
+}
+
+/// The verdict on a presented lease, for the slot it was granted for. A lease this ledger never
+/// granted, or granted for something that is no slot, is `unknown-lease`.
+fn judge_presented(v: &View<'_>, cred: Credential) -> crate::ledger::Result<Finding> {
+    let tenure = v.tenure(&cred.lease_id)?;
+    let Some(tenure) = tenure.filter(|t| t.resource.kind == ResourceKind::Worktree) else {
+        return Ok(Finding {
+            verdict: Verdict::UnknownLease,
+            credential: Some(cred),
+            ..Finding::unmanaged(v.now())
+        });
+    };
+    // On a file ledger a worktree's key is its path (a team ledger's names the machine too:
+    // judging a lease another machine was granted is left to the team-ledger slice).
+    let key = WorktreeKey::from_canonical(Path::new(&tenure.resource.key));
+    let mut f = verdict::judge(v, &key, None, Some(Ok(cred)), CredentialRule::EnvRequired)?;
+    if f.verdict == Verdict::Unmanaged {
+        // The slot is gone from the ledger (pruned): its lease is nothing current.
+        f.verdict = Verdict::UnknownLease;
+    }
+    Ok(f)
+}
+
+/// The first received ref that updates an open task's branch on `remote` whose slot lease is
+/// live and not `current` (the presented lease, when it is current): its index, the task and
+/// its tenure. One query for the remote's open tasks, then one tenure per task whose branch is
+/// pushed, whatever the number of refs.
+fn fenced_ref(
+    v: &View<'_>,
+    remote: &str,
+    refs: &[ReceivedRef],
+    current: Option<&crate::ledger::LeaseId>,
+) -> crate::ledger::Result<Option<(usize, crate::ledger::Task, crate::ledger::Tenure)>> {
+    let tasks = v.tasks_on_remote(remote, Tasks::Open)?;
+    for task in tasks {
+        let Some(index) = refs.iter().position(|r| branch_of(r) == Some(&task.branch)) else {
+            continue;
+        };
+        let Some(lease_id) = task.lease_id.clone() else {
+            continue;
+        };
+        let Some(tenure) = v.tenure(&lease_id)? else {
+            continue;
+        };
+        if tenure.is_live(v.now()) && current != Some(&tenure.lease_id) {
+            return Ok(Some((index, task, tenure)));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_git_hands_push_options_are_read_and_the_last_value_wins() {
+        let p = Presented::from_options([
+            "ci.skip",
+            "hand.lease=aa",
+            "hand.token=3",
+            "other=x",
+            "hand.lease=bb",
+            "hand.task=fix-login",
+        ]);
+        assert_eq!(p.lease.as_deref(), Some("bb"));
+        assert_eq!(p.token.as_deref(), Some("3"));
+        assert_eq!(p.task.as_deref(), Some("fix-login"));
+        assert_eq!(Presented::from_options([]), Presented::default());
+        assert!(Presented::default().credential().is_none());
+    }
+
+    #[test]
+    fn receive_lines_parse_and_malformed_input_is_an_error() {
+        let (z, one) = ("0".repeat(40), "1".repeat(40));
+        let refs = parse_receive_lines(&format!("{z} {one} refs/heads/a\n\n")).unwrap();
+        assert_eq!(refs.len(), 1);
+        assert_eq!(branch_of(&refs[0]), Some("a"));
+        assert!(parse_receive_lines(&format!("{z} {one}")).is_err());
+        assert!(parse_receive_lines(&format!("{z} HEAD refs/heads/a")).is_err());
+    }
+}

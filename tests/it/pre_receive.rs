@@ -1,0 +1,233 @@
+//! The remote checks the token (issue 15, item 2): `git hand install --server` in the bare
+//! repository clients push to installs a pre-receive hook that judges the lease each push
+//! presents in its push options, so a push that skips the client hooks (`--no-verify`, a clone
+//! without git-hand) is still fenced. Real git, pushes over `file://` (receive-pack runs the
+//! hook), one SQLite ledger shared by the clients and the server (`GIT_HAND_LEDGER`).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::{Run, TestEnv, leased_again, path_of, remote_oid, spawn};
+
+/// `app` with git-hand's client hooks, and its bare origin with the server hook.
+fn served() -> (TestEnv, PathBuf, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    env.hand(&origin, &["install", "--server"]).ok();
+    (env, repo, origin)
+}
+
+/// The push options a spawn's credential presents (`hand.lease`, `hand.token`, `hand.task`).
+fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
+    vec![
+        format!("hand.lease={}", v["lease_id"].as_str().unwrap()),
+        format!("hand.token={}", v["token"]),
+        format!("hand.task={task}"),
+    ]
+}
+
+/// `git push --no-verify` (the client hooks skipped) over `file://`, with `-o` for each option,
+/// contained: only the remote judges.
+fn push_past_hooks(
+    env: &TestEnv,
+    dir: &Path,
+    origin: &Path,
+    opts: &[String],
+    refs: &[&str],
+) -> Run {
+    let mut cmd = env.contained("git", dir);
+    cmd.args(["push", "--no-verify", "-q"]);
+    for o in opts {
+        cmd.args(["-o", o]);
+    }
+    cmd.arg(format!("file://{}", origin.display())).args(refs);
+    Run::from(cmd.output().unwrap())
+}
+
+fn log_of(env: &TestEnv, repo: &Path) -> String {
+    env.hand(repo, &["log", "--json"]).json().to_string()
+}
+
+#[test]
+fn install_server_chains_a_pre_receive_hook_and_turns_push_options_on() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    let theirs = "#!/bin/sh\ncat >/dev/null\necho ran > \"$GIT_DIR/their-hook-ran\"\n";
+    crate::support::write_hook(&origin.join("hooks/pre-receive"), theirs, 0o755);
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["outcome"], "installed");
+    assert_eq!(out["hooks"][0]["hook"], "pre-receive");
+    assert_eq!(out["hooks"][0]["change"], "chained");
+    assert_eq!(out["advertised_push_options"], true);
+    assert_eq!(
+        env.git(&origin, &["config", "receive.advertisePushOptions"]),
+        "true"
+    );
+    let chained = origin.join("hooks/pre-receive.git-hand-chained");
+    assert_eq!(std::fs::read_to_string(&chained).unwrap(), theirs);
+
+    let again = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(again["outcome"], "unchanged", "{again}");
+
+    // The chained hook still runs on a push, before git-hand judges it.
+    let clone = env.path("work/app");
+    env.git(
+        &clone,
+        &["push", "-q", "origin", "main:refs/heads/elsewhere"],
+    );
+    assert!(origin.join("their-hook-ran").exists());
+}
+
+#[test]
+fn install_server_is_refused_in_a_repository_with_a_work_tree() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let run = env.hand(&repo, &["install", "--server"]).code(2);
+    assert!(run.stderr.contains("bare repository"), "{}", run.stderr);
+    assert!(!repo.join(".git/hooks/pre-receive").exists());
+}
+
+#[test]
+fn a_zombies_no_verify_push_is_refused_by_the_remote_and_the_holders_passes() {
+    let (env, repo, origin) = served();
+    let (slot, a, b) = leased_again(&env, &repo, "a", "b");
+    let work = env.commit(&slot, "z.txt", "written by a's zombie\n");
+
+    let refused = push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/b"],
+    );
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("remote: git-hand: push refused by the remote (stale)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("it is now held by"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("--no-verify"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "hand/b"), None);
+    // Its own (ended) task's branch is no way around it: the stale lease is judged wherever it goes.
+    let own = push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/a"],
+    );
+    assert_ne!(own.code, 0, "{}", own.stderr);
+    assert_eq!(remote_oid(&env, &origin, "hand/a"), None);
+    assert!(log_of(&env, &repo).contains("push refused: stale"));
+
+    push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&b, "b"),
+        &["HEAD:refs/heads/hand/b"],
+    )
+    .ok();
+    assert_eq!(
+        remote_oid(&env, &origin, "hand/b").as_deref(),
+        Some(work.as_str())
+    );
+}
+
+#[test]
+fn a_clone_without_git_hand_is_refused_on_a_live_tasks_branch_and_allowed_elsewhere() {
+    let (env, repo, origin) = served();
+    let a = spawn(&env, &repo, "a", &[]);
+    let work = env.path("work");
+    env.git(&work, &["clone", "-q", origin.to_str().unwrap(), "plain"]);
+    let plain = work.join("plain");
+    assert!(
+        !plain.join(".git/hooks/pre-push").exists(),
+        "no git-hand in this clone"
+    );
+    let mine = env.commit(&plain, "p.txt", "from a clone without git-hand\n");
+
+    let refused = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/hand/a"]);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "remote: git-hand: push refused by the remote: branch hand/a belongs to live task a"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("git hand env a"),
+        "the way out: {}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "hand/a"), None);
+    assert!(log_of(&env, &repo).contains("branch hand/a belongs to live task a"));
+
+    // Deleting the branch is updating it too.
+    let slot = path_of(&a);
+    env.commit(&slot, "a.txt", "a's work\n");
+    push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/a"],
+    )
+    .ok();
+    let delete = push_past_hooks(&env, &plain, &origin, &[], &[":refs/heads/hand/a"]);
+    assert_ne!(delete.code, 0, "{}", delete.stderr);
+    assert!(remote_oid(&env, &origin, "hand/a").is_some());
+
+    push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/feature"]).ok();
+    assert_eq!(
+        remote_oid(&env, &origin, "feature").as_deref(),
+        Some(mine.as_str())
+    );
+
+    // Once the task is torn down its branch is no longer fenced.
+    env.hand(&repo, &["teardown", "a", "--force"]).ok();
+    push_past_hooks(&env, &plain, &origin, &[], &["+HEAD:refs/heads/hand/a"]).ok();
+}
+
+#[test]
+fn a_push_of_many_refs_with_one_live_tasks_branch_among_them_lands_none() {
+    let (env, repo, origin) = served();
+    spawn(&env, &repo, "a", &[]);
+    let mut refs: Vec<String> = (0..99)
+        .map(|i| format!("HEAD:refs/heads/bulk-{i}"))
+        .collect();
+    refs.push("HEAD:refs/heads/hand/a".into());
+    let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+    let refused = push_past_hooks(&env, &repo, &origin, &[], &refs);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("branch hand/a belongs to live task a"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        remote_oid(&env, &origin, "bulk-0"),
+        None,
+        "pre-receive is all or nothing"
+    );
+
+    push_past_hooks(&env, &repo, &origin, &[], &refs[..99]).ok();
+    assert!(remote_oid(&env, &origin, "bulk-98").is_some());
+}
