@@ -91,6 +91,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
+        let env = exec::environment(ctx, &s, env)?;
         let status = exec::run(&s, &args.command, &env, &ledger.place(), &warn)?;
         if !status.success() {
             say(exec_failed_lines(&s, &args.command, status));

@@ -32,6 +32,7 @@ mod pinned_help;
 mod pinned_troubles;
 mod pool;
 mod prune_branches;
+mod push_options;
 mod races;
 mod ref_fence;
 mod setup;
