@@ -8,7 +8,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::context::{Context, Purpose, open_if_present};
+use super::context::{Purpose, open_if_present};
 use super::credential_push;
 use super::spawn::Spawned;
 use super::tasks::{Lost, renew_both};
@@ -28,21 +28,22 @@ pub enum RenewalTrouble {
 }
 
 /// What the command gets in its environment: the credential (`vars`, as `git hand env` prints
-/// it) and, where the remote checks leases, the same lease as push options on every push
-/// (`credential_push`), added to the configuration entries this process's environment carries.
+/// it) and, when `carried` (`credential_push::carried`: the remote checks leases), the same
+/// lease as push options on every push, added to the configuration entries this process's
+/// environment carries.
 pub fn environment(
-    ctx: &Context,
     spawned: &Spawned,
     vars: Vec<(&'static str, String)>,
-) -> Result<Vec<(String, String)>> {
+    carried: bool,
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vars.into_iter().map(|(k, v)| (k.into(), v)).collect();
-    if credential_push::carried(ctx.repo()?)? {
+    if carried {
         let options = credential_push::push_options(&spawned.task, &spawned.tenure);
         env.extend(credential_push::config_vars(&options, |k| {
             std::env::var(k).ok()
         }));
     }
-    Ok(env)
+    env
 }
 
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread

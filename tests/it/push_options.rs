@@ -266,3 +266,13 @@ fn a_zombie_presents_its_own_stale_lease_not_the_slots_current_one() {
     assert_eq!(token, "hand.token=1");
     assert_eq!(b["token"], 2);
 }
+
+#[test]
+fn spawn_exec_with_a_bad_remote_fence_value_leases_nothing() {
+    let (env, repo, _origin) = world(Some("maybe"), true);
+    let run = env.hand(&repo, &["spawn", "t1", "--exec", "--", "true"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("hand.remoteFence"), "{}", run.stderr);
+    let list = env.hand(&repo, &["list", "--json"]).ok();
+    assert!(!list.contains("\"t1\""), "{list}");
+}
