@@ -4,8 +4,8 @@ use clap::Args;
 
 use super::output::Vars;
 use super::{Done, Failure, Kind};
-use crate::ops::Context;
 use crate::ops::tasks;
+use crate::ops::{Context, credential_push};
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
@@ -42,9 +42,12 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
         return Done::json(&Vars(&vars), None);
     }
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
-    Ok(Done::ok(
-        vars.into_iter()
-            .map(|(k, v)| format!("export {k}={v}\n"))
-            .collect(),
-    ))
+    let mut text: String = vars
+        .into_iter()
+        .map(|(k, v)| format!("export {k}={v}\n"))
+        .collect();
+    if credential_push::carried(ctx.repo()?)? {
+        text += &credential_push::shell(&credential_push::push_options(&task, &tenure));
+    }
+    Ok(Done::ok(text))
 }

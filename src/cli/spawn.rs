@@ -76,6 +76,8 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     };
     // Every usage error is found before the ledger is opened (and maybe created).
     let checked = spawn::check(ctx, &opts, &progress)?;
+    // Read before anything is leased: a bad value must not leave a task behind unrun.
+    let push_options = args.exec && crate::ops::credential_push::carried(ctx.repo()?)?;
     let mut ledger = ctx.open_ledger()?;
     let s = spawn::spawn(ctx, &mut ledger, &opts, checked, &progress)?;
     let env = crate::ops::credential::env_vars(&s.task, &s.tenure);
@@ -91,6 +93,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
+        let env = exec::environment(&s, env, push_options);
         let status = exec::run(&s, &args.command, &env, &ledger.place(), &warn)?;
         if !status.success() {
             say(exec_failed_lines(&s, &args.command, status));

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::context::{Purpose, open_if_present};
+use super::credential_push;
 use super::spawn::Spawned;
 use super::tasks::{Lost, renew_both};
 use super::{Error, Result};
@@ -26,13 +27,32 @@ pub enum RenewalTrouble {
     Failed(Error),
 }
 
+/// What the command gets in its environment: the credential (`vars`, as `git hand env` prints
+/// it) and, when `carried` (`credential_push::carried`: the remote checks leases), the same
+/// lease as push options on every push, added to the configuration entries this process's
+/// environment carries.
+pub fn environment(
+    spawned: &Spawned,
+    vars: Vec<(&'static str, String)>,
+    carried: bool,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vars.into_iter().map(|(k, v)| (k.into(), v)).collect();
+    if carried {
+        let options = credential_push::push_options(&spawned.task, &spawned.tenure);
+        env.extend(credential_push::config_vars(&options, |k| {
+            std::env::var(k).ok()
+        }));
+    }
+    env
+}
+
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread
 /// keeps the task's leases alive (when they have a TTL) through its own ledger connection, and reports a
 /// lost lease through `warn` once.
 pub fn run(
     spawned: &Spawned,
     cmd: &[OsString],
-    env: &[(&str, String)],
+    env: &[(String, String)],
     ledger: &Place,
     warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
@@ -45,7 +65,7 @@ pub fn run(
     let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .spawn()
         .map_err(|e| {
             Error::failed(

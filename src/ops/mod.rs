@@ -6,6 +6,7 @@ pub mod base;
 pub mod candidates;
 pub mod context;
 pub mod credential;
+pub mod credential_push;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;

@@ -47,6 +47,7 @@ pub const KEYS: &[Key] = &[
     key("hand.requireCredential", true, Some("false")),
     key("hand.fenceBranches", true, Some("true")),
     key("hand.fenceRefs", true, Some("true")),
+    key("hand.remoteFence", true, Some("false")),
     key("hand.adoptWorktrees", true, Some("false")),
     key("hand.issueNamespace", true, None),
     key("hand.include", true, None),
@@ -212,6 +213,13 @@ impl<'r> Settings<'r> {
         self.bool("hand.fenceRefs", true)
     }
 
+    /// `hand.remoteFence`: the team's remote checks the lease of every push (its pre-receive
+    /// hook), so a credential handed out here also carries the lease as push options. Off by
+    /// default: git refuses to send push options to a remote that does not advertise them.
+    pub fn remote_fence(&self) -> Result<bool, ConfigError> {
+        self.bool("hand.remoteFence", false)
+    }
+
     pub fn adopt_worktrees(&self) -> Result<bool, ConfigError> {
         self.bool("hand.adoptWorktrees", false)
     }
@@ -280,6 +288,7 @@ impl<'r> Settings<'r> {
             "hand.requireCredential" => shown(self.require_credential()?.to_string()),
             "hand.fenceBranches" => shown(self.fence_branches()?.to_string()),
             "hand.fenceRefs" => shown(self.fence_refs()?.to_string()),
+            "hand.remoteFence" => shown(self.remote_fence()?.to_string()),
             "hand.adoptWorktrees" => shown(self.adopt_worktrees()?.to_string()),
             "hand.installHooks" => shown(self.install_hooks()?.to_string()),
             "hand.setupTimeout" => {

@@ -33,6 +33,7 @@ mod pinned_troubles;
 mod pool;
 mod pre_receive;
 mod prune_branches;
+mod push_options;
 mod races;
 mod ref_fence;
 mod setup;
