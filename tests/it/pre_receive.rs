@@ -231,3 +231,49 @@ fn a_push_of_many_refs_with_one_live_tasks_branch_among_them_lands_none() {
     push_past_hooks(&env, &repo, &origin, &[], &refs[..99]).ok();
     assert!(remote_oid(&env, &origin, "bulk-98").is_some());
 }
+
+/// Both halves of issue 15 together: with `hand.remoteFence` on, a process that loaded its
+/// credential with `git hand env` presents it on every push. A zombie pushing past the client
+/// hooks presents its own stale lease and the remote refuses it; the current holder, the same
+/// way, passes.
+#[test]
+fn a_zombie_under_its_env_credential_is_refused_by_the_remote_and_the_holder_passes() {
+    let (env, repo, origin) = served();
+    env.git(&repo, &["config", "hand.remoteFence", "true"]);
+    let a = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&a);
+    let zombie_credential = env.hand(&repo, &["env", "a"]).ok();
+    env.hand(&repo, &["teardown", "a"]).ok();
+    env.git(&repo, &["branch", "-q", "-D", "hand/a"]);
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_eq!(path_of(&b), slot, "b reuses a's slot");
+    env.commit(&slot, "z.txt", "written by a's zombie\n");
+    let url = format!("file://{}", origin.display());
+    let push_as = |credential: &str| {
+        let script =
+            format!("{credential}\ngit push --no-verify -q '{url}' HEAD:refs/heads/hand/b");
+        let mut cmd = env.contained("sh", &slot);
+        cmd.args(["-c", &script]);
+        Run::from(cmd.output().unwrap())
+    };
+
+    let refused = push_as(&zombie_credential);
+    assert_ne!(
+        refused.code, 0,
+        "the zombie's push landed:\n{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("remote: git-hand: push refused by the remote (stale)"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "hand/b"), None);
+
+    let holder_credential = env.hand(&repo, &["env", "b"]).ok();
+    let passed = push_as(&holder_credential);
+    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    assert!(remote_oid(&env, &origin, "hand/b").is_some());
+}
