@@ -20,7 +20,7 @@ use std::path::Path;
 use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
 use super::verdict::{self, Credential, CredentialRule, Finding, Verdict};
 use super::{Context, Result, fence};
-use crate::ledger::{ResourceKind, Tasks, View, WorktreeKey};
+use crate::ledger::{Machine, ResourceKind, Tasks, View, WorktreeKey};
 
 /// The push options a push presents its lease with.
 pub const LEASE_OPTION: &str = "hand.lease";
@@ -207,15 +207,30 @@ fn judge_presented(v: &View<'_>, cred: Credential) -> crate::ledger::Result<Find
             ..Finding::unmanaged(v.now())
         });
     };
-    // On a file ledger a worktree's key is its path (a team ledger's names the machine too:
-    // judging a lease another machine was granted is left to the team-ledger slice).
-    let key = WorktreeKey::from_canonical(Path::new(&tenure.resource.key));
+    // Judged as the machine the slot is on, whichever machine the server is: its slot row and
+    // its worktree resource are that machine's.
+    let (machine, key) = granted_on(v, &tenure.resource.key);
+    let v = &v.for_machine(&machine);
     let mut f = verdict::judge(v, &key, None, Some(Ok(cred)), CredentialRule::EnvRequired)?;
     if f.verdict == Verdict::Unmanaged {
         // The slot is gone from the ledger (pruned): its lease is nothing current.
         f.verdict = Verdict::UnknownLease;
     }
     Ok(f)
+}
+
+/// The machine and the worktree a worktree resource's key names: on a team ledger (the view acts
+/// for a machine) `<machine>:<path>`, a machine id never holding a `:`; on a file ledger the
+/// path alone, which may.
+fn granted_on(v: &View<'_>, resource_key: &str) -> (Machine, WorktreeKey) {
+    let (machine, path) = match resource_key.split_once(':') {
+        Some((machine, path)) if !v.machine().is_empty() => (machine, path),
+        _ => ("", resource_key),
+    };
+    (
+        Machine::from(machine),
+        WorktreeKey::from_canonical(Path::new(path)),
+    )
 }
 
 /// The first received ref that updates an open task's branch on one of `remotes` whose slot

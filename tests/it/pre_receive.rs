@@ -19,7 +19,7 @@ fn served() -> (TestEnv, PathBuf, PathBuf) {
 }
 
 /// The push options a spawn's credential presents (`hand.lease`, `hand.token`, `hand.task`).
-fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
+pub(crate) fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
     vec![
         format!("hand.lease={}", v["lease_id"].as_str().unwrap()),
         format!("hand.token={}", v["token"]),
@@ -29,7 +29,7 @@ fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
 
 /// `git push --no-verify` (the client hooks skipped) over `file://`, with `-o` for each option,
 /// contained: only the remote judges.
-fn push_past_hooks(
+pub(crate) fn push_past_hooks(
     env: &TestEnv,
     dir: &Path,
     origin: &Path,
