@@ -915,8 +915,9 @@ impl<'a> View<'a> {
         }
     }
 
-    /// This snapshot as seen from `machine` (a team ledger's [`Ledger::read`]).
-    fn for_machine(&self, machine: &Machine) -> Self {
+    /// This snapshot as seen from `machine` (a team ledger's [`Ledger::read`]; the server's
+    /// pre-receive hook judging a lease another machine was granted).
+    pub fn for_machine(&self, machine: &Machine) -> Self {
         Self {
             db: self.db,
             now: self.now,

@@ -7,8 +7,10 @@
 //! [`verdict::judge`], for the slot it was granted for), and each updated branch that is an
 //! open task's branch on this remote, with the task's slot lease live, may be updated only under
 //! that lease. The remote is this repository's own path, as a task records a local remote
-//! ([`fence::pushed_remote`]). Everything is read in one snapshot, whatever the number of refs:
-//! the open tasks of this remote (one query), then the tenures of those whose branch is pushed.
+//! ([`fence::pushed_remote`]), and each URL `hand.remoteUrl` names (clients over ssh or https
+//! record the URL they push to, which the server cannot see). Everything is read in one
+//! snapshot, whatever the number of refs: the open tasks of each spelling of this remote (one
+//! query each), then the tenures of those whose branch is pushed.
 //! A refusal is appended to the event log. A ledger that does not exist fences nothing; one that
 //! cannot be read refuses (fails closed).
 
@@ -18,7 +20,7 @@ use std::path::Path;
 use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
 use super::verdict::{self, Credential, CredentialRule, Finding, Verdict};
 use super::{Context, Result, fence};
-use crate::ledger::{ResourceKind, Tasks, View, WorktreeKey};
+use crate::ledger::{Machine, ResourceKind, Tasks, View, WorktreeKey};
 
 /// The push options a push presents its lease with.
 pub const LEASE_OPTION: &str = "hand.lease";
@@ -110,7 +112,8 @@ pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>,
 pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let common = &repo.loc.common_dir;
-    let remote = fence::pushed_remote(&common.to_string_lossy(), common);
+    let remotes = served_remotes(common, &super::settings::remote_urls(repo));
+    let remote = remotes[0].clone();
     let mut out = PrePush {
         refusal: None,
         finding: None,
@@ -139,7 +142,7 @@ pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -
             .filter(|f| f.verdict == Verdict::Current)
             .and_then(|f| f.tenure.as_ref())
             .map(|t| t.lease_id.clone());
-        let fenced = fenced_ref(v, &remote, refs, current.as_ref())?;
+        let fenced = fenced_ref(v, &remotes, refs, current.as_ref())?;
         Ok((finding, fenced, v.now()))
     })?;
     out.now = now;
@@ -174,6 +177,20 @@ pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -
     Ok(out)
 }
 
+/// Every spelling of this remote that tasks may have recorded, normalized as a task records its
+/// remote: the repository's own path first (clients on this machine), then each `hand.remoteUrl`
+/// (the ssh or https URLs clients push to it by; the server cannot know them otherwise).
+fn served_remotes(common: &Path, urls: &[String]) -> Vec<String> {
+    let mut remotes = vec![fence::pushed_remote(&common.to_string_lossy(), common)];
+    for url in urls.iter().filter(|u| !u.trim().is_empty()) {
+        let remote = fence::pushed_remote(url, common);
+        if !remotes.contains(&remote) {
+            remotes.push(remote);
+        }
+    }
+    remotes
+}
+
 /// The branch a received ref updates, if it is one.
 fn branch_of(r: &ReceivedRef) -> Option<&str> {
     r.name.strip_prefix("refs/heads/")
@@ -190,9 +207,10 @@ fn judge_presented(v: &View<'_>, cred: Credential) -> crate::ledger::Result<Find
             ..Finding::unmanaged(v.now())
         });
     };
-    // On a file ledger a worktree's key is its path (a team ledger's names the machine too:
-    // judging a lease another machine was granted is left to the team-ledger slice).
-    let key = WorktreeKey::from_canonical(Path::new(&tenure.resource.key));
+    // Judged as the machine the slot is on, whichever machine the server is: its slot row and
+    // its worktree resource are that machine's.
+    let (machine, key) = granted_on(v, &tenure.resource.key);
+    let v = &v.for_machine(&machine);
     let mut f = verdict::judge(v, &key, None, Some(Ok(cred)), CredentialRule::EnvRequired)?;
     if f.verdict == Verdict::Unmanaged {
         // The slot is gone from the ledger (pruned): its lease is nothing current.
@@ -201,17 +219,34 @@ fn judge_presented(v: &View<'_>, cred: Credential) -> crate::ledger::Result<Find
     Ok(f)
 }
 
-/// The first received ref that updates an open task's branch on `remote` whose slot lease is
-/// live and not `current` (the presented lease, when it is current): its index, the task and
-/// its tenure. One query for the remote's open tasks, then one tenure per task whose branch is
-/// pushed, whatever the number of refs.
+/// The machine and the worktree a worktree resource's key names: on a team ledger (the view acts
+/// for a machine) `<machine>:<path>`, a machine id never holding a `:`; on a file ledger the
+/// path alone, which may.
+fn granted_on(v: &View<'_>, resource_key: &str) -> (Machine, WorktreeKey) {
+    let (machine, path) = match resource_key.split_once(':') {
+        Some((machine, path)) if !v.machine().is_empty() => (machine, path),
+        _ => ("", resource_key),
+    };
+    (
+        Machine::from(machine),
+        WorktreeKey::from_canonical(Path::new(path)),
+    )
+}
+
+/// The first received ref that updates an open task's branch on one of `remotes` whose slot
+/// lease is live and not `current` (the presented lease, when it is current): its index, the
+/// task and its tenure. One query per spelling of the remote for its open tasks, then one tenure
+/// per task whose branch is pushed, whatever the number of refs.
 fn fenced_ref(
     v: &View<'_>,
-    remote: &str,
+    remotes: &[String],
     refs: &[ReceivedRef],
     current: Option<&crate::ledger::LeaseId>,
 ) -> crate::ledger::Result<Option<(usize, crate::ledger::Task, crate::ledger::Tenure)>> {
-    let tasks = v.tasks_on_remote(remote, Tasks::Open)?;
+    let mut tasks = Vec::new();
+    for remote in remotes {
+        tasks.extend(v.tasks_on_remote(remote, Tasks::Open)?);
+    }
     for task in tasks {
         let Some(index) = refs.iter().position(|r| branch_of(r) == Some(&task.branch)) else {
             continue;
@@ -248,6 +283,23 @@ mod tests {
         assert_eq!(p.task.as_deref(), Some("fix-login"));
         assert_eq!(Presented::from_options([]), Presented::default());
         assert!(Presented::default().credential().is_none());
+    }
+
+    #[test]
+    fn the_served_remotes_are_the_own_path_then_each_named_url_once_normalized() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let urls = [
+            "git@Git.Example:o/app.git".to_string(),
+            "https://git.example/o/app".to_string(),
+            "ssh://git@git-internal:2222/o/app".to_string(),
+            " ".to_string(),
+        ];
+        let remotes = served_remotes(&dir, &urls);
+        assert_eq!(
+            remotes[0],
+            fence::pushed_remote(&dir.to_string_lossy(), &dir)
+        );
+        assert_eq!(remotes[1..], ["git.example/o/app", "git-internal/o/app"]);
     }
 
     #[test]

@@ -96,6 +96,12 @@ pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
     repo.config_string(name)
 }
 
+/// `hand.remoteUrl` on a server's bare repository: every URL its clients push to it by (only
+/// git's configuration sets it; the server hook reads no `.handconfig`).
+pub fn remote_urls(repo: &Repo) -> Vec<String> {
+    repo.config_strings("hand.remoteUrl")
+}
+
 /// `hand.requireCredential`, for a caller that reads no other setting.
 pub fn require_credential(repo: &Repo) -> Result<bool, ConfigError> {
     Settings::load(repo)?.require_credential()

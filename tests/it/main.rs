@@ -32,6 +32,7 @@ mod pinned_help;
 mod pinned_troubles;
 mod pool;
 mod pre_receive;
+mod pre_receive_team;
 mod prune_branches;
 mod push_options;
 mod races;

@@ -19,7 +19,7 @@ fn served() -> (TestEnv, PathBuf, PathBuf) {
 }
 
 /// The push options a spawn's credential presents (`hand.lease`, `hand.token`, `hand.task`).
-fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
+pub(crate) fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
     vec![
         format!("hand.lease={}", v["lease_id"].as_str().unwrap()),
         format!("hand.token={}", v["token"]),
@@ -29,7 +29,7 @@ fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
 
 /// `git push --no-verify` (the client hooks skipped) over `file://`, with `-o` for each option,
 /// contained: only the remote judges.
-fn push_past_hooks(
+pub(crate) fn push_past_hooks(
     env: &TestEnv,
     dir: &Path,
     origin: &Path,
@@ -276,4 +276,75 @@ fn a_zombie_under_its_env_credential_is_refused_by_the_remote_and_the_holder_pas
     let passed = push_as(&holder_credential);
     assert_eq!(passed.code, 0, "{}", passed.stderr);
     assert!(remote_oid(&env, &origin, "hand/b").is_some());
+}
+
+/// Points `repo`'s origin at the ssh URL `url`, reached through an `ssh` that runs the requested
+/// git command on this machine against `origin` (`core.sshCommand`, `ssh.variant=simple`): tasks
+/// record the ssh spelling, as in a team's clone, while git really pushes over ssh's transport
+/// (receive-pack on the far side of a pipe) to the bare repository with the server hook. No
+/// rewrite (`url.*.insteadOf`) is used: git-hand records a remote with rewrites applied.
+fn origin_over_ssh(env: &TestEnv, repo: &Path, origin: &Path, url: &str) {
+    let ssh = env.path("bin/fake-ssh");
+    let script = format!(
+        "#!/bin/sh\n# $1: the host, $2: the command (git-receive-pack 'o/app.git')\nverb=${{2%% *}}\nexec git \"${{verb#git-}}\" '{}'\n",
+        origin.display()
+    );
+    crate::support::write_hook(&ssh, &script, 0o755);
+    env.git(repo, &["config", "core.sshCommand", ssh.to_str().unwrap()]);
+    env.git(repo, &["config", "ssh.variant", "simple"]);
+    env.git(repo, &["remote", "set-url", "origin", url]);
+}
+
+#[test]
+fn a_task_recorded_against_an_ssh_url_is_fenced_where_the_server_names_that_url() {
+    let (env, repo, origin) = served();
+    origin_over_ssh(&env, &repo, &origin, "git@Git.Example:o/app.git");
+    let a = spawn(&env, &repo, "a", &[]);
+    let work = env.path("work");
+    env.git(&work, &["clone", "-q", origin.to_str().unwrap(), "plain"]);
+    let plain = work.join("plain");
+    env.commit(&plain, "p.txt", "from a clone without git-hand\n");
+
+    // The server knows only its own path: the ssh spelling's task is not fenced yet.
+    push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/hand/a"]).ok();
+
+    // Named in another spelling of the same URL (normalized as tasks record it).
+    env.git(
+        &origin,
+        &[
+            "config",
+            "--add",
+            "hand.remoteUrl",
+            "https://git.example/o/app",
+        ],
+    );
+    let theirs = env.commit(&plain, "q.txt", "more from the plain clone\n");
+    let refused = push_past_hooks(&env, &plain, &origin, &[], &["+HEAD:refs/heads/hand/a"]);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("branch hand/a belongs to live task a"),
+        "{}",
+        refused.stderr
+    );
+    assert_ne!(
+        remote_oid(&env, &origin, "hand/a").as_deref(),
+        Some(theirs.as_str())
+    );
+
+    // The holder, pushing over ssh with its lease as push options, passes.
+    let slot = path_of(&a);
+    let mine = env.commit(&slot, "a.txt", "a's work\n");
+    let mut cmd = env.contained("git", &slot);
+    cmd.args(["push", "--no-verify", "-q", "-f"]);
+    for o in options(&a, "a") {
+        cmd.args(["-o", &o]);
+    }
+    cmd.args(["origin", "HEAD:refs/heads/hand/a"]);
+    Run::from(cmd.output().unwrap()).ok();
+    assert_eq!(
+        remote_oid(&env, &origin, "hand/a").as_deref(),
+        Some(mine.as_str())
+    );
 }
