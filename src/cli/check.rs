@@ -2,7 +2,7 @@
 //! pushing, and whether the hooks would put a push from here to it at all.
 
 use super::output::paint;
-use super::status::{here_json, target_why};
+use super::status::{here_json, remote_fence_line, target_why};
 use super::{Done, Failure, Kind};
 use crate::ops::Context;
 use crate::ops::on_hook::{self, Said};
@@ -37,6 +37,7 @@ pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
             target_why(t)
         ));
     }
+    text.push_str(&remote_fence_line(&here));
     if let Some(l) = &lapse {
         text.push_str(&format!(
             "{} a push from here would NOT be checked: {}\n",

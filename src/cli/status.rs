@@ -44,6 +44,8 @@ struct HereJson<'a> {
     push: Option<&'a PushTarget>,
     checked: bool,
     hooks: HooksJson<'a>,
+    remote_fence: Option<bool>,
+    remote_fence_error: Option<&'a str>,
 }
 
 /// What refuses the push: `{"kind": "verdict", "verdict"}` or `{"kind": "branch", "branch",
@@ -126,6 +128,8 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
         push: here.target.as_ref(),
         checked: lapse.is_none(),
         hooks,
+        remote_fence: here.remote_fence.as_ref().ok().copied(),
+        remote_fence_error: here.remote_fence.as_ref().err().map(String::as_str),
     };
     Done::json(&shape, kind)
 }
@@ -168,6 +172,7 @@ pub fn render_here(here: &Here, p: Paint) -> String {
             target_why(t)
         ));
     }
+    out.push_str(&remote_fence_line(here));
     if let Some(l) = &lapse {
         out.push_str(&lapse_text(l, p));
     } else if let Ok(h) = &here.hooks {
@@ -176,6 +181,25 @@ pub fn render_here(here: &Here, p: Paint) -> String {
         }
     }
     out
+}
+
+/// Whether this slot's pushes present its lease to the remote (`hand.remoteFence`), said only
+/// in a slot and only as far as the client knows: the remote checks them only where
+/// `git hand install --server` runs. Empty outside a slot.
+pub(super) fn remote_fence_line(here: &Here) -> String {
+    if here.finding().slot.is_none() {
+        return String::new();
+    }
+    let said = match &here.remote_fence {
+        Ok(true) => "on (pushes under the credential of git hand env or spawn --exec carry \
+                     the lease as push options; the remote checks them where \
+                     git hand install --server runs)"
+            .to_string(),
+        Ok(false) => "off (pushes present no lease to the remote: only the hooks here check them)"
+            .to_string(),
+        Err(why) => format!("unknown ({why})"),
+    };
+    format!("remote fence: {said}\n")
 }
 
 pub(super) fn target_why(t: &PushTarget) -> &'static str {

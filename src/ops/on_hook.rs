@@ -266,6 +266,10 @@ pub struct Here {
     /// Whether git-hand has leased or registered anything for this repository: a lapse of the
     /// hooks matters only then.
     pub known: bool,
+    /// `hand.remoteFence` here: whether credentials carry their lease to the remote as push
+    /// options (an error: the setting does not parse). What the client can know: whether the
+    /// remote checks them is the server's (`git hand install --server`).
+    pub remote_fence: std::result::Result<bool, String>,
 }
 
 impl Here {
@@ -316,6 +320,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
     };
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
     let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
+    let remote_fence = super::credential_push::carried(repo).map_err(|e| e.to_string());
     Ok(Here {
         ledger: subject.ledger,
         workdir,
@@ -323,6 +328,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
         target,
         hooks,
         known,
+        remote_fence,
     })
 }
 
