@@ -18,7 +18,6 @@
 //! and so is its task (whatever became of it since). The event log is not copied (its rows are
 //! the file ledger's history; it stays there): each task copied gets one `copied` event.
 
-use super::db::Row;
 use super::events::EventKind;
 use super::ids::{LeaseId, RepoId, WorktreeKey};
 use super::tasks::{Slot, Task};
@@ -78,16 +77,6 @@ pub struct Imported {
     pub tokens_raised: usize,
 }
 
-fn slot_row(r: &Row<'_>) -> Result<Slot> {
-    Ok(Slot {
-        repo_id: r.get(0)?,
-        n: r.get(1)?,
-        path: r.get(2)?,
-        created_at: r.get(3)?,
-        machine: r.get(4)?,
-    })
-}
-
 impl View<'_> {
     /// Everything [`Tx::import`] takes, read in this one snapshot.
     pub fn export(&self) -> Result<Export> {
@@ -121,7 +110,7 @@ impl View<'_> {
             "SELECT repo_id, n, path, created_at, machine FROM slots \
              WHERE removed_at IS NULL ORDER BY repo_id, n",
             &[],
-            slot_row,
+            super::tasks::slot_from_row,
         )?;
         let task_ids: Vec<i64> = self.db.rows(
             "SELECT id FROM tasks WHERE state <> 'done' ORDER BY id",

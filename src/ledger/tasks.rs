@@ -354,7 +354,8 @@ const FENCE_CANDIDATES: &str = "SELECT id, lease_id FROM tasks \
      AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL \
      AND lease_id IS DISTINCT FROM ?4 ORDER BY id DESC";
 
-fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
+/// A slot from `SELECT repo_id, n, path, created_at, machine FROM slots ...`.
+pub(super) fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
     Ok(Slot {
         repo_id: r.get(0)?,
         n: r.get(1)?,
