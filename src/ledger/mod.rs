@@ -249,9 +249,6 @@ pub struct Ledger {
     relaxed: bool,
     /// What opening did that the user should hear about (a file made private).
     notices: Vec<String>,
-    /// The machine this process runs on, as the ledger records it: empty for a file ledger
-    /// (one machine), set by [`Ledger::on_machine`] for a team ledger.
-    machine: Machine,
 }
 
 /// A machine's id as the ledger records it (`repos`, `slots` and `tasks.machine`, and the
@@ -308,7 +305,6 @@ impl Ledger {
             journal: Journal::Server,
             relaxed: false,
             notices,
-            machine: Machine::default(),
         }
     }
 
@@ -327,15 +323,18 @@ impl Ledger {
     /// tasks are that machine's, and its worktree resources are qualified with it. A file
     /// ledger is one machine and keeps the empty id.
     pub fn on_machine(mut self, id: &str) -> Self {
-        if matches!(self.store, Store::Team(_)) {
-            self.machine = Machine::from(id);
+        if let Store::Team(team) = &mut self.store {
+            team.machine = Machine::from(id);
         }
         self
     }
 
     /// The machine this ledger's transactions act for (empty: a file ledger).
     pub fn machine(&self) -> &str {
-        &self.machine
+        match &self.store {
+            Store::File(_) => "",
+            Store::Team(team) => &team.machine,
+        }
     }
 
     /// Creates the ledger at `path` with `init` run in the creating transaction, so no process
@@ -374,7 +373,6 @@ impl Ledger {
             journal: Journal::Memory,
             relaxed: false,
             notices: vec![],
-            machine: Machine::default(),
         })
     }
 
@@ -449,7 +447,6 @@ impl Ledger {
             journal,
             relaxed: false,
             notices: on_disk.notices,
-            machine: Machine::default(),
         })
     }
 
@@ -494,10 +491,7 @@ impl Ledger {
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let conn = match &mut self.store {
             Store::File(conn) => conn,
-            Store::Team(team) => {
-                let machine = &self.machine;
-                return team.write(|tx| f(&tx.for_machine(machine)));
-            }
+            Store::Team(team) => return team.write(f),
         };
         let clock_now = self.clock.now_ms();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -645,10 +639,7 @@ impl Ledger {
     pub fn read<T>(&mut self, f: impl Fn(&View<'_>) -> Result<T>) -> Result<T> {
         let conn = match &mut self.store {
             Store::File(conn) => conn,
-            Store::Team(team) => {
-                let machine = &self.machine;
-                return team.read(|view| f(&view.for_machine(machine)));
-            }
+            Store::Team(team) => return team.read(f),
         };
         let clock_now = self.clock.now_ms();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;

@@ -199,3 +199,27 @@ fn list_names_every_machines_tasks_and_here_keeps_this_ones() {
     }
     insta::assert_snapshot!("team_machines_list", text);
 }
+
+/// The lease verbs write through the retrying path (`Ledger::write_idempotent`): it acts for
+/// this machine too. In a repository whose issue namespace is its own registration (no origin),
+/// `lease acquire` registers the repository as this machine's, so `lease current` (a read, as
+/// this machine) finds the lease, and the ledger holds one registration of it.
+#[test]
+fn a_lease_verb_registers_the_repository_as_this_machines() {
+    let db = pg::database();
+    let env = TestEnv::on_team_ledger(&db.tcp_url());
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "--global", "hand.machine", "laptop"]);
+    env.git(&repo, &["remote", "remove", "origin"]);
+    env.hand(&repo, &["lease", "acquire", "42", "--holder", "alice"])
+        .ok();
+    let current = env
+        .hand(&repo, &["lease", "current", "42", "--json"])
+        .code(0)
+        .json();
+    assert_eq!(current["holder"], "alice", "{current}");
+    assert_eq!(
+        db.psql("SELECT string_agg(machine, ',') FROM repos"),
+        "laptop"
+    );
+}

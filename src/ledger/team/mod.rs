@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use super::db::{Db, PgTx};
 use super::server::{self, ServerUrl};
-use super::{LedgerError, Result, Tx, View};
+use super::{LedgerError, Machine, Result, Tx, View};
 use crate::clock::{Clock, Millis};
 
 /// Now on the server, in milliseconds since the epoch (the schema's `hand_now()`).
@@ -91,6 +91,9 @@ pub struct Team {
     clock: Option<Box<dyn Clock>>,
     /// What connecting found that the user should hear about (an ignored password file).
     pub(super) notices: Vec<String>,
+    /// The machine every transaction acts for (its repositories, slots and tasks; its worktree
+    /// resources' qualifier): set by [`super::Ledger::on_machine`].
+    pub(super) machine: Machine,
 }
 
 impl std::fmt::Debug for Team {
@@ -113,6 +116,7 @@ impl Team {
             lock_timeout: LOCK_TIMEOUT,
             clock,
             notices: found.into_iter().map(|n| n.to_string()).collect(),
+            machine: Machine::default(),
         })
     }
 
@@ -132,6 +136,7 @@ impl Team {
             lock_timeout: LOCK_TIMEOUT,
             clock: None,
             notices: found.into_iter().map(|n| n.to_string()).collect(),
+            machine: Machine::default(),
         }))
     }
 
@@ -187,6 +192,7 @@ impl Team {
     fn write_tx<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let url = &self.url;
         let before_commit = |e: LedgerError| lost(e, url, Fate::NothingWritten);
+        let machine = self.machine.clone();
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
@@ -208,7 +214,7 @@ impl Team {
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&Tx::new(Db::Pg(shared), now)).map_err(before_commit)?
+            f(&Tx::new(Db::Pg(shared), now).for_machine(&machine)).map_err(before_commit)?
         };
         cell.into_inner()
             .commit()
@@ -233,6 +239,7 @@ impl Team {
     fn read_tx<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
         let url = &self.url;
         let broke = |e: LedgerError| lost(e, url, Fate::NothingWritten);
+        let machine = self.machine.clone();
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
@@ -251,7 +258,7 @@ impl Team {
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&View::new(Db::Pg(shared), now)).map_err(broke)?
+            f(&View::new(Db::Pg(shared), now).for_machine(&machine)).map_err(broke)?
         };
         cell.into_inner().commit().map_err(|e| broke(e.into()))?;
         Ok(out)
