@@ -48,6 +48,21 @@ impl Resource {
             key,
         }
     }
+    /// The machine and worktree a worktree resource names, the inverse of
+    /// [`Resource::worktree_on`]. `qualified`: keys carry their machine (a team ledger:
+    /// `<machine>:<path>`, a machine id never holding a `:`); otherwise the key is the path
+    /// alone, which may.
+    pub fn worktree_parts(&self, qualified: bool) -> (&str, WorktreeKey) {
+        let (machine, path) = match self.key.split_once(':') {
+            Some((machine, path)) if qualified => (machine, path),
+            _ => ("", self.key.as_str()),
+        };
+        (
+            machine,
+            WorktreeKey::from_canonical(std::path::Path::new(path)),
+        )
+    }
+
     pub fn issue(namespace: &str, id: &str) -> Self {
         Self {
             kind: ResourceKind::Issue,
@@ -95,5 +110,20 @@ impl Tenure {
     }
     pub fn is_live(&self, now: Millis) -> bool {
         self.state(now) == TenureState::Live
+    }
+}
+
+#[cfg(test)]
+mod worktree_key_tests {
+    use super::*;
+
+    #[test]
+    fn a_worktree_resource_gives_back_its_machine_and_path() {
+        let key = WorktreeKey::from_canonical(std::path::Path::new("/srv/a:b/1/app"));
+        let team = Resource::worktree_on("laptop", &key);
+        assert_eq!(team.worktree_parts(true), ("laptop", key.clone()));
+        // On a file ledger the key is the path, `:` and all.
+        let file = Resource::worktree(&key);
+        assert_eq!(file.worktree_parts(false), ("", key));
     }
 }

@@ -74,8 +74,8 @@ pub enum Refusal {
     },
 }
 
-/// The outcome of pre-push.
-#[derive(Debug, Clone)]
+/// The outcome of pre-push (`Default`: allowed, nothing found).
+#[derive(Debug, Clone, Default)]
 pub struct PrePush {
     pub refusal: Option<Refusal>,
     pub finding: Option<Finding>,
@@ -135,12 +135,8 @@ fn in_a_pool(ctx: &Context, workdir: &WorktreeKey) -> bool {
 impl PrePush {
     fn unchecked(why: String) -> Self {
         Self {
-            refusal: None,
-            finding: None,
-            head_branch: None,
-            head_oid: None,
-            now: 0,
             unchecked: Some(why),
+            ..Self::default()
         }
     }
 }
@@ -170,15 +166,8 @@ pub fn decide(
     let repo = ctx.repo()?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
     let fence = super::settings::Settings::load(repo)?.fence_branches()?;
-    let mut out = PrePush {
-        refusal: None,
-        finding: None,
-        // Filled in only for a refusal's advice: the allow path reads no HEAD.
-        head_branch: None,
-        head_oid: None,
-        now: 0,
-        unchecked: None,
-    };
+    // HEAD is filled in only for a refusal's advice: the allow path reads none.
+    let mut out = PrePush::default();
     let Some(mut ledger) = subject.ledger(ctx)? else {
         return Ok((out, None)); // git-hand never ran with this ledger: nothing to fence.
     };

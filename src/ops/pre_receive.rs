@@ -114,14 +114,7 @@ pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -
     let common = &repo.loc.common_dir;
     let remotes = served_remotes(common, &super::settings::remote_urls(repo));
     let remote = remotes[0].clone();
-    let mut out = PrePush {
-        refusal: None,
-        finding: None,
-        head_branch: None,
-        head_oid: None,
-        now: 0,
-        unchecked: None,
-    };
+    let mut out = PrePush::default();
     let place = ctx.ledger_location()?.place;
     let Some(mut ledger) = ctx.open_existing(&place)? else {
         return Ok(out); // No ledger: no task to fence.
@@ -209,28 +202,14 @@ fn judge_presented(v: &View<'_>, cred: Credential) -> crate::ledger::Result<Find
     };
     // Judged as the machine the slot is on, whichever machine the server is: its slot row and
     // its worktree resource are that machine's.
-    let (machine, key) = granted_on(v, &tenure.resource.key);
-    let v = &v.for_machine(&machine);
+    let (machine, key) = tenure.resource.worktree_parts(!v.machine().is_empty());
+    let v = &v.for_machine(&Machine::from(machine));
     let mut f = verdict::judge(v, &key, None, Some(Ok(cred)), CredentialRule::EnvRequired)?;
     if f.verdict == Verdict::Unmanaged {
         // The slot is gone from the ledger (pruned): its lease is nothing current.
         f.verdict = Verdict::UnknownLease;
     }
     Ok(f)
-}
-
-/// The machine and the worktree a worktree resource's key names: on a team ledger (the view acts
-/// for a machine) `<machine>:<path>`, a machine id never holding a `:`; on a file ledger the
-/// path alone, which may.
-fn granted_on(v: &View<'_>, resource_key: &str) -> (Machine, WorktreeKey) {
-    let (machine, path) = match resource_key.split_once(':') {
-        Some((machine, path)) if !v.machine().is_empty() => (machine, path),
-        _ => ("", resource_key),
-    };
-    (
-        Machine::from(machine),
-        WorktreeKey::from_canonical(Path::new(path)),
-    )
 }
 
 /// The first received ref that updates an open task's branch on one of `remotes` whose slot

@@ -127,21 +127,26 @@ pub(crate) fn query(
     sql: &str,
     params: &[&dyn Param],
 ) -> Result<Vec<postgres::Row>> {
-    let sql = super::dollar_placeholders(sql);
-    let values: Vec<PgValue<'_>> = params.iter().map(|p| p.pg_value()).collect();
-    let typed: Vec<(&(dyn ToSql + Sync), Type)> =
-        values.iter().map(|v| (v.as_sql(), v.pg_type())).collect();
-    Ok(tx.query_typed(&sql, &typed)?)
+    typed(sql, params, |sql, params| tx.query_typed(sql, params))
 }
 
 /// Runs `sql` in `tx`; how many rows it changed.
 pub(crate) fn execute(tx: &mut dyn PgTx, sql: &str, params: &[&dyn Param]) -> Result<usize> {
+    let n = typed(sql, params, |sql, params| tx.execute_typed(sql, params))?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `run` with `sql`'s placeholders as PostgreSQL's and `params` bound with their types.
+fn typed<T>(
+    sql: &str,
+    params: &[&dyn Param],
+    run: impl FnOnce(&str, &[(&(dyn ToSql + Sync), Type)]) -> std::result::Result<T, postgres::Error>,
+) -> Result<T> {
     let sql = super::dollar_placeholders(sql);
     let values: Vec<PgValue<'_>> = params.iter().map(|p| p.pg_value()).collect();
     let typed: Vec<(&(dyn ToSql + Sync), Type)> =
         values.iter().map(|v| (v.as_sql(), v.pg_type())).collect();
-    let n = tx.execute_typed(&sql, &typed)?;
-    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    Ok(run(&sql, &typed)?)
 }
 
 /// How a [`Column`](super::Column) is read from a PostgreSQL row.

@@ -110,14 +110,7 @@ impl Team {
     pub fn open(url: &ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
         let mut found = Vec::new();
         let client = connect(url, &mut found, LOCK_TIMEOUT)?;
-        Ok(Self {
-            client,
-            url: url.clone(),
-            lock_timeout: LOCK_TIMEOUT,
-            clock,
-            notices: found.into_iter().map(|n| n.to_string()).collect(),
-            machine: Machine::default(),
-        })
+        Ok(Self::connected(client, url, clock, found))
     }
 
     /// Connects for a verb that only reads: nothing is created or migrated on the server.
@@ -130,14 +123,24 @@ impl Team {
             return Ok(None);
         }
         set_lock_timeout(&mut client, LOCK_TIMEOUT)?;
-        Ok(Some(Self {
+        Ok(Some(Self::connected(client, url, None, found)))
+    }
+
+    /// A team ledger on `client`, acting for no machine until [`super::Ledger::on_machine`].
+    fn connected(
+        client: postgres::Client,
+        url: &ServerUrl,
+        clock: Option<Box<dyn Clock>>,
+        found: Vec<server::Notice>,
+    ) -> Self {
+        Self {
             client,
             url: url.clone(),
             lock_timeout: LOCK_TIMEOUT,
-            clock: None,
+            clock,
             notices: found.into_iter().map(|n| n.to_string()).collect(),
             machine: Machine::default(),
-        }))
+        }
     }
 
     pub fn url(&self) -> &ServerUrl {
