@@ -13,22 +13,29 @@
 //! nothing is added to a configuration that already fails every git command.
 
 use super::Result;
+use super::pre_receive::{LEASE_OPTION, TASK_OPTION, TOKEN_OPTION};
 use super::settings::Settings;
 use crate::git::Repo;
 use crate::ledger::{Task, Tenure};
 
 /// The key every option is an entry of.
 const KEY: &str = "push.pushOption";
-/// The first option's prefix: how an earlier credential's three entries are found again.
-const LEASE_PREFIX: &str = "hand.lease=";
 
 /// The options that present `tenure` of `task`, in the order they are carried.
 pub fn push_options(task: &Task, tenure: &Tenure) -> [String; 3] {
     [
-        format!("{LEASE_PREFIX}{}", tenure.lease_id),
-        format!("hand.token={}", tenure.token),
-        format!("hand.task={}", task.name),
+        format!("{LEASE_OPTION}={}", tenure.lease_id),
+        format!("{TOKEN_OPTION}={}", tenure.token),
+        format!("{TASK_OPTION}={}", task.name),
     ]
+}
+
+/// Whether a `push.pushOption` value is the first of an earlier credential's three entries:
+/// how they are found again, to be rewritten in place.
+fn is_lease_option(value: &str) -> bool {
+    value
+        .strip_prefix(LEASE_OPTION)
+        .is_some_and(|rest| rest.starts_with('='))
 }
 
 /// Whether credentials handed out in `repo` carry their lease as push options.
@@ -53,7 +60,7 @@ pub fn config_vars(
     };
     let earlier = (0..count).find(|i| {
         var(&format!("GIT_CONFIG_KEY_{i}")).as_deref() == Some(KEY)
-            && var(&format!("GIT_CONFIG_VALUE_{i}")).is_some_and(|v| v.starts_with(LEASE_PREFIX))
+            && var(&format!("GIT_CONFIG_VALUE_{i}")).is_some_and(|v| is_lease_option(&v))
     });
     let at = earlier.unwrap_or(count);
     let mut vars = Vec::with_capacity(7);
@@ -77,7 +84,7 @@ pub fn shell(options: &[String; 3]) -> String {
 git_hand_n=${{GIT_CONFIG_COUNT:-0}}
 case $git_hand_n in *[!0-9]*) ;; *)
 git_hand_n=${{git_hand_n#"${{git_hand_n%%[!0]*}}"}}; git_hand_n=${{git_hand_n:-0}}; git_hand_i=0
-while [ "$git_hand_i" -lt "$git_hand_n" ]; do eval "git_hand_e=\${{GIT_CONFIG_KEY_$git_hand_i-}}=\${{GIT_CONFIG_VALUE_$git_hand_i-}}"; case $git_hand_e in {KEY}={LEASE_PREFIX}*) break;; esac; git_hand_i=$((git_hand_i + 1)); done
+while [ "$git_hand_i" -lt "$git_hand_n" ]; do eval "git_hand_e=\${{GIT_CONFIG_KEY_$git_hand_i-}}=\${{GIT_CONFIG_VALUE_$git_hand_i-}}"; case $git_hand_e in {KEY}={LEASE_OPTION}=*) break;; esac; git_hand_i=$((git_hand_i + 1)); done
 export "GIT_CONFIG_KEY_$git_hand_i={KEY}" "GIT_CONFIG_VALUE_$git_hand_i={lease}"
 export "GIT_CONFIG_KEY_$((git_hand_i + 1))={KEY}" "GIT_CONFIG_VALUE_$((git_hand_i + 1))={token}"
 export "GIT_CONFIG_KEY_$((git_hand_i + 2))={KEY}" "GIT_CONFIG_VALUE_$((git_hand_i + 2))={task}"
@@ -96,7 +103,7 @@ mod tests {
 
     fn options() -> [String; 3] {
         [
-            format!("{LEASE_PREFIX}{}", "ab".repeat(16)),
+            format!("{LEASE_OPTION}={}", "ab".repeat(16)),
             "hand.token=7".into(),
             "hand.task=t1".into(),
         ]
