@@ -10,8 +10,8 @@ use super::error::ErrorBody;
 use super::{Done, Failure, Kind};
 use crate::git::Git;
 use crate::hooks::{
-    self, Change, HookChange, HookError, HooksLocation, InstallOptions, Manager, Scene, Target,
-    Warning,
+    self, Change, HookChange, HookError, HooksLocation, InstallOptions, Layout, Manager, Scene,
+    ServerTarget, Target, Warning,
 };
 use crate::ops::Context;
 
@@ -30,6 +30,10 @@ pub struct InstallArgs {
     /// each push presents, and turn push options on.
     #[arg(long, conflicts_with_all = ["manual", "hooks_path"])]
     pub server: bool,
+    /// With --server: install into DIR/pre-receive.d, a directory the server runs itself
+    /// (GitLab's custom_hooks or custom_hooks_dir), instead of where git runs hooks from.
+    #[arg(long, value_name = "DIR", requires = "server")]
+    pub hooks_dir: Option<PathBuf>,
 }
 
 /// The `outcome` of `install --json` and `uninstall --json`, spelled by serde.
@@ -101,7 +105,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     let git = repo_git(ctx)?;
     let work_tree = ctx.repo()?.loc.workdir.clone();
     if args.server {
-        return install_server(ctx, &git, args.force, json);
+        return install_server(ctx, &git, &args, json);
     }
     if args.manual {
         let location = hooks::locate(&git)?;
@@ -174,13 +178,20 @@ struct ServerJson<'a> {
     /// `installed` or `unchanged`.
     outcome: OutcomeWord,
     hooks_dir: &'a Path,
+    /// `chained` or `dispatched` (git-hand's file in the server's `pre-receive.d/`).
+    layout: Layout,
     hooks: &'a [HookChange],
     /// Whether this call set `receive.advertisePushOptions=true` (false: it was already).
     advertised_push_options: bool,
 }
 
 /// `install --server`: the pre-receive fence in a bare repository (docs/hooks.md).
-fn install_server(ctx: &Context, git: &Git, force: bool, json: bool) -> Result<Done, Failure> {
+fn install_server(
+    ctx: &Context,
+    git: &Git,
+    args: &InstallArgs,
+    json: bool,
+) -> Result<Done, Failure> {
     if ctx.repo()?.loc.workdir.is_some() {
         return Err(Failure::new(
             Kind::Usage,
@@ -189,11 +200,19 @@ fn install_server(ctx: &Context, git: &Git, force: bool, json: bool) -> Result<D
         .hint("git -C /path/to/repo.git hand install --server   # on the server")
         .hint("git hand install   # the client hooks, for this clone"));
     }
-    let rewrite = match force {
+    let rewrite = match args.force {
         true => hooks::Rewrite::Always,
         false => hooks::Rewrite::IfStale,
     };
-    let report = hooks::install_server(git, rewrite)?;
+    let hooks_dir = args
+        .hooks_dir
+        .as_deref()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()));
+    let target = match &hooks_dir {
+        Some(dir) => ServerTarget::Dispatcher(dir),
+        None => ServerTarget::Detect,
+    };
+    let report = hooks::install_server(git, rewrite, target)?;
     let wrote = report.advertised || report.hooks.iter().any(|h| h.change.wrote());
     let outcome = match wrote {
         true => OutcomeWord::Installed,
@@ -203,17 +222,19 @@ fn install_server(ctx: &Context, git: &Git, force: bool, json: bool) -> Result<D
         let shape = ServerJson {
             outcome,
             hooks_dir: &report.dir,
+            layout: report.layout,
             hooks: &report.hooks,
             advertised_push_options: report.advertised,
         };
         return Done::json(&shape, None);
     }
-    let mut text = format!(
-        "git-hand server hook in {}:
-",
-        report.dir.display()
-    );
+    let mut text = format!("git-hand server hook in {}:\n", report.dir.display());
     text.extend(report.hooks.iter().map(change_line));
+    if report.layout == Layout::Dispatched {
+        text.push_str(
+            "the server runs every hook in that directory itself: git-hand chains nothing\n",
+        );
+    }
     text.push_str(match report.advertised {
         true => "receive.advertisePushOptions set to true: pushes can present their lease\n",
         false => "receive.advertisePushOptions is already true\n",
@@ -223,7 +244,11 @@ fn install_server(ctx: &Context, git: &Git, force: bool, json: bool) -> Result<D
 
 pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let git = repo_git(ctx)?;
-    let report = hooks::uninstall(&git)?;
+    // A bare repository is where `install --server` put its pre-receive shim.
+    let report = match ctx.repo()?.loc.workdir {
+        Some(_) => hooks::uninstall(&git)?,
+        None => hooks::uninstall_server(&git)?,
+    };
     // Uninstalled stays uninstalled: without this the next spawn put the hooks back silently.
     hooks::record_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     let opt_out = "hand.installHooks=false: spawn will not install them again (git hand install undoes this)\n";

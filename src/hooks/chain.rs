@@ -59,6 +59,9 @@ pub fn run_chained(
     let Some(dir) = hook_dir.map(Path::to_path_buf).or(from_env) else {
         return Ok(None);
     };
+    if is_dispatched_from(&dir, hook) {
+        return Ok(None);
+    }
     let path = chained_path(&dir, hook);
     if !is_executable_file(&path) || is_our_shim(&path) {
         return Ok(None);
@@ -162,6 +165,16 @@ fn spawn(cmd: &mut Command) -> io::Result<std::process::Child> {
             other => return other,
         }
     }
+}
+
+/// Whether `dir` is a `<hook>.d/` directory a server's dispatcher runs (Gitea's and Forgejo's
+/// `hooks/pre-receive`, GitLab's `custom_hooks/pre-receive.d`): git-hand's file there is one of
+/// the dispatcher's hooks, so nothing is chained to it, and the dispatcher beside the directory
+/// must never be run from it (it would start git-hand's file again). The shim exports an empty
+/// directory there; this holds for a directory given any other way.
+fn is_dispatched_from(dir: &Path, hook: HookName) -> bool {
+    dir.file_name()
+        .is_some_and(|name| name.to_string_lossy() == format!("{hook}.d"))
 }
 
 /// A copy of our own shim under the chained name (only ever put there by hand) would exec

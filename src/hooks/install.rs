@@ -227,6 +227,12 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
 /// `git hand uninstall`: removes git-hand's shims from where git runs hooks and from the
 /// repository's own hooks directory, putting chained hooks back.
 pub fn uninstall(git: &Git) -> Result<UninstallReport, HookError> {
+    uninstall_hooks(git, &HookName::ALL)
+}
+
+/// [`uninstall`] for the shims of `hooks`: the client hooks, or those and the server's
+/// `pre-receive` in a bare repository ([`super::server::uninstall_server`]).
+pub(super) fn uninstall_hooks(git: &Git, hooks: &[HookName]) -> Result<UninstallReport, HookError> {
     let location = locate(git)?;
     let mut dirs = vec![location.active.clone()];
     if location.is_redirected() {
@@ -234,18 +240,18 @@ pub fn uninstall(git: &Git) -> Result<UninstallReport, HookError> {
     }
     // Refuse before touching either directory.
     for dir in &dirs {
-        for hook in HookName::ALL {
+        for &hook in hooks {
             look(dir, hook)?.uninstall_plan()?;
         }
     }
-    let mut hooks = Vec::new();
+    let mut changes = Vec::new();
     for dir in &dirs {
-        hooks.extend(uninstall_from(dir)?);
+        changes.extend(uninstall_hooks_from(dir, hooks)?);
     }
     Ok(UninstallReport {
         location,
         dirs,
-        hooks,
+        hooks: changes,
     })
 }
 
@@ -286,12 +292,20 @@ pub(super) fn install_hooks_into(
 /// Removes both shims from `dir`, putting chained hooks back; refuses, changing nothing, when a
 /// chained hook cannot be put back without overwriting a foreign one.
 pub fn uninstall_from(dir: &Path) -> Result<Vec<HookChange>, HookError> {
-    for hook in HookName::ALL {
+    uninstall_hooks_from(dir, &HookName::ALL)
+}
+
+/// [`uninstall_from`] for the shims of `hooks`.
+pub(super) fn uninstall_hooks_from(
+    dir: &Path,
+    hooks: &[HookName],
+) -> Result<Vec<HookChange>, HookError> {
+    for &hook in hooks {
         look(dir, hook)?.uninstall_plan()?;
     }
-    let changes = HookName::ALL
-        .into_iter()
-        .map(|hook| with_retries(dir, hook, Seen::uninstall))
+    let changes = hooks
+        .iter()
+        .map(|&hook| with_retries(dir, hook, Seen::uninstall))
         .collect::<Result<Vec<_>, _>>()?;
     remove_our_old_hooks(dir)?;
     sweep_temp_files(dir);
@@ -682,7 +696,7 @@ fn with_retries(
 
 /// What [`write_atomic`] may replace at its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Over {
+pub(super) enum Over {
     /// Whatever is there.
     Anything,
     /// Nothing: a file that appeared there since we looked is left alone.
@@ -691,14 +705,14 @@ enum Over {
 
 /// Whether [`write_atomic`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Written {
+pub(super) enum Written {
     There,
     /// [`Over::Nothing`] and something appeared at the path meanwhile: it was left alone.
     NotThere,
 }
 
 /// Writes `content` to `path` atomically with mode 0755, over what `over` allows.
-fn write_atomic(path: &Path, content: &[u8], over: Over) -> Result<Written, HookError> {
+pub(super) fn write_atomic(path: &Path, content: &[u8], over: Over) -> Result<Written, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
@@ -800,7 +814,7 @@ fn restore_chained(chained: &Path, path: &Path, found: Found) -> Result<bool, Ho
     }
 }
 
-fn remove_if_present(path: &Path) -> Result<(), HookError> {
+pub(super) fn remove_if_present(path: &Path) -> Result<(), HookError> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err("remove", path)(e)),
         _ => Ok(()),
@@ -824,7 +838,7 @@ pub(super) fn is_executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
-fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> HookError {
+pub(super) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> HookError {
     let path = path.to_path_buf();
     move |source| HookError::Io {
         action,

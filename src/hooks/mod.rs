@@ -33,7 +33,7 @@ pub use install::{
 };
 pub use locate::{HooksLocation, locate};
 pub use manual::{Manager, Recipe, Scene};
-pub use server::{ServerReport, install_server};
+pub use server::{Layout, ServerReport, ServerTarget, install_server, uninstall_server};
 
 /// The hooks git-hand installs. Serialized as its file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -125,6 +125,13 @@ pub enum HookError {
         dir: PathBuf,
         source: GitError,
     },
+    /// `install --server`: a file that is not git-hand's holds git-hand's name in a dispatched
+    /// `pre-receive.d/`; the dispatcher runs it, so it stays where it is.
+    #[error(
+        "{} is not git-hand's, and the server runs it from there; git-hand will not replace it and changed nothing",
+        path.display()
+    )]
+    NameTaken { path: PathBuf },
     #[error("{} is not a regular file; git-hand leaves it alone", path.display())]
     NotAFile { path: PathBuf },
     /// Another process kept changing the hook while we installed: retrying is safe.
@@ -191,6 +198,10 @@ impl HookError {
                 ),
             ],
             HookError::Contended { .. } => vec!["run the same command again".into()],
+            HookError::NameTaken { path } => vec![format!(
+                "mv {} <another name in the same directory>, then run: git hand install --server",
+                show(path)
+            )],
         }
     }
 
@@ -204,6 +215,7 @@ impl HookError {
                 | HookError::ChainOccupied { .. }
                 | HookError::RestoreBlocked { .. }
                 | HookError::Contended { .. }
+                | HookError::NameTaken { .. }
         )
     }
 }

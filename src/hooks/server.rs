@@ -1,38 +1,304 @@
 //! `git hand install --server`: the `pre-receive` shim in a repository clients push to (a bare
-//! repository on the team's server), chained with a `pre-receive` hook already there under the
-//! same rules as the client hooks ([`super::install`]), and `receive.advertisePushOptions=true`,
-//! without which git refuses a push that carries the push options the fence reads.
+//! repository on the team's server), and `receive.advertisePushOptions=true`, without which git
+//! refuses a push that carries the push options the fence reads. `git hand uninstall` in such a
+//! repository takes the shim away again.
+//!
+//! Two layouts, chosen from what the server already runs ([`Layout`]):
+//! - **chained**: git-hand's shim is `pre-receive`, and a `pre-receive` already there is kept and
+//!   chained under the same rules as the client hooks ([`super::install`]);
+//! - **dispatched**: the server runs every executable in a `pre-receive.d/` directory itself
+//!   (Gitea's and Forgejo's generated `hooks/pre-receive`, GitLab's `custom_hooks/pre-receive.d`):
+//!   git-hand's shim is one more file there, [`DISPATCHED_NAME`], and the dispatcher is left
+//!   byte for byte as it was. Gitea rewrites its `pre-receive` whenever its hooks are
+//!   resynchronized, which would drop a shim put in its place; the files in `pre-receive.d/`
+//!   other than its own it leaves alone.
 //!
 //! It writes where git runs that repository's hooks from (`core.hooksPath` included: on a server
-//! that is the directory whose hooks actually run). Like the rest of [`super`], it never reads
-//! the ledger and never prints.
+//! that is the directory whose hooks actually run), or in a directory the caller names whose
+//! `pre-receive.d/` the server dispatches itself. Like the rest of [`super`], it never reads the
+//! ledger and never prints.
 
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
 
-use super::install::{HookChange, Rewrite, install_hooks_into};
+use super::chain::chained_path;
+use super::install::{
+    self, Change, HookChange, Over, Rewrite, UninstallReport, Written, install_hooks_into,
+    is_executable, remove_if_present, uninstall_hooks_from, write_atomic,
+};
 use super::locate::{HooksLocation, locate};
-use super::{HookError, HookName};
+use super::{HookError, HookName, shim};
 use crate::git::Git;
 
 /// The setting that makes `git receive-pack` accept push options (git >= 2.10).
 pub const ADVERTISE_PUSH_OPTIONS: &str = "receive.advertisePushOptions";
 
+/// The directory a server's dispatcher runs every executable file of, in name order.
+pub const DISPATCH_DIR: &str = "pre-receive.d";
+
+/// git-hand's file in [`DISPATCH_DIR`]. Digits sort before letters in every collation (the
+/// dispatcher's shell glob under any locale, GitLab's alphabetical order), so the fence (one
+/// ledger read, no side effects) judges before hooks that scan objects or notify, and a
+/// dispatcher that stops at the first failure (GitLab) spends nothing more on a push it refuses.
+pub const DISPATCHED_NAME: &str = "00-git-hand";
+
+/// GitLab's per-repository server hooks directory, beside `hooks/` in the repository (Gitaly
+/// points `core.hooksPath` at its own hooks while it receives, and runs these from there).
+pub const GITLAB_CUSTOM_HOOKS: &str = "custom_hooks";
+
+/// Where the server shim lives; its word is `layout` in `install --server --json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// `<hooks>/pre-receive` is git-hand's shim; a hook that was there runs first, chained.
+    Chained,
+    /// `<dir>/pre-receive.d/00-git-hand`, run by the server's dispatcher beside the others.
+    Dispatched,
+}
+
+/// Where `install --server` puts the shim.
+#[derive(Debug, Clone, Copy)]
+pub enum ServerTarget<'a> {
+    /// Where git runs this repository's hooks from, in the layout found there (see
+    /// [`install_server`]).
+    Detect,
+    /// `<dir>/pre-receive.d/`: a directory whose hooks the server dispatches itself (GitLab's
+    /// global `custom_hooks_dir`, or a staging copy of `custom_hooks` for `gitaly hooks set`).
+    Dispatcher(&'a Path),
+}
+
 /// What `install --server` did.
 #[derive(Debug, Clone)]
 pub struct ServerReport {
     pub location: HooksLocation,
-    /// The directory written to.
+    /// The directory written to: the hooks directory (chained) or the `pre-receive.d/` one.
     pub dir: PathBuf,
+    pub layout: Layout,
+    /// The shim's change, after the dispatcher put back in place when an earlier install had
+    /// chained it (`restored`).
     pub hooks: Vec<HookChange>,
     /// Whether [`ADVERTISE_PUSH_OPTIONS`] was set by this call (false: it was already true).
     pub advertised: bool,
 }
 
-/// Installs the server's shims where `git.dir()` runs hooks from and turns push options on.
-pub fn install_server(git: &Git, rewrite: Rewrite) -> Result<ServerReport, HookError> {
+/// Installs the server's shim and turns push options on.
+///
+/// With [`ServerTarget::Detect`], in this order: a GitLab repository (a `custom_hooks/`
+/// directory in it) gets the shim in `custom_hooks/pre-receive.d/`; a hooks directory with a
+/// `pre-receive.d/` that the `pre-receive` beside it dispatches gets it there (and a dispatcher an
+/// earlier git-hand chained is put back first); anything else gets the chained layout. A
+/// `pre-receive.d/` nothing dispatches would never run git-hand, so it does not count: the fence
+/// fails open only if it is written where nothing runs it.
+pub fn install_server(
+    git: &Git,
+    rewrite: Rewrite,
+    target: ServerTarget,
+) -> Result<ServerReport, HookError> {
     let location = locate(git)?;
-    let dir = location.active.clone();
-    let hooks = install_hooks_into(&dir, &HookName::SERVER, rewrite)?;
+    let active = location.active.clone();
+    let dispatch_dir = match target {
+        ServerTarget::Dispatcher(dir) => Some(dir.join(DISPATCH_DIR)),
+        ServerTarget::Detect => detect_dispatch_dir(&location),
+    };
+    let (layout, dir, hooks) = match dispatch_dir {
+        Some(dir) => {
+            let mut hooks = unchain_dispatcher(&active, &dir)?;
+            hooks.push(install_dispatched(&dir, rewrite)?);
+            (Layout::Dispatched, dir, hooks)
+        }
+        None => {
+            let hooks = install_hooks_into(&active, &HookName::SERVER, rewrite)?;
+            (Layout::Chained, active, hooks)
+        }
+    };
+    let advertised = advertise_push_options(git)?;
+    Ok(ServerReport {
+        location,
+        dir,
+        layout,
+        hooks,
+        advertised,
+    })
+}
+
+/// `git hand uninstall` in a bare repository: the client hooks and the server's shim, in both
+/// layouts: the chained `pre-receive` (putting back the hook it chained, as for the client
+/// hooks) and git-hand's file in the `pre-receive.d/` directories install would use. A file there
+/// that is not git-hand's is left alone (`not-ours`).
+pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
+    let location = locate(git)?;
+    let mut dropped = Vec::new();
+    for dir in [&location.active, &location.default] {
+        dropped.extend(drop_identical_chained(dir)?);
+    }
+    let mut hooks = HookName::ALL.to_vec();
+    hooks.extend(HookName::SERVER);
+    let mut report = install::uninstall_hooks(git, &hooks)?;
+    report.hooks.extend(dropped);
+    for dir in dispatch_dirs(&location) {
+        if let Some(change) = uninstall_dispatched(&dir)? {
+            report.dirs.push(dir);
+            report.hooks.push(change);
+        }
+    }
+    Ok(report)
+}
+
+/// The `pre-receive.d/` directory the server dispatches for this repository, if it has one.
+fn detect_dispatch_dir(location: &HooksLocation) -> Option<PathBuf> {
+    let gitlab = gitlab_custom_hooks(location);
+    if gitlab.is_dir() {
+        return Some(gitlab.join(DISPATCH_DIR));
+    }
+    let dir = location.active.join(DISPATCH_DIR);
+    let head = location.active.join(HookName::PreReceive.as_str());
+    let chained = chained_path(&location.active, HookName::PreReceive);
+    let runs_dir = is_dispatcher(&head) || (is_ours(&head) && is_dispatcher(&chained));
+    (dir.is_dir() && runs_dir).then_some(dir)
+}
+
+/// `<repository>/custom_hooks`: beside the repository's own hooks directory.
+fn gitlab_custom_hooks(location: &HooksLocation) -> PathBuf {
+    let repo = location.default.parent().unwrap_or(&location.default);
+    repo.join(GITLAB_CUSTOM_HOOKS)
+}
+
+/// Every `pre-receive.d/` an install may have written to.
+fn dispatch_dirs(location: &HooksLocation) -> Vec<PathBuf> {
+    let mut dirs = vec![location.active.join(DISPATCH_DIR)];
+    if location.is_redirected() {
+        dirs.push(location.default.join(DISPATCH_DIR));
+    }
+    dirs.push(gitlab_custom_hooks(location).join(DISPATCH_DIR));
+    dirs
+}
+
+/// Whether `path` is a server's dispatcher for `pre-receive.d/`: an executable file that is not
+/// git-hand's and names such a directory (Gitea's and Forgejo's `${hookname}.d/*`, the
+/// `pre-receive.d` of hand-written ones). A guess from its text, kept narrow: a file that does not
+/// pass gets the chained layout, where git-hand runs it as the chained hook, so a dispatcher it
+/// did not recognise still runs, and so does the fence.
+fn is_dispatcher(path: &Path) -> bool {
+    let Ok(bytes) = fs::read(path) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    fs::metadata(path).is_ok_and(|m| m.is_file())
+        && is_executable(path)
+        && !shim::is_ours(&bytes)
+        && ["pre-receive.d", "}.d/", ".d/*"]
+            .iter()
+            .any(|needle| text.contains(needle))
+}
+
+fn is_ours(path: &Path) -> bool {
+    fs::read(path).is_ok_and(|b| shim::is_ours(&b))
+}
+
+/// When an earlier install chained the dispatcher (shim in front, dispatcher kept as
+/// `pre-receive.git-hand-chained`), puts the dispatcher back in place: it runs git-hand's file in
+/// `pre-receive.d/` from now on. A copy of the dispatcher left chained after the server rewrote
+/// `pre-receive` (Gitea's resynchronize) is dropped when it is the same bytes. Only when the new
+/// shim goes into this hooks directory's own `pre-receive.d/`.
+fn unchain_dispatcher(active: &Path, dispatch_dir: &Path) -> Result<Vec<HookChange>, HookError> {
+    if dispatch_dir != active.join(DISPATCH_DIR) {
+        return Ok(vec![]);
+    }
+    if let Some(change) = drop_identical_chained(active)? {
+        return Ok(vec![change]);
+    }
+    let head = active.join(HookName::PreReceive.as_str());
+    match is_ours(&head) && is_dispatcher(&chained_path(active, HookName::PreReceive)) {
+        true => uninstall_hooks_from(active, &[HookName::PreReceive]),
+        false => Ok(vec![]),
+    }
+}
+
+/// Removes `pre-receive.git-hand-chained` when a foreign `pre-receive` with exactly its bytes is
+/// in place (the server rewrote the hook git-hand had chained): nothing is lost, and uninstall is
+/// no longer blocked by a chained hook it could not put back.
+fn drop_identical_chained(dir: &Path) -> Result<Option<HookChange>, HookError> {
+    let hook = HookName::PreReceive;
+    let (head, chained) = (dir.join(hook.as_str()), chained_path(dir, hook));
+    let Ok(held) = fs::read(&chained) else {
+        return Ok(None);
+    };
+    let in_place = fs::read(&head).ok();
+    if in_place.as_deref() != Some(held.as_slice()) || shim::is_ours(&held) {
+        return Ok(None);
+    }
+    remove_if_present(&chained)?;
+    Ok(Some(HookChange {
+        hook,
+        path: head,
+        change: Change::Restored,
+        chained: Some(chained),
+    }))
+}
+
+/// Writes git-hand's file into the dispatched directory `dir` (created if missing): as the
+/// chained layout treats its shim, except that a foreign file under git-hand's name is refused,
+/// never moved: the dispatcher runs it where it is.
+fn install_dispatched(dir: &Path, rewrite: Rewrite) -> Result<HookChange, HookError> {
+    let hook = HookName::PreReceive;
+    let path = dir.join(DISPATCHED_NAME);
+    let content = shim::content(hook).as_bytes();
+    let existing = match fs::symlink_metadata(&path) {
+        Ok(meta) if !meta.is_file() => return Err(HookError::NotAFile { path }),
+        Ok(_) => Some(fs::read(&path).map_err(install::io_err("read", &path))?),
+        Err(_) => None,
+    };
+    let change = match existing {
+        None => Change::Installed,
+        Some(bytes) if !shim::is_ours(&bytes) => return Err(HookError::NameTaken { path }),
+        Some(bytes) if bytes == content && is_executable(&path) => match rewrite {
+            Rewrite::IfStale => Change::Unchanged,
+            Rewrite::Always => Change::Rewritten,
+        },
+        Some(_) => Change::Upgraded,
+    };
+    if change.wrote() {
+        fs::create_dir_all(dir).map_err(install::io_err("create", dir))?;
+        let over = match change {
+            Change::Installed => Over::Nothing,
+            _ => Over::Anything,
+        };
+        if write_atomic(&path, content, over)? == Written::NotThere {
+            return Err(HookError::NameTaken { path });
+        }
+    }
+    Ok(HookChange {
+        hook,
+        path,
+        change,
+        chained: None,
+    })
+}
+
+/// Removes git-hand's file from the dispatched directory `dir`; `None` when there is none.
+fn uninstall_dispatched(dir: &Path) -> Result<Option<HookChange>, HookError> {
+    let path = dir.join(DISPATCHED_NAME);
+    let Ok(meta) = fs::symlink_metadata(&path) else {
+        return Ok(None);
+    };
+    let ours = meta.is_file() && is_ours(&path);
+    if ours {
+        remove_if_present(&path)?;
+    }
+    Ok(Some(HookChange {
+        hook: HookName::PreReceive,
+        path,
+        change: if ours {
+            Change::Removed
+        } else {
+            Change::NotOurs
+        },
+        chained: None,
+    }))
+}
+
+/// Sets [`ADVERTISE_PUSH_OPTIONS`] unless it is already true; whether this call set it.
+fn advertise_push_options(git: &Git) -> Result<bool, HookError> {
     let was_on = git
         .run(&["config", "--type=bool", "--get", ADVERTISE_PUSH_OPTIONS])
         .is_ok_and(|v| v.trim() == "true");
@@ -44,10 +310,33 @@ pub fn install_server(git: &Git, rewrite: Rewrite) -> Result<ServerReport, HookE
                 source,
             })?;
     }
-    Ok(ServerReport {
-        location,
-        dir,
-        hooks,
-        advertised: !was_on,
-    })
+    Ok(!was_on)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_dispatcher_is_an_executable_foreign_file_that_names_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let gitea = "#!/usr/bin/env bash\n# AUTO GENERATED BY GITEA, DO NOT MODIFY\ndata=$(cat)\nfor hook in ${GIT_DIR}/hooks/${hookname}.d/*; do\n  echo \"${data}\" | \"${hook}\"\ndone\n";
+        assert!(is_dispatcher(&file(dir.path(), "a", gitea, 0o755)));
+        let gist = "#!/bin/sh\nhook_dir=\"$(dirname $0)/pre-receive.d\"\n";
+        assert!(is_dispatcher(&file(dir.path(), "b", gist, 0o755)));
+        assert!(!is_dispatcher(&file(dir.path(), "c", gitea, 0o644)));
+        let checker = "#!/bin/sh\nexec /usr/local/bin/check-commits\n";
+        assert!(!is_dispatcher(&file(dir.path(), "d", checker, 0o755)));
+        let ours = shim::content(HookName::PreReceive);
+        assert!(!is_dispatcher(&file(dir.path(), "e", ours, 0o755)));
+        assert!(!is_dispatcher(&dir.path().join("missing")));
+    }
 }

@@ -1,0 +1,328 @@
+//! `git hand install --server` where the server runs a `pre-receive.d/` directory itself (issue
+//! 15, item 2): Gitea's and Forgejo's generated `hooks/pre-receive` runs every executable there
+//! with the same stdin, and GitLab runs `custom_hooks/pre-receive.d/`. git-hand's shim goes into
+//! that directory as `00-git-hand`, the dispatcher stays byte for byte as it was (Gitea rewrites
+//! it on every resynchronize), and `git hand uninstall` in the bare repository takes git-hand's
+//! file away again, in either layout. Real git, real pushes over `file://`, contained.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::pre_receive::{options, push_past_hooks};
+use crate::support::{Run, TestEnv, leased_again, remote_oid, tree, write_hook};
+
+/// A dispatcher as Gitea and Forgejo generate one (written here, not copied): every executable
+/// file in `hooks/pre-receive.d/`, in name order, each fed the same stdin; all of them run, and
+/// the first failure's status is the hook's.
+const DISPATCHER: &str = r#"#!/bin/sh
+# the server's pre-receive dispatcher (as Gitea's: runs ${hookname}.d/*)
+data=$(cat)
+status=0
+for hook in "${GIT_DIR:-.}"/hooks/pre-receive.d/*; do
+	[ -f "$hook" ] && [ -x "$hook" ] || continue
+	printf '%s\n' "$data" | "$hook"
+	code=$?
+	[ "$status" -ne 0 ] || status=$code
+done
+exit "$status"
+"#;
+
+/// The server's own hook beside git-hand's (Gitea's `pre-receive.d/gitea`): it appends what it
+/// read to `sibling-saw` in the repository, once per run.
+const SIBLING: &str =
+    "#!/bin/sh\ncat >> \"$GIT_DIR/sibling-saw\"\necho --- >> \"$GIT_DIR/sibling-saw\"\n";
+
+/// `app` with git-hand's client hooks, and its bare origin laid out as Gitea lays one out.
+fn gitea_like() -> (TestEnv, PathBuf, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    write_hook(&origin.join("hooks/pre-receive"), DISPATCHER, 0o755);
+    write_hook(&origin.join("hooks/pre-receive.d/gitea"), SIBLING, 0o755);
+    (env, repo, origin)
+}
+
+/// The hooks directory's files other than git-hand's own and git's samples.
+fn theirs(origin: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    let mut files = tree(&origin.join("hooks"));
+    files.retain(|p, _| !p.ends_with("00-git-hand") && !p.to_string_lossy().ends_with(".sample"));
+    files
+}
+
+fn sibling_runs(origin: &Path) -> usize {
+    std::fs::read_to_string(origin.join("sibling-saw"))
+        .map(|s| s.matches("---").count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn install_server_goes_into_pre_receive_d_and_leaves_the_dispatcher_byte_identical() {
+    let (env, _repo, origin) = gitea_like();
+    let before = theirs(&origin);
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["outcome"], "installed", "{out}");
+    assert_eq!(out["layout"], "dispatched", "{out}");
+    let shim = origin.join("hooks/pre-receive.d/00-git-hand");
+    assert_eq!(out["hooks"][0]["path"], shim.to_str().unwrap(), "{out}");
+    assert_eq!(out["hooks"][0]["change"], "installed");
+    assert_eq!(out["advertised_push_options"], true);
+    assert_eq!(theirs(&origin), before, "the dispatcher and its siblings");
+    assert!(!origin.join("hooks/pre-receive.git-hand-chained").exists());
+    assert_eq!(crate::support::mode(&shim), 0o755);
+
+    let again = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(again["outcome"], "unchanged", "{again}");
+    assert_eq!(again["hooks"][0]["change"], "unchanged", "{again}");
+    let forced = env.hand(&origin, &["install", "--server", "--force"]).ok();
+    assert!(forced.contains("rewritten"), "{forced}");
+    assert!(forced.contains("git-hand chains nothing"), "{forced}");
+    assert_eq!(theirs(&origin), before);
+}
+
+#[test]
+fn through_the_dispatcher_a_zombie_is_refused_the_sibling_runs_and_other_pushes_pass() {
+    let (env, repo, origin) = gitea_like();
+    env.hand(&origin, &["install", "--server"]).ok();
+    let (slot, a, b) = leased_again(&env, &repo, "a", "b");
+    env.commit(&slot, "z.txt", "written by a's zombie\n");
+
+    let refused = push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/b"],
+    );
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("remote: git-hand: push refused by the remote (stale)"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "hand/b"), None);
+    assert_eq!(
+        sibling_runs(&origin),
+        1,
+        "the sibling runs once, refused or not"
+    );
+    let saw = std::fs::read_to_string(origin.join("sibling-saw")).unwrap();
+    assert!(saw.contains("refs/heads/hand/b"), "same stdin: {saw}");
+
+    // Gitea's "resynchronize hooks" writes its dispatcher again: git-hand's file is untouched.
+    write_hook(&origin.join("hooks/pre-receive"), DISPATCHER, 0o755);
+    let still = push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/b"],
+    );
+    assert_ne!(still.code, 0, "after a resync: {}", still.stderr);
+
+    push_past_hooks(&env, &slot, &origin, &[], &["HEAD:refs/heads/elsewhere"]).ok();
+    push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&b, "b"),
+        &["HEAD:refs/heads/hand/b"],
+    )
+    .ok();
+    assert!(remote_oid(&env, &origin, "hand/b").is_some());
+    assert_eq!(sibling_runs(&origin), 4);
+}
+
+#[test]
+fn the_dispatched_shim_never_runs_the_dispatcher_again() {
+    let (env, repo, origin) = gitea_like();
+    env.hand(&origin, &["install", "--server"]).ok();
+    // A dispatcher copy left under the chained name (an older server version's): git-hand's
+    // file in pre-receive.d must not run it, even told the hooks directory by the environment.
+    let older = DISPATCHER.replace(
+        "data=$(cat)",
+        "data=$(cat)\necho ran >> \"$GIT_DIR/older-ran\"",
+    );
+    let chained = origin.join("hooks/pre-receive.git-hand-chained");
+    write_hook(&chained, &older, 0o755);
+    let mut cmd = env.contained("git", &repo);
+    cmd.args(["push", "--no-verify", "-q"])
+        .arg(format!("file://{}", origin.display()))
+        .arg("HEAD:refs/heads/elsewhere")
+        .env("GIT_HAND_HOOK_DIR", origin.join("hooks"));
+    Run::from(cmd.output().unwrap()).ok();
+    assert_eq!(sibling_runs(&origin), 1, "the dispatcher ran once");
+    assert!(
+        !origin.join("older-ran").exists(),
+        "the chained copy never ran"
+    );
+}
+
+#[test]
+fn the_dispatched_fence_fails_closed_when_git_hand_is_gone() {
+    let (env, repo, origin) = gitea_like();
+    // Installed by a copy of git-hand that is then removed: neither PATH nor the recorded path
+    // reaches one.
+    let copy = env.path("gone/git-hand");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(crate::support::BIN, &copy).unwrap();
+    let mut install = env.command(&copy, &origin);
+    install.args(["install", "--server"]);
+    Run::from(install.output().unwrap()).ok();
+    assert!(origin.join("hooks/pre-receive.d/00-git-hand").exists());
+    std::fs::remove_file(&copy).unwrap();
+
+    let mut cmd = env.contained("git", &repo);
+    cmd.args(["push", "--no-verify", "-q"])
+        .arg(format!("file://{}", origin.display()))
+        .arg("HEAD:refs/heads/elsewhere")
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    let run = Run::from(cmd.output().unwrap());
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the remote cannot check leases: push refused"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "elsewhere"), None);
+    assert_eq!(sibling_runs(&origin), 1);
+}
+
+#[test]
+fn uninstall_in_the_bare_repository_removes_only_git_hands_file() {
+    let (env, _repo, origin) = gitea_like();
+    let before = theirs(&origin);
+    env.hand(&origin, &["install", "--server"]).ok();
+
+    let out = env.hand(&origin, &["uninstall", "--json"]).json();
+    assert_eq!(out["outcome"], "uninstalled", "{out}");
+    let removed: Vec<_> = out["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["change"] == "removed")
+        .collect();
+    assert_eq!(removed.len(), 1, "{out}");
+    assert!(
+        removed[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("hooks/pre-receive.d/00-git-hand")
+    );
+    assert!(!origin.join("hooks/pre-receive.d/00-git-hand").exists());
+    assert_eq!(theirs(&origin), before);
+
+    // A file of someone else's under git-hand's name is refused at install and kept at uninstall.
+    let foreign = "#!/bin/sh\nexit 0\n";
+    write_hook(
+        &origin.join("hooks/pre-receive.d/00-git-hand"),
+        foreign,
+        0o755,
+    );
+    let refused = env.hand(&origin, &["install", "--server"]).code(3);
+    assert!(
+        refused.stderr.contains("is not git-hand's"),
+        "{}",
+        refused.stderr
+    );
+    let kept = env.hand(&origin, &["uninstall", "--json"]).json();
+    assert_eq!(kept["outcome"], "nothing-installed", "{kept}");
+    assert_eq!(
+        std::fs::read_to_string(origin.join("hooks/pre-receive.d/00-git-hand")).unwrap(),
+        foreign
+    );
+}
+
+#[test]
+fn uninstall_in_the_bare_repository_puts_back_the_pre_receive_it_chained() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    let checker = "#!/bin/sh\ncat >/dev/null\n";
+    write_hook(&origin.join("hooks/pre-receive"), checker, 0o750);
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["layout"], "chained", "{out}");
+
+    let text = env.hand(&origin, &["uninstall"]).ok();
+    assert!(text.contains("pre-receive"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(origin.join("hooks/pre-receive")).unwrap(),
+        checker
+    );
+    assert_eq!(
+        crate::support::mode(&origin.join("hooks/pre-receive")),
+        0o750
+    );
+    assert!(!origin.join("hooks/pre-receive.git-hand-chained").exists());
+}
+
+#[test]
+fn a_dispatcher_an_earlier_install_chained_is_put_back_and_git_hand_moves_into_pre_receive_d() {
+    let (env, _repo, origin) = gitea_like();
+    let before = theirs(&origin);
+    // What the chained layout made of a Gitea repository: the dispatcher kept under the chained
+    // name, git-hand's shim in its place.
+    let hooks = origin.join("hooks");
+    std::fs::rename(
+        hooks.join("pre-receive"),
+        hooks.join("pre-receive.git-hand-chained"),
+    )
+    .unwrap();
+    let older = git_hand::hooks::shim::content_for(git_hand::hooks::HookName::PreReceive, None);
+    write_hook(&hooks.join("pre-receive"), &older, 0o755);
+    let shim = hooks.join("pre-receive.d/00-git-hand");
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["layout"], "dispatched", "{out}");
+    assert_eq!(out["hooks"][0]["change"], "restored", "{out}");
+    assert_eq!(out["hooks"][1]["change"], "installed", "{out}");
+    assert_eq!(
+        theirs(&origin),
+        before,
+        "the dispatcher is back, byte for byte"
+    );
+    assert!(shim.exists());
+}
+
+#[test]
+fn a_gitlab_repository_gets_the_shim_in_custom_hooks_pre_receive_d() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    std::fs::create_dir(origin.join("custom_hooks")).unwrap();
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["layout"], "dispatched", "{out}");
+    let shim = origin.join("custom_hooks/pre-receive.d/00-git-hand");
+    assert_eq!(out["hooks"][0]["path"], shim.to_str().unwrap(), "{out}");
+    assert!(shim.exists());
+    assert!(
+        !origin.join("hooks/pre-receive").exists(),
+        "Gitaly never runs it"
+    );
+
+    // GitLab's global custom_hooks_dir, named explicitly.
+    let global = env.path("gitaly/custom_hooks");
+    let named = env
+        .hand(
+            &origin,
+            &[
+                "install",
+                "--server",
+                "--json",
+                "--hooks-dir",
+                global.to_str().unwrap(),
+            ],
+        )
+        .json();
+    assert_eq!(named["layout"], "dispatched", "{named}");
+    assert!(global.join("pre-receive.d/00-git-hand").exists());
+
+    let gone = env.hand(&origin, &["uninstall", "--json"]).json();
+    assert_eq!(gone["outcome"], "uninstalled", "{gone}");
+    assert!(!shim.exists());
+}
