@@ -267,14 +267,21 @@ fn a_zombie_presents_its_own_stale_lease_not_the_slots_current_one() {
     assert_eq!(b["token"], 2);
 }
 
+/// `--exec` and `--json` hand out a credential, which a bad value would leave without the push
+/// options the remote wants: refused before anything is leased.
 #[test]
-fn spawn_exec_with_a_bad_remote_fence_value_leases_nothing() {
+fn spawn_exec_or_json_with_a_bad_remote_fence_value_leases_nothing() {
     let (env, repo, _origin) = world(Some("maybe"), true);
-    let run = env.hand(&repo, &["spawn", "t1", "--exec", "--", "true"]);
-    assert_ne!(run.code, 0);
-    assert!(run.stderr.contains("hand.remoteFence"), "{}", run.stderr);
-    let list = env.hand(&repo, &["list", "--json"]).ok();
-    assert!(!list.contains("\"t1\""), "{list}");
+    for args in [
+        &["spawn", "t1", "--exec", "--", "true"][..],
+        &["spawn", "t1", "--json"],
+    ] {
+        let run = env.hand(&repo, args);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(run.stderr.contains("hand.remoteFence"), "{}", run.stderr);
+        let list = env.hand(&repo, &["list", "--json"]).ok();
+        assert!(!list.contains("\"t1\""), "{list}");
+    }
 }
 
 /// What a runner that reads JSON does with `env --json` or `spawn --json`'s `env`: it starts
