@@ -51,7 +51,12 @@ impl TrustWord {
 #[derive(Serialize)]
 struct EntryJson<'a> {
     key: &'a str,
+    /// The value of a key that has one; null for a multi-valued key (read `values`).
     value: Option<&'a str>,
+    /// Whether every value counts (`hand.include`, `hand.remoteUrl`, `hand.requireLease`).
+    multi: bool,
+    /// Every value in effect, in git's order: at most one for a key that is not `multi`.
+    values: &'a [String],
     /// `git`, `file` or `default`.
     origin: &'static str,
     /// With `git`: `system`, `global`, `local`, `worktree`, `env` or `command` (`git -c`).
@@ -89,7 +94,9 @@ fn shape(r: &Report) -> ConfigJson<'_> {
                 };
                 EntryJson {
                     key: e.key,
-                    value: e.value.as_deref(),
+                    value: e.values.first().filter(|_| !e.multi).map(String::as_str),
+                    multi: e.multi,
+                    values: &e.values,
                     origin,
                     scope,
                     path,
@@ -105,21 +112,22 @@ fn shape(r: &Report) -> ConfigJson<'_> {
 /// that does not parse is not shown at all (its password could be anywhere in it).
 fn without_passwords(r: &mut Report) {
     use crate::ledger::server::{ServerUrl, is_server_url};
-    for e in &mut r.entries {
-        if let Some(v) = e.value.as_mut().filter(|v| is_server_url(v)) {
-            *v = match ServerUrl::parse(v) {
-                Ok(url) => url.to_string(),
-                Err(_) => "postgres://... (not shown: it does not parse)".into(),
-            };
-        }
+    let values = r.entries.iter_mut().flat_map(|e| e.values.iter_mut());
+    for v in values.filter(|v| is_server_url(v)) {
+        *v = match ServerUrl::parse(v) {
+            Ok(url) => url.to_string(),
+            Err(_) => "postgres://... (not shown: it does not parse)".into(),
+        };
     }
 }
 
 fn text(ctx: &Context, r: &Report) -> String {
+    // A row per value: a multi-valued key set three times is three rows, each whole (a
+    // pattern or URL may hold spaces), and `grep hand.include` finds them all.
     let rows: Vec<Vec<String>> = r
         .entries
         .iter()
-        .map(|e| {
+        .flat_map(|e| {
             let from = match &e.origin {
                 Origin::Git(g) => match &g.file {
                     Some(file) => format!("git config ({}: {})", g.scope, file.display()),
@@ -128,8 +136,13 @@ fn text(ctx: &Context, r: &Report) -> String {
                 Origin::File(_) => settings::FILE_NAME.to_string(),
                 Origin::Default => "default".to_string(),
             };
-            let value = e.value.clone().unwrap_or_else(|| "(none)".into());
-            vec![e.key.to_string(), value, from]
+            let values = match e.values.as_slice() {
+                [] => vec!["(none)".to_string()],
+                values => values.to_vec(),
+            };
+            values
+                .into_iter()
+                .map(move |value| vec![e.key.to_string(), value, from.clone()])
         })
         .collect();
     let mut out = file_line(r);

@@ -1,4 +1,5 @@
-//! `git hand env`: a task's credential as shell `export` lines.
+//! `git hand env`: a task's credential as shell `export` lines (and, with `hand.remoteFence`,
+//! the shell code that makes every push present it), or as one JSON object of variables.
 
 use clap::Args;
 
@@ -36,17 +37,20 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
             task.name, task.branch
         )));
     }
-    let vars = crate::ops::credential::env_vars(&task, &tenure);
+    let carried = credential_push::carried(ctx.repo()?)?;
     if json {
-        // `{"GIT_HAND_LEASE": ..., ...}`: the same variables as the text, as one object.
+        // One object of variables, as the text sets them: a program applies it on top of the
+        // environment it ran `git hand env` in (whose `GIT_CONFIG_COUNT` entries the push
+        // options follow), and every value is a string.
+        let vars = credential_push::environment(&task, &tenure, carried);
         return Done::json(&Vars(&vars), None);
     }
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
-    let mut text: String = vars
+    let mut text: String = crate::ops::credential::env_vars(&task, &tenure)
         .into_iter()
         .map(|(k, v)| format!("export {k}={v}\n"))
         .collect();
-    if credential_push::carried(ctx.repo()?)? {
+    if carried {
         text += &credential_push::shell(&credential_push::push_options(&task, &tenure));
     }
     Ok(Done::ok(text))

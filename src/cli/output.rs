@@ -111,12 +111,12 @@ impl<'a> TenureJson<'a> {
     }
 }
 
-/// Names and values as one JSON object, in their order: the credential variables of `spawn`
-/// and `env`.
+/// Names and values as one JSON object, in their order: the variables `spawn` and `env` hand
+/// out (the credential, and with `hand.remoteFence` its push options' configuration entries).
 #[derive(Debug, Clone, Copy)]
-pub struct Vars<'a>(pub &'a [(&'static str, String)]);
+pub struct Vars<'a, K>(pub &'a [(K, String)]);
 
-impl Serialize for Vars<'_> {
+impl<K: Serialize> Serialize for Vars<'_, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
     }

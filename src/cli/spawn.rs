@@ -11,11 +11,11 @@ use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ledger::{LeaseId, Tenure};
-use crate::ops::Context;
 use crate::ops::exec::{self, RenewalTrouble};
 use crate::ops::include::{Copied, Copying, How, Included, NotCopied, Reason};
 use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
+use crate::ops::{Context, credential_push};
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -76,11 +76,13 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     };
     // Every usage error is found before the ledger is opened (and maybe created).
     let checked = spawn::check(ctx, &opts, &progress)?;
-    // Read before anything is leased: a bad value must not leave a task behind unrun.
-    let push_options = args.exec && crate::ops::credential_push::carried(ctx.repo()?)?;
+    // Read before anything is leased: a bad value must not leave a task behind unrun, nor a
+    // JSON credential that a remote with the fence would refuse. Plain text hands out no
+    // credential (it points at `git hand env`), so it does not read it.
+    let carried = (args.exec || json) && credential_push::carried(ctx.repo()?)?;
     let mut ledger = ctx.open_ledger()?;
     let s = spawn::spawn(ctx, &mut ledger, &opts, checked, &progress)?;
-    let env = crate::ops::credential::env_vars(&s.task, &s.tenure);
+    let env = credential_push::environment(&s.task, &s.tenure, carried);
     let hooks = s.hooks_problem.as_ref().map(HooksWords::of);
     if let Some(HooksWords { problem, hints }) = &hooks {
         // Loud on purpose: without the hooks a zombie's push goes through.
@@ -93,7 +95,6 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
     }
     if args.exec {
         let warn = |trouble: RenewalTrouble| say([trouble_line(trouble)]);
-        let env = exec::environment(&s, env, push_options);
         let status = exec::run(&s, &args.command, &env, &ledger.place(), &warn)?;
         if !status.success() {
             say(exec_failed_lines(&s, &args.command, status));
@@ -104,7 +105,13 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         });
     }
     if json {
-        return Done::json(&SpawnJson::of(&s, &env, hooks.as_ref()), None);
+        let push_options = if carried {
+            credential_push::push_options(&s.task, &s.tenure).to_vec()
+        } else {
+            vec![]
+        };
+        let shape = SpawnJson::of(&s, &env, &push_options, hooks.as_ref());
+        return Done::json(&shape, None);
     }
     if !args.print_path {
         say_spawned(ctx, &s);
@@ -338,7 +345,12 @@ struct SpawnJson<'a> {
     skipped: &'a [Skipped],
     included: &'a [Copied],
     not_included: &'a [NotCopied],
-    env: Vars<'a>,
+    /// The variables `--exec` sets: the credential, and with `hand.remoteFence` the push
+    /// options as configuration entries after those spawn's own environment carries.
+    env: Vars<'a, String>,
+    /// `hand.lease=<id>`, `hand.token=<n>`, `hand.task=<name>` with `hand.remoteFence`, else
+    /// empty: for a program that builds its environment afresh or pushes with `-o`.
+    push_options: &'a [String],
     hooks: HooksJson<'a>,
 }
 
@@ -363,7 +375,8 @@ struct HooksJson<'a> {
 impl<'a> SpawnJson<'a> {
     fn of(
         s: &'a Spawned,
-        env: &'a [(&'static str, String)],
+        env: &'a [(String, String)],
+        push_options: &'a [String],
         hooks: Option<&'a HooksWords>,
     ) -> Self {
         let issue = |t: &'a Tenure| IssueJson {
@@ -389,6 +402,7 @@ impl<'a> SpawnJson<'a> {
             included: &s.included.copied,
             not_included: &s.included.skipped,
             env: Vars(env),
+            push_options,
             hooks: HooksJson {
                 in_force: hooks.is_none(),
                 problem: hooks.map(|h| h.problem.as_str()),

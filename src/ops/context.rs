@@ -146,18 +146,9 @@ impl Context {
     /// id (`/etc/machine-id`). Read only for a team ledger: a file ledger is one machine.
     pub fn machine(&self) -> Result<String> {
         if let Some(repo) = self.repo_opt()
-            && let Some(name) = super::settings::git_string(repo, "hand.machine")
+            && let Some(name) = super::settings::machine(repo)?
         {
-            if super::names::is_machine_id(&name) {
-                return Ok(name);
-            }
-            return Err(repo
-                .bad_config(
-                    "hand.machine",
-                    "a name of letters, digits, '.', '_' and '-' (at most 64)",
-                    Some(hostname()),
-                )
-                .into());
+            return Ok(name);
         }
         ["/etc/machine-id", "/var/lib/dbus/machine-id"]
             .iter()
@@ -217,7 +208,8 @@ pub fn default_holder() -> String {
     format!("{user}@{}", hostname())
 }
 
-fn hostname() -> String {
+/// This machine's host name (`localhost` when nothing says).
+pub(super) fn hostname() -> String {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())

@@ -13,6 +13,7 @@
 //! nothing is added to a configuration that already fails every git command.
 
 use super::Result;
+use super::credential::env_vars;
 use super::pre_receive::{LEASE_OPTION, TASK_OPTION, TOKEN_OPTION};
 use super::settings::Settings;
 use crate::git::Repo;
@@ -36,6 +37,24 @@ fn is_lease_option(value: &str) -> bool {
     value
         .strip_prefix(LEASE_OPTION)
         .is_some_and(|rest| rest.starts_with('='))
+}
+
+/// What a process started from this one's environment gets to present `tenure` of `task`: the
+/// credential (`GIT_HAND_*`, [`env_vars`]) and, when `carried`, the push options as the
+/// `push.pushOption` entries [`config_vars`] adds to those this process's environment carries.
+/// What `spawn --exec` sets, and what `git hand env --json` and `spawn --json`'s `env` hand a
+/// program that starts its commands from the environment it ran git-hand in: one list, so the
+/// JSON and `--exec` cannot disagree.
+pub fn environment(task: &Task, tenure: &Tenure, carried: bool) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = env_vars(task, tenure)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    if carried {
+        let options = push_options(task, tenure);
+        env.extend(config_vars(&options, |k| std::env::var(k).ok()));
+    }
+    env
 }
 
 /// Whether credentials handed out in `repo` carry their lease as push options.

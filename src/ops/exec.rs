@@ -9,7 +9,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::context::{Purpose, open_if_present};
-use super::credential_push;
 use super::spawn::Spawned;
 use super::tasks::{Lost, renew_both};
 use super::{Error, Result};
@@ -25,25 +24,6 @@ pub enum RenewalTrouble {
     IssueLeaseLost,
     /// One renewal failed (a busy ledger, say); the next period tries again.
     Failed(Error),
-}
-
-/// What the command gets in its environment: the credential (`vars`, as `git hand env` prints
-/// it) and, when `carried` (`credential_push::carried`: the remote checks leases), the same
-/// lease as push options on every push, added to the configuration entries this process's
-/// environment carries.
-pub fn environment(
-    spawned: &Spawned,
-    vars: Vec<(&'static str, String)>,
-    carried: bool,
-) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = vars.into_iter().map(|(k, v)| (k.into(), v)).collect();
-    if carried {
-        let options = credential_push::push_options(&spawned.task, &spawned.tenure);
-        env.extend(credential_push::config_vars(&options, |k| {
-            std::env::var(k).ok()
-        }));
-    }
-    env
 }
 
 /// Runs `cmd` in `dir` with `env` and returns its exit status. While it runs, a renewer thread

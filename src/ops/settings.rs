@@ -8,8 +8,10 @@
 //! branch (which may start from any `--base`) never changes the settings of the pool it runs in.
 //! A bare repository has no checkout, so no file. Only the keys that describe the repository
 //! ([`KEYS`], `committable`) may be set there; the others (where the ledger and the pool live,
-//! whether spawn may install hooks) are the user's own, and a value of theirs in the file is
-//! ignored and shown as such by `git hand config`.
+//! whether spawn may install hooks, this machine's id on a team ledger) are the user's own or
+//! the server's (`hand.remoteUrl`, `hand.requireLease`, read by the pre-receive hook in a bare
+//! repository), and a value of theirs in the file is ignored and shown as such by
+//! `git hand config`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,8 +29,11 @@ pub const DEFAULT_SETUP_TIMEOUT: &str = "10m";
 #[derive(Debug, Clone, Copy)]
 pub struct Key {
     pub name: &'static str,
-    /// Whether the repository's `.handconfig` may set it.
+    /// Whether the repository's `.handconfig` may set it: not a key that is the user's own
+    /// (where the ledger and the pool live, this machine's id) nor one a server reads.
     pub committable: bool,
+    /// Whether every value counts (`git config --add`), not only the last.
+    pub multi: bool,
     /// The default, in words (`None`: unset means "none", or it is worked out, as the text says).
     pub default: Option<&'static str>,
 }
@@ -37,11 +42,23 @@ const fn key(name: &'static str, committable: bool, default: Option<&'static str
     Key {
         name,
         committable,
+        multi: false,
         default,
     }
 }
 
-/// Every `hand.*` key, in the order `git hand config` shows them.
+/// A multi-valued key (none by default).
+const fn multi(name: &'static str, committable: bool) -> Key {
+    Key {
+        name,
+        committable,
+        multi: true,
+        default: None,
+    }
+}
+
+/// Every `hand.*` key, in the order `git hand config` shows them: the repository's, the user's
+/// and this machine's, then the server's (read in a bare repository the remote fence guards).
 pub const KEYS: &[Key] = &[
     key("hand.maxSlots", true, Some("16")),
     key("hand.requireCredential", true, Some("false")),
@@ -50,7 +67,7 @@ pub const KEYS: &[Key] = &[
     key("hand.remoteFence", true, Some("false")),
     key("hand.adoptWorktrees", true, Some("false")),
     key("hand.issueNamespace", true, None),
-    key("hand.include", true, None),
+    multi("hand.include", true),
     key("hand.onCreate", true, None),
     key("hand.onReuse", true, None),
     key("hand.onTeardown", true, None),
@@ -58,6 +75,9 @@ pub const KEYS: &[Key] = &[
     key("hand.installHooks", false, Some("true")),
     key("hand.ledger", false, None),
     key("hand.root", false, None),
+    key("hand.machine", false, None),
+    multi("hand.remoteUrl", false),
+    multi("hand.requireLease", false),
 ];
 
 fn committable(name: &str) -> bool {
@@ -100,6 +120,22 @@ pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
 /// git's configuration sets it; the server hook reads no `.handconfig`).
 pub fn remote_urls(repo: &Repo) -> Vec<String> {
     repo.config_strings("hand.remoteUrl")
+}
+
+/// `hand.machine`: this machine's id on a team ledger, from git's configuration only (each
+/// machine has its own; a committed file would give every clone the same). `None` when unset;
+/// a value that is no machine id is an error naming it.
+pub fn machine(repo: &Repo) -> Result<Option<String>, ConfigError> {
+    const KEY: &str = "hand.machine";
+    match git_string(repo, KEY) {
+        None => Ok(None),
+        Some(name) if super::names::is_machine_id(&name) => Ok(Some(name)),
+        Some(_) => Err(repo.bad_config(
+            KEY,
+            "a name of letters, digits, '.', '_' and '-' (at most 64)",
+            Some(super::context::hostname()),
+        )),
+    }
 }
 
 /// `hand.requireCredential`, for a caller that reads no other setting.
@@ -304,10 +340,7 @@ impl<'r> Settings<'r> {
                         .unwrap_or_else(|| DEFAULT_SETUP_TIMEOUT.into()),
                 )
             }
-            "hand.include" => {
-                let all = self.strings(name);
-                Ok((!all.is_empty()).then(|| all.join(" ")))
-            }
+            "hand.machine" => machine(self.repo),
             "hand.ledger" | "hand.root" => Ok(git_string(self.repo, name)),
             _ => Ok(self.string(name)),
         }
@@ -318,8 +351,12 @@ impl<'r> Settings<'r> {
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub key: &'static str,
-    /// The value in effect (as written, or the default), `None` when unset without a default.
-    pub value: Option<String>,
+    /// Whether every value counts ([`Key::multi`]).
+    pub multi: bool,
+    /// The values in effect (as written, or the default), in git's order: at most one for a
+    /// key that is not `multi`; none when unset without a default.
+    pub values: Vec<String>,
+    /// Where the value comes from (for a `multi` key git's configuration sets, the last one).
     pub origin: Origin,
     /// Why git-hand would refuse the value.
     pub problem: Option<String>,
@@ -356,29 +393,35 @@ pub fn report(repo: &Repo) -> super::Result<Report> {
             trust: settings.file().map(super::trust::state).transpose()?,
         }),
     };
-    let entries = KEYS
-        .iter()
-        .map(|k| {
-            let (value, problem) = match settings.judged(k.name) {
-                Ok(value) => (value, None),
-                Err(e) => (settings.string(k.name), Some(e.to_string())),
-            };
-            let origin = settings.origin(k.name);
-            let value = match (&origin, value) {
-                (Origin::Default, None) => k.default.map(str::to_string),
-                (_, value) => value,
-            };
-            Entry {
-                key: k.name,
-                value,
-                origin,
-                problem,
-            }
-        })
-        .collect();
+    let entries = KEYS.iter().map(|k| entry(&settings, k)).collect();
     Ok(Report {
         file,
         entries,
         ignored: settings.ignored_in_file(),
     })
+}
+
+/// `k`'s values in effect, where they come from, and why git-hand would refuse them.
+fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
+    let origin = settings.origin(k.name);
+    let (values, problem) = if k.multi {
+        (settings.strings(k.name), None)
+    } else {
+        let (value, problem) = match settings.judged(k.name) {
+            Ok(value) => (value, None),
+            Err(e) => (settings.string(k.name), Some(e.to_string())),
+        };
+        let value = match (&origin, value) {
+            (Origin::Default, None) => k.default.map(str::to_string),
+            (_, value) => value,
+        };
+        (value.into_iter().collect(), problem)
+    };
+    Entry {
+        key: k.name,
+        multi: k.multi,
+        values,
+        origin,
+        problem,
+    }
 }

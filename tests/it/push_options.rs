@@ -267,12 +267,128 @@ fn a_zombie_presents_its_own_stale_lease_not_the_slots_current_one() {
     assert_eq!(b["token"], 2);
 }
 
+/// `--exec` and `--json` hand out a credential, which a bad value would leave without the push
+/// options the remote wants: refused before anything is leased.
 #[test]
-fn spawn_exec_with_a_bad_remote_fence_value_leases_nothing() {
+fn spawn_exec_or_json_with_a_bad_remote_fence_value_leases_nothing() {
     let (env, repo, _origin) = world(Some("maybe"), true);
-    let run = env.hand(&repo, &["spawn", "t1", "--exec", "--", "true"]);
-    assert_ne!(run.code, 0);
-    assert!(run.stderr.contains("hand.remoteFence"), "{}", run.stderr);
-    let list = env.hand(&repo, &["list", "--json"]).ok();
-    assert!(!list.contains("\"t1\""), "{list}");
+    for args in [
+        &["spawn", "t1", "--exec", "--", "true"][..],
+        &["spawn", "t1", "--json"],
+    ] {
+        let run = env.hand(&repo, args);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(run.stderr.contains("hand.remoteFence"), "{}", run.stderr);
+        let list = env.hand(&repo, &["list", "--json"]).ok();
+        assert!(!list.contains("\"t1\""), "{list}");
+    }
+}
+
+/// What a runner that reads JSON does with `env --json` or `spawn --json`'s `env`: it starts
+/// the command from its own environment (`base`, which `git hand` ran in too) with the object's
+/// variables on top; here the command is `git push origin HEAD` in `dir`.
+fn push_with(
+    env: &TestEnv,
+    dir: &Path,
+    base: &[(&str, &str)],
+    vars: &serde_json::Value,
+) -> crate::support::Run {
+    let mut cmd = env.command("git", dir);
+    cmd.args(["push", "-q", "origin", "HEAD"]);
+    for (k, v) in base {
+        cmd.env(k, v);
+    }
+    let vars = vars.as_object().expect("an object of variables");
+    for (k, v) in vars {
+        cmd.env(k, v.as_str().expect("every value a string"));
+    }
+    crate::support::Run::from(cmd.output().unwrap())
+}
+
+/// The runner's own configuration entries, which must keep applying.
+const BASE: [(&str, &str); 3] = [
+    ("GIT_CONFIG_COUNT", "1"),
+    ("GIT_CONFIG_KEY_0", "push.pushOption"),
+    ("GIT_CONFIG_VALUE_0", "ci.skip"),
+];
+
+#[test]
+fn env_json_applied_on_top_of_the_runners_environment_presents_the_lease() {
+    let (env, repo, origin) = world(Some("true"), true);
+    let t1 = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&t1);
+    let [lease, token, task] = options_of(&t1);
+    let vars = env.hand_env(&slot, &["env", "--json", "t1"], &BASE).code(0);
+    let vars = vars.json();
+    assert_eq!(vars["GIT_HAND_LEASE"], t1["lease_id"], "{vars}");
+    env.commit(&slot, "f", "1");
+    let run = push_with(&env, &slot, &BASE, &vars);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        presented(&origin),
+        lines(&["ci.skip", &lease, &token, &task])
+    );
+}
+
+#[test]
+fn spawn_json_lists_the_push_options_and_its_env_presents_them() {
+    let (env, repo, origin) = world(Some("true"), true);
+    let v = env
+        .hand_env(&repo, &["spawn", "t1", "--json"], &BASE)
+        .code(0);
+    let v = v.json();
+    let [lease, token, task] = options_of(&v);
+    assert_eq!(v["push_options"], serde_json::json!([lease, token, task]));
+    let slot = path_of(&v);
+    env.commit(&slot, "f", "1");
+    let run = push_with(&env, &slot, &BASE, &v["env"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        presented(&origin),
+        lines(&["ci.skip", &lease, &token, &task])
+    );
+}
+
+#[test]
+fn with_the_remote_fence_off_the_json_credential_carries_no_push_options() {
+    let (env, repo, origin) = world(None, false);
+    let v = env
+        .hand_env(&repo, &["spawn", "t1", "--json"], &BASE)
+        .code(0);
+    let v = v.json();
+    assert_eq!(v["push_options"], serde_json::json!([]));
+    let slot = path_of(&v);
+    let vars = env.hand_env(&slot, &["env", "--json", "t1"], &BASE).code(0);
+    let vars = vars.json();
+    for credential in [&vars, &v["env"]] {
+        let keys: Vec<&String> = credential.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 3, "{credential}");
+        assert!(keys.iter().all(|k| k.starts_with("GIT_HAND_")), "{keys:?}");
+    }
+    // A remote without push options takes the push of a runner that applied it.
+    env.commit(&slot, "f", "1");
+    let run = push_with(&env, &slot, &[], &vars);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(presented(&origin), "count=0\n");
+}
+
+#[test]
+fn pinned_env_and_spawn_json_with_the_remote_fence() {
+    let (env, repo, _origin) = world(Some("true"), true);
+    let spawned = env.hand_env(&repo, &["spawn", "t1", "--json"], &BASE);
+    let slot = path_of(&spawned.json());
+    let vars = env.hand_env(&slot, &["env", "--json"], &BASE);
+    insta::assert_snapshot!(
+        shot(
+            &env,
+            "git hand spawn t1 --json   # GIT_CONFIG_COUNT=1",
+            &spawned,
+            Shown::Json
+        ) + &shot(
+            &env,
+            "git hand env --json   # GIT_CONFIG_COUNT=1",
+            &vars,
+            Shown::Json
+        )
+    );
 }

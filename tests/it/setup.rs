@@ -80,6 +80,76 @@ fn git_config_wins_over_handconfig_which_wins_over_the_default() {
     );
 }
 
+/// `git hand config` lists every key git-hand reads (this machine's id and the server's keys
+/// too, which only git's configuration sets) and every value of a multi-valued key, each whole:
+/// a pattern with a space in it stays one value.
+#[test]
+fn config_lists_every_key_and_every_value_of_a_multi_valued_one() {
+    let (env, repo) = installed();
+    commit_handconfig(
+        &env,
+        &repo,
+        "[hand]\n\tinclude = .env\n\tinclude = my dir/\n\tmachine = shared\n\tremoteUrl = git@example.com:o/app.git\n",
+    );
+    env.git(&repo, &["config", "hand.machine", "not a machine"]);
+    let text = env.hand(&repo, &["config"]).code(0);
+    let json = env.hand(&repo, &["config", "--json"]).code(0).json();
+    let setting = |json: &serde_json::Value, key: &str| {
+        let all = json["settings"].as_array().unwrap().clone();
+        all.into_iter().find(|s| s["key"] == key).unwrap()
+    };
+    let include = setting(&json, "hand.include");
+    assert_eq!(include["values"], serde_json::json!([".env", "my dir/"]));
+    assert_eq!(
+        (&include["value"], &include["multi"]),
+        (&serde_json::Value::Null, &serde_json::json!(true))
+    );
+    let machine = setting(&json, "hand.machine");
+    assert_eq!(machine["values"], serde_json::json!(["not a machine"]));
+    assert!(
+        machine["problem"]
+            .as_str()
+            .unwrap()
+            .contains("hand.machine"),
+        "{machine}"
+    );
+    assert_eq!(
+        json["ignored"],
+        serde_json::json!(["hand.machine", "hand.remoteUrl"])
+    );
+
+    // The server's bare repository: no .handconfig, its keys from git's configuration.
+    let server = env.path("work/server.git");
+    env.git(&env.path("work"), &["init", "-q", "--bare", "server.git"]);
+    for url in ["git@example.com:o/app.git", "https://example.com/o/app"] {
+        env.git(&server, &["config", "--add", "hand.remoteUrl", url]);
+    }
+    for pattern in ["main", "release/*"] {
+        env.git(&server, &["config", "--add", "hand.requireLease", pattern]);
+    }
+    env.git(&server, &["config", "hand.machine", "git-server"]);
+    let bare = env.hand(&server, &["config"]).code(0);
+    let bare_json = env.hand(&server, &["config", "--json"]).code(0).json();
+    let urls = setting(&bare_json, "hand.remoteUrl");
+    assert_eq!(
+        urls["values"],
+        serde_json::json!(["git@example.com:o/app.git", "https://example.com/o/app"])
+    );
+    assert_eq!(urls["origin"], "git");
+    let required = setting(&bare_json, "hand.requireLease");
+    assert_eq!(required["values"], serde_json::json!(["main", "release/*"]));
+    let machine = setting(&bare_json, "hand.machine");
+    assert_eq!(
+        (&machine["value"], &machine["problem"]),
+        (&serde_json::json!("git-server"), &serde_json::Value::Null)
+    );
+    insta::assert_snapshot!(
+        "config_every_key",
+        shot(&env, "git hand config", &text, Shown::Text)
+            + &shot(&env, "git -C server.git hand config", &bare, Shown::Text)
+    );
+}
+
 #[test]
 fn a_bad_value_in_handconfig_names_the_file() {
     let (env, repo) = installed();
