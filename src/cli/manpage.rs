@@ -388,6 +388,43 @@ const CONFIGURATION: &[(&str, &str)] = &[
         "The namespace of issue leases (default: the normalized origin URL, else the repository's \
          id).",
     ),
+    (
+        "hand.fenceRefs",
+        "When true (the default), the reference-transaction hook refuses a ref update in a slot by \
+         a process whose credential is not the slot's current lease.",
+    ),
+    (
+        "hand.remoteFence",
+        "When true, the remote checks every push's lease (git hand install --server there), so the \
+         credential git hand env prints also makes each push present it as push options.",
+    ),
+    (
+        "hand.include",
+        "A .gitignore pattern of ignored files a new slot gets from the main worktree; once per \
+         pattern (git config --add).",
+    ),
+    (
+        "hand.onCreate, hand.onReuse, hand.onTeardown",
+        "Setup commands run in a slot when it is made, reused or torn down (from .handconfig only \
+         after git hand trust).",
+    ),
+    (
+        "hand.setupTimeout",
+        "How long one setup command may run (default 10m).",
+    ),
+    (
+        "hand.installHooks",
+        "When false, spawn never installs git-hand's hooks (git hand uninstall sets it).",
+    ),
+    (
+        "hand.machine",
+        "On a team ledger, this machine's name (default: /etc/machine-id).",
+    ),
+    (
+        "hand.remoteUrl, hand.requireLease",
+        "On the server, in the bare repository: a URL clients push to it by, and a branch pattern \
+         a push may update only under a current lease; once per value (git config --add).",
+    ),
 ];
 
 const FILES: &[(&str, &str)] = &[
@@ -439,6 +476,19 @@ mod tests {
             !page.contains("git hand generate"),
             "hidden verbs stay hidden"
         );
+    }
+
+    #[test]
+    fn the_configuration_section_names_every_key_git_hand_reads() {
+        for key in crate::ops::settings::KEYS {
+            assert!(
+                CONFIGURATION
+                    .iter()
+                    .any(|(names, _)| names.split(", ").any(|n| n == key.name)),
+                "{} is not in the man page's CONFIGURATION",
+                key.name
+            );
+        }
     }
 
     #[test]
