@@ -38,6 +38,7 @@ mod prune_branches;
 mod push_options;
 mod races;
 mod ref_fence;
+mod require_lease;
 mod setup;
 mod small_things;
 mod support;
