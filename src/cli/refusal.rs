@@ -114,13 +114,13 @@ fn lease_required(
     let what = match presented_task {
         None => "this push presents no lease (push options hand.lease, hand.token)".into(),
         Some(task) => format!(
-            "the lease this push presents{} is task {}'s, a task of {}, not of this repository",
+            "the lease this push presents{} is task {}'s, recorded against {}, not against this repository",
             p.finding
                 .as_ref()
                 .and_then(presented)
                 .map_or_else(String::new, |y| format!(", {y},")),
             task.name,
-            task.remote.as_deref().unwrap_or("another repository")
+            task.remote.as_deref().unwrap_or("no remote")
         ),
     };
     vec![

@@ -29,6 +29,7 @@ mod pg;
 mod pinned;
 mod pinned_errors;
 mod pinned_help;
+mod pinned_pre_receive;
 mod pinned_remote_fence;
 mod pinned_troubles;
 mod pool;

@@ -137,9 +137,9 @@ fn a_current_lease_of_another_repositorys_task_is_refused_on_a_protected_branch(
         &options(&theirs, "x"),
         &["HEAD:refs/heads/release/1"],
     );
-    refused(&run, "is task x's, a task of");
+    refused(&run, "is task x's, recorded against");
     assert!(
-        run.stderr.contains("not of this repository"),
+        run.stderr.contains("not against this repository"),
         "{}",
         run.stderr
     );
