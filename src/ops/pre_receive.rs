@@ -11,8 +11,13 @@
 //! record the URL they push to, which the server cannot see). Everything is read in one
 //! snapshot, whatever the number of refs: the open tasks of each spelling of this remote (one
 //! query each), then the tenures of those whose branch is pushed.
-//! A refusal is appended to the event log. A ledger that does not exist fences nothing; one that
-//! cannot be read refuses (fails closed).
+//!
+//! A third, the server's own: a branch matching a `hand.requireLease` pattern may be updated
+//! only under a current lease of a task recorded against this remote (matched in memory, no
+//! further read).
+//! A refusal is appended to the event log, naming the pusher where the host says who pushed
+//! ([`Pusher`]). A ledger that does not exist fences nothing but the `hand.requireLease`
+//! branches (no lease can be current); one that cannot be read refuses (fails closed).
 
 use std::ffi::OsString;
 use std::path::Path;
