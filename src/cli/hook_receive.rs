@@ -14,7 +14,7 @@ use super::{Done, Failure};
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
 use crate::ops::on_hook::Said;
-use crate::ops::pre_receive::{self, Presented};
+use crate::ops::pre_receive::{self, Presented, Pusher};
 
 const REFUSED: &str = "push refused by the remote";
 
@@ -38,7 +38,10 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
     }
     let decision = pre_receive::parse_receive_lines(&String::from_utf8_lossy(&stdin))
         .map_err(|e| crate::ops::Error::failed(e, vec![]))
-        .and_then(|refs| pre_receive::pre_receive(ctx, &Presented::from_env(), &refs));
+        .and_then(|refs| {
+            let pusher = Pusher::from_env();
+            pre_receive::pre_receive(ctx, &Presented::from_env(), &refs, pusher.as_ref())
+        });
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),
         Ok(p) => {

@@ -4,7 +4,7 @@
 
 use crate::clock::relative;
 use crate::ids;
-use crate::ledger::Tenure;
+use crate::ledger::{Task, Tenure};
 use crate::ops::on_hook::{PrePush, Refusal, Said};
 use crate::ops::verdict::{Finding, Verdict};
 
@@ -28,12 +28,16 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
             lines.push(format!(
                 "{refused} ({}): {}",
                 f.verdict.as_str(),
-                verdict_reason(f, now)
+                verdict_reason(f, now, said)
             ));
-            if f.credential_error.is_some() {
-                lines.push(
-                    "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: eval \"$(git hand env <task>)\"".into(),
-                );
+            if f.credential_error.is_some() && said == Said::Receive {
+                lines.push(format!(
+                    "those options come from the credential your shell carries (with hand.remoteFence on); load it again in the task's slot: {ENV_TASK}, or push without -o hand.lease/-o hand.token"
+                ));
+            } else if f.credential_error.is_some() {
+                lines.push(format!(
+                    "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: {ENV_TASK}"
+                ));
             }
             if f.verdict == Verdict::NoCredential {
                 // Only the holder should take the credential: say whose it is, not "take it".
@@ -70,17 +74,69 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
                 "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
                 task.name, tenure.holder, tenure.token
             ));
+            // The remote reads the lease from push options, which the credential carries only
+            // with hand.remoteFence on; the client hook reads the environment itself.
+            let carried = if said == Said::Receive {
+                "under its credential, with hand.remoteFence on"
+            } else {
+                "with its credential"
+            };
             lines.push(format!(
-                "push it from the task's slot with its credential: eval \"$(git hand env {})\"",
+                "push it from the task's slot {carried}: eval \"$(git hand env {})\"",
                 task.name
             ));
-            lines.push(
-                "or push under another name: git push origin HEAD:refs/heads/<new-branch>".into(),
-            );
+            lines.push(ANOTHER_BRANCH.into());
         }
+        Refusal::LeaseRequired {
+            branch,
+            pattern,
+            presented,
+        } => lines.extend(lease_required(
+            p,
+            refused,
+            branch,
+            pattern,
+            presented.as_deref(),
+        )),
     }
     lines
 }
+
+/// The server's `hand.requireLease` refusal: the branch, the pattern and where it is set, what
+/// the push presented, and the ways out.
+fn lease_required(
+    p: &PrePush,
+    refused: &str,
+    branch: &str,
+    pattern: &str,
+    presented_task: Option<&Task>,
+) -> Vec<String> {
+    let what = match presented_task {
+        None => "this push presents no lease (push options hand.lease, hand.token)".into(),
+        Some(task) => format!(
+            "the lease this push presents{} is task {}'s, recorded against {}, not against this repository",
+            p.finding
+                .as_ref()
+                .and_then(presented)
+                .map_or_else(String::new, |y| format!(", {y},")),
+            task.name,
+            task.remote.as_deref().unwrap_or("no remote")
+        ),
+    };
+    vec![
+        format!(
+            "{refused}: branch {branch} takes only a current lease of one of this repository's tasks (hand.requireLease={pattern}, set in the repository on the server); {what}."
+        ),
+        format!(
+            "push it from a task's slot under its credential, with hand.remoteFence on: {ENV_TASK}"
+        ),
+        ANOTHER_BRANCH.into(),
+    ]
+}
+
+const ENV_TASK: &str = "eval \"$(git hand env <task>)\"";
+const ANOTHER_BRANCH: &str =
+    "or push under another name: git push origin HEAD:refs/heads/<new-branch>";
 
 /// The credential as presented: `token 5 (lease 0123456789)`, from what the holder presented
 /// (never the ledger's idea of it: a wrong token is the point of the message).
@@ -92,8 +148,10 @@ fn presented(f: &Finding) -> Option<String> {
     })
 }
 
-/// Why a verdict refuses, in one sentence.
-fn verdict_reason(f: &Finding, now: i64) -> String {
+/// Why a verdict refuses, in one sentence. The server's words (`Said::Receive`) speak of the
+/// lease a push presents in its options, not of a worktree or of the environment.
+fn verdict_reason(f: &Finding, now: i64, said: Said) -> String {
+    let receive = said == Said::Receive;
     let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
     let yours = presented(f);
     let holder_now = |n: &Tenure| {
@@ -108,7 +166,8 @@ fn verdict_reason(f: &Finding, now: i64) -> String {
         Verdict::Stale => {
             let now_held = f.newest.as_ref().map_or_else(|| "?".into(), holder_now);
             format!(
-                "this worktree was leased again. You present {}; it is now held by {now_held}.",
+                "{} was leased again. You present {}; it is now held by {now_held}.",
+                if receive { "its slot" } else { "this worktree" },
                 yours.unwrap_or_else(|| "an older lease".into())
             )
         }
@@ -124,7 +183,7 @@ fn verdict_reason(f: &Finding, now: i64) -> String {
             Some(yours) => format!("your lease, {yours}, was released (its task was torn down)."),
             None => "this worktree's last lease was released (its task was torn down), and this push presents no credential.".into(),
         },
-        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now),
+        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now, receive),
         Verdict::IssueLost => format!(
             "task {}'s issue lease is no longer its own{}.",
             task_of(f).unwrap_or_default(),
@@ -148,9 +207,13 @@ fn unknown_lease_reason(
     f: &Finding,
     yours: Option<String>,
     holder_now: impl Fn(&Tenure) -> String,
+    receive: bool,
 ) -> String {
     let yours = yours.unwrap_or_default();
     match (&f.credential_error, &f.credential, &f.tenure) {
+        (Some(why), _, _) if receive => {
+            format!("the lease this push presents does not parse: {why}.")
+        }
         (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
         (None, None, _) => format!(
             "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
@@ -158,6 +221,9 @@ fn unknown_lease_reason(
                 .as_ref()
                 .map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
         ),
+        (None, Some(_), None) if receive => {
+            format!("the server's ledger never granted the lease this push presents, {yours}.")
+        }
         (None, Some(_), None) => {
             format!("the ledger never granted the lease you present, {yours}.")
         }

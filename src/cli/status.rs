@@ -61,6 +61,12 @@ enum RefusalJson<'a> {
         task: &'a str,
         lease: TenureJson<'a>,
     },
+    /// Only the server's pre-receive refuses so (`hand.requireLease`).
+    #[serde(rename = "lease-required")]
+    LeaseRequired {
+        branch: &'a str,
+        pattern: &'a str,
+    },
 }
 
 /// Whether the hooks are in force here; when that could not be told, `error` says why and
@@ -97,6 +103,9 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
             task: &task.name,
             lease: TenureJson::of(tenure),
         },
+        Refusal::LeaseRequired {
+            branch, pattern, ..
+        } => RefusalJson::LeaseRequired { branch, pattern },
     });
     let hooks = match &here.hooks {
         Ok(h) => HooksJson::Known {

@@ -2,6 +2,7 @@
 //! `git check-ref-format --branch` and `git switch -c` judge it, so a name git would refuse is
 //! refused before anything is leased instead of failing a `git switch` in a claimed slot.
 //! git-hand's own, stricter rules live with the other names users type (`ops::names`).
+//! Also how a branch pattern of the server's settings (`hand.requireLease`) matches a branch.
 
 use gix::bstr::ByteSlice;
 
@@ -27,6 +28,21 @@ pub fn invalid_branch(name: &str) -> Option<String> {
         .map(|e| e.to_string().to_lowercase())
 }
 
+/// Whether `branch` (a branch's short name: `main`, `release/1.2`) matches `pattern`, a branch
+/// name or glob as a server's `hand.requireLease` holds it, optionally written in full
+/// (`refs/heads/release/*`). Matched as git matches ref globs: `*`, `?` and `[...]` stay inside
+/// one path component, `**` crosses them (`team/**` matches `team/a/b`); a pattern is never a
+/// prefix (`release` does not match `release/1.2`).
+pub fn branch_matches(pattern: &str, branch: &str) -> bool {
+    use gix::glob::wildmatch::Mode;
+    let pattern = pattern.strip_prefix("refs/heads/").unwrap_or(pattern);
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        branch.as_bytes().as_bstr(),
+        Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +66,36 @@ mod tests {
         }
         for good in ["hand/t", "feature/x-1", "é", "refs/heads/x"] {
             assert_eq!(invalid_branch(good), None, "{good:?}");
+        }
+    }
+
+    #[test]
+    fn a_star_stays_in_one_component_and_a_double_star_crosses_them() {
+        let cases = [
+            ("main", "main", true),
+            ("main", "mainline", false),
+            ("main", "x/main", false),
+            ("refs/heads/main", "main", true),
+            ("release/*", "release/1.2", true),
+            ("release/*", "release/1/2", false),
+            ("release/*", "release", false),
+            ("release", "release/1.2", false),
+            ("refs/heads/release/*", "release/1.2", true),
+            ("team/**", "team/a", true),
+            ("team/**", "team/a/b", true),
+            ("team/**", "teams/a", false),
+            ("**/hotfix", "a/b/hotfix", true),
+            ("*", "main", true),
+            ("*", "feature/x", false),
+            ("v?", "v1", true),
+            ("[ab]x", "bx", true),
+        ];
+        for (pattern, branch, expected) in cases {
+            assert_eq!(
+                branch_matches(pattern, branch),
+                expected,
+                "{pattern:?} against {branch:?}"
+            );
         }
     }
 }

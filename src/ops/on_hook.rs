@@ -72,6 +72,15 @@ pub enum Refusal {
         task: Box<Task>,
         tenure: Box<Tenure>,
     },
+    /// Only the server's pre-receive decides it: the push updates a branch that matches one of
+    /// the server's `hand.requireLease` patterns without a current lease of a task of this
+    /// repository. `presented`: the task of the current lease the push presented, which is
+    /// another repository's (`None`: it presented no lease).
+    LeaseRequired {
+        branch: String,
+        pattern: String,
+        presented: Option<Box<Task>>,
+    },
 }
 
 /// The outcome of pre-push (`Default`: allowed, nothing found).
@@ -113,7 +122,14 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
         decided => decided?,
     };
     if let (Some(refusal), Some(finding), Some(mut ledger)) = (&out.refusal, &out.finding, ledger) {
-        record_refusal(&mut ledger, finding, refusal, &subject.key, Said::Push)?;
+        record_refusal(
+            &mut ledger,
+            finding,
+            refusal,
+            &subject.key,
+            Said::Push,
+            None,
+        )?;
     }
     Ok(out)
 }
@@ -322,13 +338,15 @@ pub fn here(ctx: &Context) -> Result<Here> {
 }
 
 /// Appends the refusal to the event log (the only write a refused push or ref update makes):
-/// `push-refused`, or `ref-update-refused` for [`Said::RefUpdate`].
+/// `push-refused`, or `ref-update-refused` for [`Said::RefUpdate`]. `pusher`: who pushed, as
+/// the server names them (`alice (GL_USERNAME)`), added to the detail.
 pub(super) fn record_refusal(
     ledger: &mut Ledger,
     f: &Finding,
     refusal: &Refusal,
     workdir: &WorktreeKey,
     said: Said,
+    pusher: Option<&str>,
 ) -> Result<()> {
     let (kind, what, by) = match said {
         Said::RefUpdate => (EventKind::RefUpdateRefused, "ref update refused", "made in"),
@@ -353,6 +371,28 @@ pub(super) fn record_refusal(
                 task.name
             ),
         ),
+        Refusal::LeaseRequired {
+            branch,
+            pattern,
+            presented,
+        } => (
+            Resource::worktree_on(ledger.machine(), workdir),
+            f.tenure.clone().filter(|_| presented.is_some()),
+            format!(
+                "{what}: branch {branch} matches hand.requireLease={pattern} and {} ({by} {workdir})",
+                match presented {
+                    Some(task) => format!(
+                        "the lease presented is task {}'s, of another repository",
+                        task.name
+                    ),
+                    None => "no lease was presented".to_string(),
+                }
+            ),
+        ),
+    };
+    let detail = match pusher {
+        Some(who) => format!("{detail}; pushed by {who}"),
+        None => detail,
     };
     match ledger.write(|tx| tx.log(kind, &res, tenure.as_ref(), Some(&detail))) {
         // A read-only role answers pre-push (docs/team.md, Roles) but may not write the log:

@@ -11,8 +11,13 @@
 //! record the URL they push to, which the server cannot see). Everything is read in one
 //! snapshot, whatever the number of refs: the open tasks of each spelling of this remote (one
 //! query each), then the tenures of those whose branch is pushed.
-//! A refusal is appended to the event log. A ledger that does not exist fences nothing; one that
-//! cannot be read refuses (fails closed).
+//!
+//! A third, the server's own: a branch matching a `hand.requireLease` pattern may be updated
+//! only under a current lease of a task recorded against this remote (matched in memory, no
+//! further read).
+//! A refusal is appended to the event log, naming the pusher where the host says who pushed
+//! ([`Pusher`]). A ledger that does not exist fences nothing but the `hand.requireLease`
+//! branches (no lease can be current); one that cannot be read refuses (fails closed).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -20,7 +25,8 @@ use std::path::Path;
 use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
 use super::verdict::{self, Credential, CredentialRule, Finding, Verdict};
 use super::{Context, Result, fence};
-use crate::ledger::{Machine, ResourceKind, Tasks, View, WorktreeKey};
+use crate::git::refname;
+use crate::ledger::{LeaseId, Machine, ResourceKind, Task, Tasks, View, WorktreeKey};
 
 /// The push options a push presents its lease with.
 pub const LEASE_OPTION: &str = "hand.lease";
@@ -72,10 +78,79 @@ impl Presented {
     }
 
     /// The credential presented, parsed as the environment's is (a value that does not parse is
-    /// `unknown-lease`, never "no credential").
+    /// `unknown-lease`, never "no credential"), with why it does not parse in the push options'
+    /// names: the pusher set options, not variables of the server's environment.
     fn credential(&self) -> Option<std::result::Result<Credential, String>> {
         let os = |v: &Option<String>| v.as_ref().map(OsString::from);
         verdict::parse_env_credential(os(&self.lease).as_deref(), os(&self.token).as_deref())
+            .map(|parsed| parsed.map_err(|_| self.why_unparsed()))
+    }
+
+    /// Which option does not parse, and why (the rules of `parse_env_credential`).
+    fn why_unparsed(&self) -> String {
+        match (self.lease.as_deref(), self.token.as_deref()) {
+            (None | Some(""), _) => {
+                format!("push option {TOKEN_OPTION} is set but {LEASE_OPTION} is not")
+            }
+            (Some(lease), _) if LeaseId::parse(lease).is_none() => format!(
+                "push option {LEASE_OPTION}={lease:?} is not a lease id (32 lower-case hex characters)"
+            ),
+            (_, token) => format!(
+                "push option {TOKEN_OPTION}={:?} is not a positive integer",
+                token.unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// Who pushed, as the server that runs the hook names them: the first of the hosts' own
+/// variables that is set (each host's documentation names it; docs/team.md says which were
+/// checked), else, over plain ssh, the server account sshd runs the push as. `None` on a
+/// local push, where the hook's environment is the pusher's own and proves nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pusher {
+    pub name: String,
+    /// Where the name comes from: the variable, or `ssh account` for `USER` over ssh.
+    pub source: &'static str,
+}
+
+/// The variables hosts set for their hooks with the pushing user's name, in the order asked:
+/// GitLab, Gitea/Forgejo, GitHub Enterprise Server, and git-http-backend behind a web server's
+/// authentication.
+const PUSHER_VARIABLES: [&str; 4] = [
+    "GL_USERNAME",
+    "GITEA_PUSHER_NAME",
+    "GITHUB_USER_LOGIN",
+    "REMOTE_USER",
+];
+
+impl Pusher {
+    /// From the hook's environment.
+    pub fn from_env() -> Option<Self> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        if let Some((source, name)) = PUSHER_VARIABLES
+            .iter()
+            .find_map(|source| set(source).map(|name| (*source, name)))
+        {
+            return Some(Self { name, source });
+        }
+        // sshd sets SSH_CONNECTION and runs git-receive-pack as the account logged in to: on a
+        // shared `git` account that names the account, not the person.
+        set("SSH_CONNECTION")?;
+        set("USER").map(|name| Self {
+            name,
+            source: "ssh account",
+        })
+    }
+}
+
+impl std::fmt::Display for Pusher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.name, self.source)
     }
 }
 
@@ -106,18 +181,31 @@ pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>,
         .collect()
 }
 
-/// Judges a push received by the repository of `ctx` and records a refusal. The outcome is
-/// pre-push's, so its words are [`crate::cli`]'s refusal lines; `head_oid` is the pushed commit
-/// of the refused ref (the pusher has it), for the advice on keeping the work.
-pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -> Result<PrePush> {
+/// Judges a push received by the repository of `ctx` and records a refusal, naming `pusher`
+/// (who the server says pushed, [`Pusher::from_env`]) in its event. The outcome is pre-push's,
+/// so its words are [`crate::cli`]'s refusal lines; `head_oid` is the pushed commit of the
+/// refused ref (the pusher has it), for the advice on keeping the work.
+pub fn pre_receive(
+    ctx: &Context,
+    presented: &Presented,
+    refs: &[ReceivedRef],
+    pusher: Option<&Pusher>,
+) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let common = &repo.loc.common_dir;
     let remotes = served_remotes(common, &super::settings::remote_urls(repo));
-    let remote = remotes[0].clone();
+    let patterns = super::settings::required_lease_patterns(repo);
+    let required = required_refs(&patterns, refs);
+    let key = WorktreeKey::from_canonical(Path::new(&remotes[0]));
     let mut out = PrePush::default();
     let place = ctx.ledger_location()?.place;
     let Some(mut ledger) = ctx.open_existing(&place)? else {
-        return Ok(out); // No ledger: no task to fence.
+        // No ledger: no task to fence, and no lease can be current (nothing to record it in).
+        if let Some(&(index, pattern)) = required.first() {
+            out.refusal = Some(lease_required(&refs[index], pattern, None));
+            out.head_oid = pushed_oid(&refs[index]);
+        }
+        return Ok(out);
     };
     let credential = presented.credential();
     let (finding, fenced, now) = ledger.read(|v| {
@@ -153,21 +241,84 @@ pub fn pre_receive(ctx: &Context, presented: &Presented, refs: &[ReceivedRef]) -
             });
             Some(r)
         }
-        _ => None,
+        _ => match (
+            required.first(),
+            lease_of_this_repository(&finding, &remotes),
+        ) {
+            (Some(&(index, pattern)), Err(others)) => {
+                out.refusal = Some(lease_required(&refs[index], pattern, others));
+                Some(&refs[index])
+            }
+            _ => None,
+        },
     };
-    out.head_oid = refused_ref
-        .filter(|r| !is_null_oid(&r.new_oid))
-        .map(|r| r.new_oid.clone());
+    out.head_oid = refused_ref.and_then(pushed_oid);
     out.finding = finding;
     if let Some(refusal) = &out.refusal {
         let finding = out
             .finding
             .clone()
             .unwrap_or_else(|| Finding::unmanaged(out.now));
-        let key = WorktreeKey::from_canonical(Path::new(&remote));
-        record_refusal(&mut ledger, &finding, refusal, &key, Said::Receive)?;
+        let who = pusher.map(Pusher::to_string);
+        record_refusal(
+            &mut ledger,
+            &finding,
+            refusal,
+            &key,
+            Said::Receive,
+            who.as_deref(),
+        )?;
     }
     Ok(out)
+}
+
+/// The commit a received ref would point at (none for a deletion).
+fn pushed_oid(r: &ReceivedRef) -> Option<String> {
+    (!is_null_oid(&r.new_oid)).then(|| r.new_oid.clone())
+}
+
+/// Each received branch update (deletions included) that a `hand.requireLease` pattern
+/// protects: its index and the first pattern that matches it. In memory, whatever the number
+/// of refs: the patterns cost no ledger read.
+fn required_refs<'p>(patterns: &'p [String], refs: &[ReceivedRef]) -> Vec<(usize, &'p str)> {
+    refs.iter()
+        .enumerate()
+        .filter_map(|(index, r)| {
+            let branch = branch_of(r)?;
+            patterns
+                .iter()
+                .find(|p| refname::branch_matches(p, branch))
+                .map(|p| (index, p.as_str()))
+        })
+        .collect()
+}
+
+/// Whether the push presented a current lease whose task is recorded against one of
+/// `remotes` (this repository's). `Err`: it did not; with the task of the current lease it
+/// presented, when that is another repository's.
+fn lease_of_this_repository(
+    finding: &Option<Finding>,
+    remotes: &[String],
+) -> std::result::Result<(), Option<Box<Task>>> {
+    let Some(task) = finding
+        .as_ref()
+        .filter(|f| f.verdict == Verdict::Current)
+        .and_then(|f| f.task.as_ref())
+    else {
+        return Err(None);
+    };
+    match &task.remote {
+        Some(remote) if remotes.contains(remote) => Ok(()),
+        _ => Err(Some(Box::new(task.clone()))),
+    }
+}
+
+fn lease_required(r: &ReceivedRef, pattern: &str, presented: Option<Box<Task>>) -> Refusal {
+    Refusal::LeaseRequired {
+        branch: branch_of(r).unwrap_or_default().to_string(),
+        pattern: pattern.to_string(),
+        presented,
+    }
 }
 
 /// Every spelling of this remote that tasks may have recorded, normalized as a task records its
@@ -289,5 +440,43 @@ mod tests {
         assert_eq!(branch_of(&refs[0]), Some("a"));
         assert!(parse_receive_lines(&format!("{z} {one}")).is_err());
         assert!(parse_receive_lines(&format!("{z} HEAD refs/heads/a")).is_err());
+    }
+
+    #[test]
+    fn the_pusher_is_the_first_hosts_variable_set_else_the_ssh_account() {
+        let from = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Pusher::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+                .map(|p| p.to_string())
+        };
+        assert_eq!(
+            from(&[
+                ("REMOTE_USER", "web"),
+                ("GL_USERNAME", "gl"),
+                ("USER", "git")
+            ])
+            .as_deref(),
+            Some("gl (GL_USERNAME)")
+        );
+        assert_eq!(
+            from(&[("GITHUB_USER_LOGIN", "octo"), ("REMOTE_USER", "web")]).as_deref(),
+            Some("octo (GITHUB_USER_LOGIN)")
+        );
+        assert_eq!(
+            from(&[("GITEA_PUSHER_NAME", ""), ("REMOTE_USER", "web")]).as_deref(),
+            Some("web (REMOTE_USER)")
+        );
+        assert_eq!(
+            from(&[
+                ("SSH_CONNECTION", "10.0.0.1 5 10.0.0.2 22"),
+                ("USER", "git")
+            ])
+            .as_deref(),
+            Some("git (ssh account)")
+        );
+        assert_eq!(from(&[("USER", "me")]), None, "a local push names no one");
     }
 }

@@ -95,6 +95,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
         &refusal,
         &subject.key,
         Said::RefUpdate,
+        None,
     )?;
     Ok(Some(out))
 }
@@ -106,7 +107,7 @@ fn refused_commit(moving: &[&RefUpdate], refusal: &on_hook::Refusal) -> Option<S
         on_hook::Refusal::Branch { branch, .. } => moving
             .iter()
             .find(|u| u.name.strip_prefix("refs/heads/") == Some(branch.as_str())),
-        on_hook::Refusal::Verdict(_) => None,
+        on_hook::Refusal::Verdict(_) | on_hook::Refusal::LeaseRequired { .. } => None,
     }
     .or_else(|| moving.iter().find(|u| !on_hook::is_null_oid(&u.new)))
     .or(moving.first())?;

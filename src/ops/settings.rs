@@ -138,6 +138,17 @@ pub fn machine(repo: &Repo) -> Result<Option<String>, ConfigError> {
     }
 }
 
+/// `hand.requireLease` on a server's bare repository: the branch patterns (`main`,
+/// `release/*`, `team/**`) a push may update only under a current lease of one of its tasks.
+/// Multi-valued, empty values ignored; only git's configuration sets it, as `hand.remoteUrl`.
+pub fn required_lease_patterns(repo: &Repo) -> Vec<String> {
+    repo.config_strings("hand.requireLease")
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
 /// `hand.requireCredential`, for a caller that reads no other setting.
 pub fn require_credential(repo: &Repo) -> Result<bool, ConfigError> {
     Settings::load(repo)?.require_credential()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{Run, TestEnv, leased_again, path_of, remote_oid, spawn};
 
 /// `app` with git-hand's client hooks, and its bare origin with the server hook.
-fn served() -> (TestEnv, PathBuf, PathBuf) {
+pub(crate) fn served() -> (TestEnv, PathBuf, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
@@ -45,7 +45,7 @@ pub(crate) fn push_past_hooks(
     Run::from(cmd.output().unwrap())
 }
 
-fn log_of(env: &TestEnv, repo: &Path) -> String {
+pub(crate) fn log_of(env: &TestEnv, repo: &Path) -> String {
     env.hand(repo, &["log", "--json"]).json().to_string()
 }
 
