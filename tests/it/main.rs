@@ -34,6 +34,7 @@ mod pinned_remote_fence;
 mod pinned_troubles;
 mod pool;
 mod pre_receive;
+mod pre_receive_reads;
 mod pre_receive_team;
 mod prune_branches;
 mod push_options;

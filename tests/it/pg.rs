@@ -34,6 +34,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// How long one server tool or `psql` may run before it is killed: far beyond any real run.
 const TIMEOUT: &str = "120";
 
+/// What follows the time and process id on each line a session writes to the server's log:
+/// `db=<database> app=<application_name> session=<session id> ` (see
+/// [`Database::logged_statements`]).
+pub const SESSION_PREFIX: &str = "db=%d app=%a session=%c ";
+
 /// The superuser `initdb` makes; it connects over the socket without a password (trust) and over
 /// TCP with [`SUPERUSER_PASSWORD`] (scram-sha-256).
 pub const SUPERUSER: &str = "postgres";
@@ -307,7 +312,10 @@ impl Cluster {
 
     /// The settings the harness needs, in `harness.conf` (included by `postgresql.conf`).
     /// fsync is off for speed; synchronous_commit stays on, so a commit acknowledged to a client
-    /// is in the WAL (the OS's cache) and survives `kill -9` of the server.
+    /// is in the WAL (the OS's cache) and survives `kill -9` of the server. Each line a session
+    /// logs names its database, application and session ([`SESSION_PREFIX`]), so a test can
+    /// read its own database's statements out of the log every test shares
+    /// ([`Database::log_statements`]).
     fn write_settings(&self) {
         let socket = self.socket_dir.to_str().unwrap().replace('\'', "''");
         let settings = format!(
@@ -319,7 +327,8 @@ impl Cluster {
              max_connections = 200\n\
              shared_buffers = 32MB\n\
              timezone = 'UTC'\n\
-             log_timezone = 'UTC'\n",
+             log_timezone = 'UTC'\n\
+             log_line_prefix = '%m [%p] %q{SESSION_PREFIX}'\n",
             self.port
         );
         std::fs::write(self.data.join("harness.conf"), settings).unwrap();
@@ -415,6 +424,46 @@ impl Database {
             self.port,
             self.name
         )
+    }
+
+    /// Makes the server log every statement each later session on this database runs
+    /// (`log_statement = 'all'`, for this database only: the others' tests log nothing more).
+    pub fn log_statements(&self) {
+        self.psql(&format!(
+            "ALTER DATABASE {} SET log_statement = 'all'",
+            self.name
+        ));
+    }
+
+    /// The statements this database's sessions of application `app` logged
+    /// ([`Database::log_statements`]), in order, from byte `from` of the server's log on (its
+    /// [`Database::log_len`] before the run in question): (session id, the statement's first
+    /// line without the `statement: ` or `execute <name>: ` of the log). Every session writes
+    /// its log lines itself, before it answers, so a client that has had its answer finds its
+    /// statements here.
+    pub fn logged_statements(&self, from: u64, app: &str) -> Vec<(String, String)> {
+        let log = std::fs::read(self.root.join("server.log")).unwrap();
+        let log = String::from_utf8_lossy(&log[usize::try_from(from).unwrap()..]).into_owned();
+        let ours = format!("db={} app={app} session=", self.name);
+        log.lines()
+            .filter_map(|line| {
+                let (_, rest) = line.split_once(&ours)?;
+                let (session, message) = rest.split_once(' ')?;
+                let text = message.strip_prefix("LOG:  ")?;
+                let statement = match text.strip_prefix("statement: ") {
+                    Some(simple) => simple,
+                    None => text.strip_prefix("execute ")?.split_once(": ")?.1,
+                };
+                Some((session.to_owned(), statement.to_owned()))
+            })
+            .collect()
+    }
+
+    /// The length of the server's log now, for [`Database::logged_statements`].
+    pub fn log_len(&self) -> u64 {
+        std::fs::metadata(self.root.join("server.log"))
+            .unwrap()
+            .len()
     }
 
     /// Runs `sql` (any number of statements) as the superuser over the socket with `psql -X -q
