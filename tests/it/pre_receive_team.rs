@@ -1,6 +1,7 @@
 //! The remote checks the token on a team ledger (issue 15, item 2): the server's pre-receive hook
 //! judges a lease granted on another machine as that machine's, so the laptop's current holder
-//! passes and its zombie is refused as stale (not as a lease the server cannot place). The server
+//! passes and its zombie is refused as stale (not as a lease the server cannot place), a branch no
+//! task owns takes anyone's push, and one `hand.requireLease` protects takes only a lease's. The server
 //! is a third machine (`hand.machine` in the bare repository's own configuration); the pushes go
 //! over `file://` past the client hooks, so only the remote judges.
 
@@ -54,20 +55,43 @@ fn a_lease_granted_on_another_machine_is_judged_as_that_machines_by_the_server()
         runner.stderr
     );
 
+    // A branch no task owns takes the runner's push; one the server protects does not.
+    let unrelated = push_past_hooks(&m.runner, &m.clone, &origin, &[], &["HEAD:refs/heads/docs"]);
+    assert_eq!(unrelated.code, 0, "{}", unrelated.stderr);
+    m.laptop.git(
+        &origin,
+        &["config", "--add", "hand.requireLease", "release/*"],
+    );
+    let unleased = push_past_hooks(
+        &m.runner,
+        &m.clone,
+        &origin,
+        &[],
+        &["HEAD:refs/heads/release/1"],
+    );
+    assert_ne!(unleased.code, 0, "{}", unleased.stderr);
+    assert!(
+        unleased.stderr.contains("hand.requireLease"),
+        "{}",
+        unleased.stderr
+    );
+
     let holder = push_past_hooks(
         &m.laptop,
         &slot,
         &origin,
         &options(&b, "b"),
-        &["HEAD:refs/heads/hand/b"],
+        &["HEAD:refs/heads/hand/b", "HEAD:refs/heads/release/1"],
     );
     assert_eq!(holder.code, 0, "{}", holder.stderr);
-    assert_eq!(
-        remote_oid(&m.laptop, &origin, "hand/b").as_deref(),
-        Some(work.as_str())
-    );
+    for branch in ["hand/b", "release/1"] {
+        assert_eq!(
+            remote_oid(&m.laptop, &origin, branch).as_deref(),
+            Some(work.as_str())
+        );
+    }
     assert_eq!(
         db.psql("SELECT count(*) FROM events WHERE kind = 'push-refused'"),
-        "2"
+        "3"
     );
 }
