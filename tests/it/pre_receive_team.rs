@@ -1,10 +1,9 @@
 //! The remote checks the token on a team ledger (issue 15, item 2): the server's pre-receive hook
 //! judges a lease granted on another machine as that machine's, so the laptop's current holder
-//! passes and its zombie is refused as stale (not as a lease the server cannot place), a branch no
-//! task owns takes anyone's push, and one `hand.requireLease` protects takes only a lease's. The server
-//! is a third machine (`hand.machine` in the bare repository's own configuration); the pushes go
-//! over `file://` past the client hooks, so only the remote judges.
-
+//! passes and its zombie is refused as stale (not as a lease the server cannot place); a branch
+//! no task owns takes anyone's push, and one `hand.requireLease` protects takes only a lease's.
+//! The server is a third machine (`hand.machine` in the bare repository's own configuration);
+//! the pushes go over `file://` past the client hooks, so only the remote judges.
 use crate::pre_receive::{options, push_past_hooks};
 use crate::support::{leased_again, remote_oid};
 use crate::{pg, team_machines::two_machines};
