@@ -4,6 +4,7 @@
 //! no task owns takes anyone's push, and one `hand.requireLease` protects takes only a lease's.
 //! The server is a third machine (`hand.machine` in the bare repository's own configuration);
 //! the pushes go over `file://` past the client hooks, so only the remote judges.
+
 use crate::pre_receive::{options, push_past_hooks};
 use crate::support::{leased_again, remote_oid};
 use crate::{pg, team_machines::two_machines};
