@@ -1,7 +1,8 @@
 //! `git hand env`: a task's credential as shell `export` lines (and, with `hand.remoteFence`,
-//! the shell code that makes every push present it), or as one JSON object of variables.
+//! the shell code that makes every push present it), in POSIX shell or fish, or as one JSON
+//! object of variables.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::output::Vars;
 use super::{Done, Failure, Kind};
@@ -13,6 +14,19 @@ pub struct EnvArgs {
     /// The task [default: the task of the current worktree].
     #[arg(value_name = "task")]
     pub task: Option<String>,
+    /// The shell that evaluates the lines (sh also for bash and zsh).
+    #[arg(long, value_enum, value_name = "shell", default_value_t = Shell::Sh)]
+    pub shell: Shell,
+}
+
+/// The language `git hand env` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    // POSIX shell code, for sh, bash and zsh: `eval "$(git hand env)"`.
+    #[value(alias = "bash", alias = "zsh")]
+    Sh,
+    // `git hand env --shell fish | source`.
+    Fish,
 }
 
 pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
@@ -48,10 +62,17 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
     let mut text: String = crate::ops::credential::env_vars(&task, &tenure)
         .into_iter()
-        .map(|(k, v)| format!("export {k}={v}\n"))
+        .map(|(k, v)| match args.shell {
+            Shell::Sh => format!("export {k}={v}\n"),
+            Shell::Fish => format!("set -gx {k} {v}\n"),
+        })
         .collect();
     if carried {
-        text += &credential_push::shell(&credential_push::push_options(&task, &tenure));
+        let options = credential_push::push_options(&task, &tenure);
+        text += &match args.shell {
+            Shell::Sh => credential_push::shell(&options),
+            Shell::Fish => credential_push::fish(&options),
+        };
     }
     Ok(Done::ok(text))
 }

@@ -114,6 +114,32 @@ unset git_hand_n git_hand_i git_hand_e
     )
 }
 
+/// The same for fish (`git hand env --shell fish | source`), which reads none of the POSIX code
+/// above: the same indices worked out at evaluation (`$$name` reads the variable a name names;
+/// `math` drops leading zeros), its own variables local to a block.
+pub fn fish(options: &[String; 3]) -> String {
+    let [lease, token, task] = options;
+    format!(
+        r#"# hand.remoteFence: every push from this shell presents the lease to the remote (push options)
+begin
+set -l n 0; set -q GIT_CONFIG_COUNT; and test -n "$GIT_CONFIG_COUNT"; and set n $GIT_CONFIG_COUNT
+if string match -qr '^[0-9]+$' -- $n
+set n (math $n); set -l i 0
+while test $i -lt $n
+set -l k GIT_CONFIG_KEY_$i; set -l v GIT_CONFIG_VALUE_$i
+if test "$$k" = {KEY}; and string match -q '{LEASE_OPTION}=*' -- "$$v"; break; end
+set i (math $i + 1)
+end
+set -gx GIT_CONFIG_KEY_$i {KEY}; set -gx GIT_CONFIG_VALUE_$i {lease}
+set -gx GIT_CONFIG_KEY_(math $i + 1) {KEY}; set -gx GIT_CONFIG_VALUE_(math $i + 1) {token}
+set -gx GIT_CONFIG_KEY_(math $i + 2) {KEY}; set -gx GIT_CONFIG_VALUE_(math $i + 2) {task}
+test (math $i + 3) -le $n; or set -gx GIT_CONFIG_COUNT (math $i + 3)
+end
+end
+"#
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;

@@ -52,7 +52,7 @@ fn lines(options: &[&str]) -> String {
     out
 }
 
-/// `shell -c script` in `dir` (zsh without its startup files), with `vars`.
+/// `shell -c script` in `dir` (zsh and fish without their startup files), with `vars`.
 fn in_shell(
     env: &TestEnv,
     dir: &Path,
@@ -61,8 +61,10 @@ fn in_shell(
     vars: &[(&str, &str)],
 ) -> crate::support::Run {
     let mut cmd = env.contained(shell, dir);
-    if shell == "zsh" {
-        cmd.arg("-f");
+    match shell {
+        "zsh" => drop(cmd.arg("-f")),
+        "fish" => drop(cmd.arg("--no-config")),
+        _ => {}
     }
     cmd.args(["-c", script]);
     for (k, v) in vars {
@@ -142,6 +144,39 @@ fn entries_the_environment_already_carries_survive_and_still_apply() {
         let seen = std::fs::read_to_string(&seen).unwrap();
         assert_eq!(seen, "5\nkept\nnonenone\n", "{shell}");
     }
+}
+
+/// fish reads none of the POSIX code: `--shell fish` speaks its language, with the same
+/// rules (after the entries already there, an earlier credential's rewritten in place, its own
+/// variables gone afterwards).
+#[test]
+fn in_fish_env_shell_fish_presents_the_lease_after_the_entries_already_there() {
+    let (env, repo, origin) = world(Some("true"), true);
+    let t1 = spawn(&env, &repo, "t1", &[]);
+    let slot = path_of(&t1);
+    let [lease, token, task] = options_of(&t1);
+    let seen = env.path("work/seen");
+    let script = format!(
+        "git hand env --shell fish t1 | source; and git hand env --shell fish t1 | source; and \
+         printf '%s\\n' $GIT_CONFIG_COUNT (git config --get test.probe) (set -q n i k v; or echo clean) > {seen}; and \
+         git push -q origin HEAD",
+        seen = seen.display()
+    );
+    let vars = [
+        ("GIT_CONFIG_COUNT", "02"),
+        ("GIT_CONFIG_KEY_0", "push.pushOption"),
+        ("GIT_CONFIG_VALUE_0", "ci.skip"),
+        ("GIT_CONFIG_KEY_1", "test.probe"),
+        ("GIT_CONFIG_VALUE_1", "kept"),
+    ];
+    env.commit(&slot, "f", "fish");
+    let run = in_shell(&env, &slot, "fish", &script, &vars);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        presented(&origin),
+        lines(&["ci.skip", &lease, &token, &task])
+    );
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "5\nkept\nclean\n");
 }
 
 #[test]
@@ -243,6 +278,11 @@ fn pinned_env_with_the_remote_fence() {
     let slot = path_of(&spawn(&env, &repo, "t1", &[]));
     let run = env.hand(&slot, &["env"]);
     insta::assert_snapshot!(shot(&env, "git hand env", &run, Shown::Text));
+    let run = env.hand(&slot, &["env", "--shell", "fish"]);
+    insta::assert_snapshot!(
+        "pinned_env_with_the_remote_fence_in_fish",
+        shot(&env, "git hand env --shell fish", &run, Shown::Text)
+    );
 }
 
 /// The options are the process's own: a zombie that evaluated its credential before its slot was
