@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::pre_receive::{options, push_past_hooks};
-use crate::support::{Run, TestEnv, leased_again, remote_oid, tree, write_hook};
+use crate::support::{Run, Shown, TestEnv, leased_again, remote_oid, shot, tree, write_hook};
 
 /// A dispatcher as Gitea and Forgejo generate one (written here, not copied): every executable
 /// file in `hooks/pre-receive.d/`, in name order, each fed the same stdin; all of them run, and
@@ -442,8 +442,12 @@ fn a_new_file_that_cannot_be_written_leaves_the_old_chained_fence_in_place() {
     assert_eq!(taken.code, 3, "{}", taken.stderr);
     std::fs::remove_file(&ours).unwrap();
     std::fs::create_dir(&ours).unwrap();
-    let not_a_file = env.hand(&origin, &["install", "--server"]);
-    assert_ne!(not_a_file.code, 0, "{}", not_a_file.stdout);
+    let not_a_file = env.hand(&origin, &["install", "--server"]).code(1);
+    assert!(
+        not_a_file.stderr.contains("is not a regular file"),
+        "{}",
+        not_a_file.stderr
+    );
 
     assert_eq!(
         std::fs::read_to_string(hooks.join("pre-receive")).unwrap(),
@@ -500,5 +504,42 @@ fn uninstall_removes_git_hands_file_past_a_stale_chained_copy_of_the_dispatcher(
     assert!(
         text.contains(&format!("rm {}", chained.display())),
         "{text}"
+    );
+}
+
+#[test]
+fn pinned_install_server_names_the_ledger_and_uninstall_the_copy_it_leaves() {
+    let (env, _repo, origin) = gitea_like();
+    let unusable = env.path("work/app-origin.git/HEAD/ledger.sqlite");
+    let refused = env.hand_env(
+        &origin,
+        &["install", "--server"],
+        &[("GIT_HAND_LEDGER", unusable.to_str().unwrap())],
+    );
+    let installed = env.hand(&origin, &["install", "--server"]);
+    let older = DISPATCHER.replace("data=$(cat)", "data=$(cat) # older");
+    write_hook(
+        &origin.join("hooks/pre-receive.git-hand-chained"),
+        &older,
+        0o755,
+    );
+    let uninstalled = env.hand(&origin, &["uninstall"]);
+    insta::assert_snapshot!(
+        [
+            shot(
+                &env,
+                "git hand install --server  # a ledger it cannot open",
+                &refused,
+                Shown::Text
+            ),
+            shot(&env, "git hand install --server", &installed, Shown::Text),
+            shot(
+                &env,
+                "git hand uninstall  # past a stale chained dispatcher",
+                &uninstalled,
+                Shown::Text
+            ),
+        ]
+        .join("\n")
     );
 }
