@@ -543,3 +543,27 @@ fn pinned_install_server_names_the_ledger_and_uninstall_the_copy_it_leaves() {
         .join("\n")
     );
 }
+
+#[test]
+fn install_server_names_a_team_ledger_without_its_password() {
+    let db = crate::pg::database();
+    let url = db.tcp_url();
+    let (userinfo, rest) = url["postgres://".len()..].split_once('@').unwrap();
+    let (role, password) = userinfo.split_once(':').unwrap();
+    let env = TestEnv::on_team_ledger(&url);
+    let origin = bare(&env, "srv/app.git");
+    env.git(&origin, &["config", "hand.machine", "server"]);
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["ledger"], format!("postgres://{role}@{rest}"), "{out}");
+    let text = env.hand(&origin, &["install", "--server"]).ok();
+    assert!(!text.contains(password), "{text}");
+    assert!(
+        text.contains(&format!(
+            "ledger: postgres://{role}@{rest} (from GIT_HAND_LEDGER)"
+        )),
+        "{text}"
+    );
+    // Opened as a writing verb opens it: the schema is there for the hook to read.
+    assert!(!db.psql("SELECT count(*) FROM clock").trim().is_empty());
+}
