@@ -13,6 +13,7 @@ use crate::hooks::{
     self, Change, HookChange, HookError, HooksLocation, InstallOptions, Layout, Manager, Scene,
     ServerTarget, Target, Warning,
 };
+use crate::ledger::{LedgerLocation, Place};
 use crate::ops::Context;
 
 #[derive(Debug, Args)]
@@ -183,6 +184,11 @@ struct ServerJson<'a> {
     hooks: &'a [HookChange],
     /// Whether this call set `receive.advertisePushOptions=true` (false: it was already).
     advertised_push_options: bool,
+    /// The ledger the hook will read, opened (created and migrated) by this call: a path, or a
+    /// team ledger's URL without its password.
+    ledger: &'a Place,
+    /// Where that came from: `GIT_HAND_LEDGER`, `git config hand.ledger` or `default`.
+    ledger_source: &'a str,
 }
 
 /// `install --server`: the pre-receive fence in a bare repository (docs/hooks.md).
@@ -200,6 +206,7 @@ fn install_server(
         .hint("git -C /path/to/repo.git hand install --server   # on the server")
         .hint("git hand install   # the client hooks, for this clone"));
     }
+    let ledger = open_server_ledger(ctx, git)?;
     let rewrite = match args.force {
         true => hooks::Rewrite::Always,
         false => hooks::Rewrite::IfStale,
@@ -225,6 +232,8 @@ fn install_server(
             layout: report.layout,
             hooks: &report.hooks,
             advertised_push_options: report.advertised,
+            ledger: &ledger.place,
+            ledger_source: ledger.source,
         };
         return Done::json(&shape, None);
     }
@@ -239,7 +248,38 @@ fn install_server(
         true => "receive.advertisePushOptions set to true: pushes can present their lease\n",
         false => "receive.advertisePushOptions is already true\n",
     });
+    text.push_str(&format!(
+        "ledger: {} (from {}), opened\n\
+         the hook reads the ledger as the user the server runs hooks as, with that user's \
+         environment and git configuration; to point it elsewhere: \
+         git -C {} config hand.ledger <path-or-url>\n",
+        ledger.place,
+        ledger.source,
+        git.dir().display()
+    ));
     Ok(Done::ok(text))
+}
+
+/// Opens the ledger the server's hook will read, as any writing verb does (created if it is
+/// not there, migrated), before anything is written: the hook refuses every push when it finds
+/// no ledger, so a shim installed beside a ledger that cannot be opened would stop every push to
+/// a live repository. A ledger that cannot be opened fails the install (exit 3) with the ledger's
+/// own error, and nothing else is changed.
+fn open_server_ledger(ctx: &Context, git: &Git) -> Result<LedgerLocation, Failure> {
+    let location = ctx.ledger_location()?;
+    if let Err(e) = ctx.open_ledger() {
+        let mut failure = Failure::from(e);
+        failure.kind = Kind::Precondition;
+        failure.message = format!(
+            "{}; the pre-receive hook would refuse every push without it, so nothing was installed",
+            failure.message
+        );
+        return Err(failure.hint(format!(
+            "git -C {} config hand.ledger <path-or-url>   # the ledger the hook is to read, then run git hand install --server again",
+            git.dir().display()
+        )));
+    }
+    Ok(location)
 }
 
 pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
@@ -271,11 +311,17 @@ pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
         .iter()
         .map(|d| d.display().to_string())
         .collect();
+    let left = report
+        .hooks
+        .iter()
+        .filter(|h| h.change == Change::StaleChained);
     if !report.removed_anything() {
-        let text = format!(
-            "git-hand's hooks are not installed in {}; nothing to uninstall\n{opt_out}",
+        let mut text = format!(
+            "git-hand's hooks are not installed in {}; nothing to uninstall\n",
             dirs.join(" or ")
         );
+        text.extend(left.map(change_line));
+        text.push_str(opt_out);
         return Ok(Done::ok(text));
     }
     let mut text = format!("git-hand hooks removed from {}:\n", dirs.join(" and "));
@@ -368,6 +414,11 @@ fn change_line(c: &HookChange) -> String {
         (Change::Chained, Some(n)) => format!(" (your hook is kept as {n} and still runs)"),
         (Change::Restored, _) => " (your hook is back in place)".into(),
         (Change::NotOurs, _) => " (not git-hand's; left alone)".into(),
+        (Change::StaleChained, _) => format!(
+            " (the server's dispatcher; an older copy of it that git-hand had chained is left, \
+             as nothing runs it and putting it back would overwrite the dispatcher: rm {})",
+            c.chained.as_deref().unwrap_or(&c.path).display()
+        ),
         (_, Some(n)) => format!(" (chained: {n})"),
         _ => String::new(),
     };

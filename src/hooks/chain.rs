@@ -43,9 +43,12 @@ pub fn chained_path(dir: &Path, hook: HookName) -> PathBuf {
 /// Runs the chained hook of `hook`, if there is one, and returns its exit status.
 ///
 /// `hook_dir` defaults to `$GIT_HAND_HOOK_DIR`; with neither, or with no executable chained file
-/// there, this returns `Ok(None)`. A chained file that is not executable is skipped, as git skips
-/// a hook that is not executable, and so is one carrying git-hand's own marker. `stdin` is written to the hook in full (the caller buffers git's
-/// stdin once and reuses it for its own check); a hook that exits without reading it is fine.
+/// there, this returns `Ok(None)`. (The server's shim exports an empty one when a dispatcher runs
+/// it from a `pre-receive.d/`: nothing is chained there; see `hooks/pre-receive`.) A chained file
+/// that is not executable is skipped, as git skips a hook that is not executable, and so is one
+/// carrying git-hand's own marker. `stdin` is written to the hook in full (the caller buffers
+/// git's stdin once and reuses it for its own check); a hook that exits without reading it is
+/// fine.
 /// stdout and stderr are inherited: git already points a hook's stdout at its stderr.
 pub fn run_chained(
     hook: HookName,
@@ -59,9 +62,6 @@ pub fn run_chained(
     let Some(dir) = hook_dir.map(Path::to_path_buf).or(from_env) else {
         return Ok(None);
     };
-    if is_dispatched_from(&dir, hook) {
-        return Ok(None);
-    }
     let path = chained_path(&dir, hook);
     if !is_executable_file(&path) || is_our_shim(&path) {
         return Ok(None);
@@ -165,16 +165,6 @@ fn spawn(cmd: &mut Command) -> io::Result<std::process::Child> {
             other => return other,
         }
     }
-}
-
-/// Whether `dir` is a `<hook>.d/` directory a server's dispatcher runs (Gitea's and Forgejo's
-/// `hooks/pre-receive`, GitLab's `custom_hooks/pre-receive.d`): git-hand's file there is one of
-/// the dispatcher's hooks, so nothing is chained to it, and the dispatcher beside the directory
-/// must never be run from it (it would start git-hand's file again). The shim exports an empty
-/// directory there; this holds for a directory given any other way.
-fn is_dispatched_from(dir: &Path, hook: HookName) -> bool {
-    dir.file_name()
-        .is_some_and(|name| name.to_string_lossy() == format!("{hook}.d"))
 }
 
 /// A copy of our own shim under the chained name (only ever put there by hand) would exec

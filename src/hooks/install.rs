@@ -102,6 +102,11 @@ pub enum Change {
     NotInstalled,
     /// Uninstall: a foreign hook is there and nothing of git-hand's; left alone.
     NotOurs,
+    /// Uninstall, in a server repository: the server's dispatcher holds `pre-receive` again (Gitea
+    /// rewrote it), and `chained` holds an older copy of it that an earlier install chained.
+    /// Nothing runs that copy; putting it back would overwrite the dispatcher, so it is left for
+    /// the admin to remove.
+    StaleChained,
 }
 
 crate::word::words!(Change: "hook change", Warning: "warning");
@@ -111,7 +116,7 @@ impl Change {
     pub fn wrote(self) -> bool {
         !matches!(
             self,
-            Change::Unchanged | Change::NotInstalled | Change::NotOurs
+            Change::Unchanged | Change::NotInstalled | Change::NotOurs | Change::StaleChained
         )
     }
 }
@@ -227,12 +232,15 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
 /// `git hand uninstall`: removes git-hand's shims from where git runs hooks and from the
 /// repository's own hooks directory, putting chained hooks back.
 pub fn uninstall(git: &Git) -> Result<UninstallReport, HookError> {
-    uninstall_hooks(git, &HookName::ALL)
+    uninstall_hooks(git, |_| HookName::ALL.to_vec())
 }
 
-/// [`uninstall`] for the shims of `hooks`: the client hooks, or those and the server's
-/// `pre-receive` in a bare repository ([`super::server::uninstall_server`]).
-pub(super) fn uninstall_hooks(git: &Git, hooks: &[HookName]) -> Result<UninstallReport, HookError> {
+/// [`uninstall`] for the shims `hooks_in` names for each directory: the client hooks, or those
+/// and the server's `pre-receive` in a bare repository ([`super::server::uninstall_server`]).
+pub(super) fn uninstall_hooks(
+    git: &Git,
+    hooks_in: impl Fn(&Path) -> Vec<HookName>,
+) -> Result<UninstallReport, HookError> {
     let location = locate(git)?;
     let mut dirs = vec![location.active.clone()];
     if location.is_redirected() {
@@ -240,13 +248,13 @@ pub(super) fn uninstall_hooks(git: &Git, hooks: &[HookName]) -> Result<Uninstall
     }
     // Refuse before touching either directory.
     for dir in &dirs {
-        for &hook in hooks {
+        for hook in hooks_in(dir) {
             look(dir, hook)?.uninstall_plan()?;
         }
     }
     let mut changes = Vec::new();
     for dir in &dirs {
-        changes.extend(uninstall_hooks_from(dir, hooks)?);
+        changes.extend(uninstall_hooks_from(dir, &hooks_in(dir))?);
     }
     Ok(UninstallReport {
         location,

@@ -46,6 +46,9 @@ pub const DISPATCHED_NAME: &str = "00-git-hand";
 /// points `core.hooksPath` at its own hooks while it receives, and runs these from there).
 pub const GITLAB_CUSTOM_HOOKS: &str = "custom_hooks";
 
+/// The key Gitaly writes into a GitLab repository's configuration ([`is_gitlab`]).
+pub const GITLAB_FULLPATH: &str = "gitlab.fullpath";
+
 /// Where the server shim lives; its word is `layout` in `install --server --json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -83,8 +86,9 @@ pub struct ServerReport {
 
 /// Installs the server's shim and turns push options on.
 ///
-/// With [`ServerTarget::Detect`], in this order: a GitLab repository (a `custom_hooks/`
-/// directory in it) gets the shim in `custom_hooks/pre-receive.d/`; a hooks directory with a
+/// With [`ServerTarget::Detect`], in this order: a GitLab repository ([`is_gitlab`], or a
+/// `custom_hooks/` directory in it) gets the shim in `custom_hooks/pre-receive.d/`, created if
+/// missing (Gitaly never runs the repository's `hooks/`); a hooks directory with a
 /// `pre-receive.d/` that the `pre-receive` beside it dispatches gets it there (and a dispatcher an
 /// earlier git-hand chained is put back first); anything else gets the chained layout. A
 /// `pre-receive.d/` nothing dispatches would never run git-hand, so it does not count: the fence
@@ -98,12 +102,17 @@ pub fn install_server(
     let active = location.active.clone();
     let dispatch_dir = match target {
         ServerTarget::Dispatcher(dir) => Some(dir.join(DISPATCH_DIR)),
-        ServerTarget::Detect => detect_dispatch_dir(&location),
+        ServerTarget::Detect => detect_dispatch_dir(&location, is_gitlab(git, &location)),
     };
     let (layout, dir, hooks) = match dispatch_dir {
         Some(dir) => {
+            // The new file first: if it cannot be written (a foreign `00-git-hand`), the old
+            // chained shim still fences and nothing changed. Between the two steps both run: the
+            // chained dispatcher starts `00-git-hand` under `GIT_HAND_IN_HOOK=pre-receive`, where
+            // it exits 0 at once, so a push is judged once.
+            let installed = install_dispatched(&dir, rewrite)?;
             let mut hooks = unchain_dispatcher(&active, &dir)?;
-            hooks.push(install_dispatched(&dir, rewrite)?);
+            hooks.push(installed);
             (Layout::Dispatched, dir, hooks)
         }
         None => {
@@ -124,17 +133,30 @@ pub fn install_server(
 /// `git hand uninstall` in a bare repository: the client hooks and the server's shim, in both
 /// layouts: the chained `pre-receive` (putting back the hook it chained, as for the client
 /// hooks) and git-hand's file in the `pre-receive.d/` directories install would use. A file there
-/// that is not git-hand's is left alone (`not-ours`).
+/// that is not git-hand's is left alone (`not-ours`), and so is an older copy of the server's
+/// dispatcher still chained beside the dispatcher it wrote again (`stale-chained`): it blocks
+/// nothing else.
 pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
     let location = locate(git)?;
     let mut dropped = Vec::new();
-    for dir in [&location.active, &location.default] {
-        dropped.extend(drop_identical_chained(dir)?);
+    let mut stale = Vec::new();
+    let mut dirs = vec![&location.active];
+    if location.is_redirected() {
+        dirs.push(&location.default);
     }
-    let mut hooks = HookName::ALL.to_vec();
-    hooks.extend(HookName::SERVER);
-    let mut report = install::uninstall_hooks(git, &hooks)?;
+    for dir in dirs {
+        dropped.extend(drop_identical_chained(dir)?);
+        stale.extend(stale_dispatcher_copy(dir));
+    }
+    let mut report = install::uninstall_hooks(git, |dir| {
+        let mut hooks = HookName::ALL.to_vec();
+        if !stale.iter().any(|s| s.path.parent() == Some(dir)) {
+            hooks.extend(HookName::SERVER);
+        }
+        hooks
+    })?;
     report.hooks.extend(dropped);
+    report.hooks.extend(stale);
     for dir in dispatch_dirs(&location) {
         if let Some(change) = uninstall_dispatched(&dir)? {
             report.dirs.push(dir);
@@ -145,16 +167,33 @@ pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
 }
 
 /// The `pre-receive.d/` directory the server dispatches for this repository, if it has one.
-fn detect_dispatch_dir(location: &HooksLocation) -> Option<PathBuf> {
-    let gitlab = gitlab_custom_hooks(location);
-    if gitlab.is_dir() {
-        return Some(gitlab.join(DISPATCH_DIR));
+fn detect_dispatch_dir(location: &HooksLocation, gitlab: bool) -> Option<PathBuf> {
+    let custom_hooks = gitlab_custom_hooks(location);
+    if gitlab || custom_hooks.is_dir() {
+        return Some(custom_hooks.join(DISPATCH_DIR));
     }
     let dir = location.active.join(DISPATCH_DIR);
     let head = location.active.join(HookName::PreReceive.as_str());
     let chained = chained_path(&location.active, HookName::PreReceive);
     let runs_dir = is_dispatcher(&head) || (is_ours(&head) && is_dispatcher(&chained));
     (dir.is_dir() && runs_dir).then_some(dir)
+}
+
+/// Whether GitLab keeps this repository: Gitaly writes `gitlab.fullpath` (the project's path)
+/// into each repository's own configuration (its `SetFullPath` RPC), and stores repositories
+/// under `@hashed/` (hashed storage, every project since GitLab 14.0) or, behind Praefect,
+/// `@cluster/` (its generated replica paths, GitLab 15.0 and later). Gitaly never runs such a
+/// repository's `hooks/`, so a chained shim there would be written where nothing runs it.
+fn is_gitlab(git: &Git, location: &HooksLocation) -> bool {
+    let fullpath = git
+        .run(&["config", "--local", "--get", GITLAB_FULLPATH])
+        .is_ok_and(|v| !v.trim().is_empty());
+    let repo = location.default.parent().unwrap_or(&location.default);
+    let stored = repo.components().any(|c| {
+        let name = c.as_os_str();
+        name == "@hashed" || name == "@cluster"
+    });
+    fullpath || stored
 }
 
 /// `<repository>/custom_hooks`: beside the repository's own hooks directory.
@@ -173,11 +212,25 @@ fn dispatch_dirs(location: &HooksLocation) -> Vec<PathBuf> {
     dirs
 }
 
+/// How a dispatcher names the directory it runs: literally, or from its own name as Gitea's and
+/// Forgejo's generated hook does (`${GIT_DIR}/hooks/${hookname}.d/*`, with
+/// `hookname=$(basename $0)`), as the widely copied hand-written ones do (`$hook_name.d`), or
+/// inline.
+const DISPATCH_DIR_SPELLINGS: [&str; 8] = [
+    "pre-receive.d",
+    "${hookname}.d",
+    "$hookname.d",
+    "${hook_name}.d",
+    "$hook_name.d",
+    "$(basename $0).d",
+    "$(basename \"$0\").d",
+    "`basename $0`.d",
+];
+
 /// Whether `path` is a server's dispatcher for `pre-receive.d/`: an executable file that is not
-/// git-hand's and names such a directory (Gitea's and Forgejo's `${hookname}.d/*`, the
-/// `pre-receive.d` of hand-written ones). A guess from its text, kept narrow: a file that does not
-/// pass gets the chained layout, where git-hand runs it as the chained hook, so a dispatcher it
-/// did not recognise still runs, and so does the fence.
+/// git-hand's and names that directory in one of [`DISPATCH_DIR_SPELLINGS`]. A guess from its
+/// text, kept narrow: a file that does not pass gets the chained layout, where git-hand runs it
+/// as the chained hook, so a dispatcher it did not recognise still runs, and so does the fence.
 fn is_dispatcher(path: &Path) -> bool {
     let Ok(bytes) = fs::read(path) else {
         return false;
@@ -186,9 +239,9 @@ fn is_dispatcher(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file())
         && is_executable(path)
         && !shim::is_ours(&bytes)
-        && ["pre-receive.d", "}.d/", ".d/*"]
+        && DISPATCH_DIR_SPELLINGS
             .iter()
-            .any(|needle| text.contains(needle))
+            .any(|spelling| text.contains(spelling))
 }
 
 fn is_ours(path: &Path) -> bool {
@@ -234,6 +287,22 @@ fn drop_identical_chained(dir: &Path) -> Result<Option<HookChange>, HookError> {
         change: Change::Restored,
         chained: Some(chained),
     }))
+}
+
+/// `<dir>/pre-receive` is a dispatcher that is not git-hand's (the server wrote it again, over
+/// the shim an earlier install had put in front of it), and `pre-receive.git-hand-chained` still
+/// holds a different, older copy: nothing runs that copy, and putting it back would overwrite
+/// the server's dispatcher, so uninstall leaves it and says so.
+fn stale_dispatcher_copy(dir: &Path) -> Option<HookChange> {
+    let hook = HookName::PreReceive;
+    let (head, chained) = (dir.join(hook.as_str()), chained_path(dir, hook));
+    let stale = is_dispatcher(&head) && fs::symlink_metadata(&chained).is_ok();
+    stale.then_some(HookChange {
+        hook,
+        path: head,
+        change: Change::StaleChained,
+        chained: Some(chained),
+    })
 }
 
 /// Writes git-hand's file into the dispatched directory `dir` (created if missing): as the
@@ -328,13 +397,24 @@ mod tests {
     #[test]
     fn a_dispatcher_is_an_executable_foreign_file_that_names_its_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let gitea = "#!/usr/bin/env bash\n# AUTO GENERATED BY GITEA, DO NOT MODIFY\ndata=$(cat)\nfor hook in ${GIT_DIR}/hooks/${hookname}.d/*; do\n  echo \"${data}\" | \"${hook}\"\ndone\n";
+        // The loop of Gitea's and Forgejo's generated pre-receive (modules/repository/hooks.go).
+        let gitea = "#!/usr/bin/env bash\n# AUTO GENERATED BY GITEA, DO NOT MODIFY\ndata=$(cat)\nhookname=$(basename $0)\nfor hook in ${GIT_DIR}/hooks/${hookname}.d/*; do\n  echo \"${data}\" | \"${hook}\"\ndone\n";
         assert!(is_dispatcher(&file(dir.path(), "a", gitea, 0o755)));
         let gist = "#!/bin/sh\nhook_dir=\"$(dirname $0)/pre-receive.d\"\n";
         assert!(is_dispatcher(&file(dir.path(), "b", gist, 0o755)));
         assert!(!is_dispatcher(&file(dir.path(), "c", gitea, 0o644)));
+        let copied =
+            "#!/bin/sh\nhook_name=$(basename \"$0\")\nhook_dir=\"$script_dir/$hook_name.d\"\n";
+        assert!(is_dispatcher(&file(dir.path(), "b2", copied, 0o755)));
+        let inline = "#!/bin/sh\nfor h in \"$(dirname $0)/$(basename $0).d\"/*; do \"$h\"; done\n";
+        assert!(is_dispatcher(&file(dir.path(), "b3", inline, 0o755)));
         let checker = "#!/bin/sh\nexec /usr/local/bin/check-commits\n";
         assert!(!is_dispatcher(&file(dir.path(), "d", checker, 0o755)));
+        // Other `.d` directories a hook may read are not its own hook directory.
+        let conf = "#!/bin/sh\nfor f in /etc/githooks/conf.d/*; do . \"$f\"; done\ncheck\n";
+        assert!(!is_dispatcher(&file(dir.path(), "d2", conf, 0o755)));
+        let rules = "#!/bin/sh\nexec scan --rules \"${RULES}.d/\"\n";
+        assert!(!is_dispatcher(&file(dir.path(), "d3", rules, 0o755)));
         let ours = shim::content(HookName::PreReceive);
         assert!(!is_dispatcher(&file(dir.path(), "e", ours, 0o755)));
         assert!(!is_dispatcher(&dir.path().join("missing")));

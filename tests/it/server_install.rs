@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::pre_receive::{options, push_past_hooks};
-use crate::support::{Run, TestEnv, leased_again, remote_oid, tree, write_hook};
+use crate::support::{Run, Shown, TestEnv, leased_again, remote_oid, shot, tree, write_hook};
 
 /// A dispatcher as Gitea and Forgejo generate one (written here, not copied): every executable
 /// file in `hooks/pre-receive.d/`, in name order, each fed the same stdin; all of them run, and
@@ -137,27 +137,21 @@ fn through_the_dispatcher_a_zombie_is_refused_the_sibling_runs_and_other_pushes_
 }
 
 #[test]
-fn the_dispatched_shim_never_runs_the_dispatcher_again() {
+fn a_file_named_like_a_chained_hook_in_pre_receive_d_runs_once_from_the_dispatcher() {
     let (env, repo, origin) = gitea_like();
     env.hand(&origin, &["install", "--server"]).ok();
-    // A dispatcher copy left under the chained name (an older server version's): git-hand's
-    // file in pre-receive.d must not run it, even told the hooks directory by the environment.
-    let older = DISPATCHER.replace(
-        "data=$(cat)",
-        "data=$(cat)\necho ran >> \"$GIT_DIR/older-ran\"",
-    );
-    let chained = origin.join("hooks/pre-receive.git-hand-chained");
-    write_hook(&chained, &older, 0o755);
-    let mut cmd = env.contained("git", &repo);
-    cmd.args(["push", "--no-verify", "-q"])
-        .arg(format!("file://{}", origin.display()))
-        .arg("HEAD:refs/heads/elsewhere")
-        .env("GIT_HAND_HOOK_DIR", origin.join("hooks"));
-    Run::from(cmd.output().unwrap()).ok();
+    // In pre-receive.d the dispatcher runs every executable file; git-hand, started from there,
+    // must not take one of them for its chained hook and run it a second time.
+    let chained = origin.join("hooks/pre-receive.d/pre-receive.git-hand-chained");
+    let counter = "#!/bin/sh\ncat >/dev/null\necho ran >> \"$GIT_DIR/chained-ran\"\n";
+    write_hook(&chained, counter, 0o755);
+    push_past_hooks(&env, &repo, &origin, &[], &["HEAD:refs/heads/elsewhere"]).ok();
     assert_eq!(sibling_runs(&origin), 1, "the dispatcher ran once");
-    assert!(
-        !origin.join("older-ran").exists(),
-        "the chained copy never ran"
+    let runs = std::fs::read_to_string(origin.join("chained-ran")).unwrap();
+    assert_eq!(
+        runs.lines().count(),
+        1,
+        "run by the dispatcher only: {runs}"
     );
 }
 
@@ -325,4 +319,251 @@ fn a_gitlab_repository_gets_the_shim_in_custom_hooks_pre_receive_d() {
     let gone = env.hand(&origin, &["uninstall", "--json"]).json();
     assert_eq!(gone["outcome"], "uninstalled", "{gone}");
     assert!(!shim.exists());
+}
+
+/// A bare repository on its own, with nothing of git-hand's run yet (no ledger either).
+fn bare(env: &TestEnv, rel: &str) -> PathBuf {
+    let path = env.path(rel);
+    std::fs::create_dir_all(&path).unwrap();
+    env.git(&path, &["init", "-q", "--bare"]);
+    path.canonicalize().unwrap()
+}
+
+#[test]
+fn install_server_opens_the_ledger_the_hook_reads_and_says_which() {
+    let env = TestEnv::new();
+    let origin = bare(&env, "srv/app.git");
+    assert!(!env.ledger().exists());
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["ledger"], env.ledger().to_str().unwrap(), "{out}");
+    assert_eq!(out["ledger_source"], "GIT_HAND_LEDGER", "{out}");
+    assert!(
+        env.ledger().is_file(),
+        "created, as a writing verb creates it"
+    );
+
+    let text = env.hand(&origin, &["install", "--server"]).ok();
+    let named = format!("ledger: {} (from GIT_HAND_LEDGER)", env.ledger().display());
+    assert!(text.contains(&named), "{text}");
+    assert!(
+        text.contains("as the user the server runs hooks as"),
+        "{text}"
+    );
+    let fix = format!(
+        "git -C {} config hand.ledger <path-or-url>",
+        origin.display()
+    );
+    assert!(text.contains(&fix), "{text}");
+}
+
+#[test]
+fn install_server_with_a_ledger_it_cannot_open_fails_and_changes_nothing() {
+    let env = TestEnv::new();
+    let origin = bare(&env, "srv/app.git");
+    let before = tree(&origin);
+    let file = env.path("srv/not-a-dir");
+    std::fs::write(&file, "").unwrap();
+    let unusable = file.join("ledger.sqlite");
+
+    let run = env
+        .hand_env(
+            &origin,
+            &["install", "--server"],
+            &[("GIT_HAND_LEDGER", unusable.to_str().unwrap())],
+        )
+        .code(3);
+    assert!(
+        run.stderr
+            .contains(&format!("cannot open the ledger at {}", unusable.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("nothing was installed"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("config hand.ledger <path-or-url>"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(tree(&origin), before, "no hook written, no setting changed");
+    let advertised = env.git_run(&origin, &["config", "receive.advertisePushOptions"]);
+    assert_ne!(advertised.code, 0, "{}", advertised.stdout);
+}
+
+#[test]
+fn a_gitlab_repository_without_custom_hooks_gets_them_and_never_the_chained_layout() {
+    let env = TestEnv::new();
+    // Gitaly writes the project's path into the repository's configuration.
+    let named = bare(&env, "git-data/repositories/team/app.git");
+    env.git(&named, &["config", "gitlab.fullpath", "team/app"]);
+    // Hashed storage: where every GitLab project lives since 14.0.
+    let hashed = bare(&env, "git-data/repositories/@hashed/6b/86/6b86b273.git");
+    for origin in [named, hashed] {
+        let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+        assert_eq!(out["layout"], "dispatched", "{out}");
+        let shim = origin.join("custom_hooks/pre-receive.d/00-git-hand");
+        assert_eq!(out["hooks"][0]["path"], shim.to_str().unwrap(), "{out}");
+        assert_eq!(crate::support::mode(&shim), 0o755);
+        assert!(
+            !origin.join("hooks/pre-receive").exists(),
+            "Gitaly never runs the repository's hooks/"
+        );
+        let gone = env.hand(&origin, &["uninstall", "--json"]).json();
+        assert_eq!(gone["outcome"], "uninstalled", "{gone}");
+        assert!(!shim.exists());
+    }
+}
+
+#[test]
+fn a_new_file_that_cannot_be_written_leaves_the_old_chained_fence_in_place() {
+    let (env, repo, origin) = gitea_like();
+    // What an older git-hand made of this repository: the dispatcher chained, its shim in front.
+    let hooks = origin.join("hooks");
+    std::fs::rename(
+        hooks.join("pre-receive"),
+        hooks.join("pre-receive.git-hand-chained"),
+    )
+    .unwrap();
+    let bin = Path::new(crate::support::BIN);
+    let shim = git_hand::hooks::shim::content_for(git_hand::hooks::HookName::PreReceive, Some(bin));
+    write_hook(&hooks.join("pre-receive"), &shim, 0o755);
+    env.git(&origin, &["config", "receive.advertisePushOptions", "true"]);
+    let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
+    env.commit(&slot, "z.txt", "written by a's zombie\n");
+    let ours = hooks.join("pre-receive.d/00-git-hand");
+
+    // Someone else's file under git-hand's name (refused, exit 3), then a directory there.
+    write_hook(&ours, "#!/bin/sh\nexit 0\n", 0o755);
+    let taken = env.hand(&origin, &["install", "--server"]);
+    assert_eq!(taken.code, 3, "{}", taken.stderr);
+    std::fs::remove_file(&ours).unwrap();
+    std::fs::create_dir(&ours).unwrap();
+    let not_a_file = env.hand(&origin, &["install", "--server"]).code(1);
+    assert!(
+        not_a_file.stderr.contains("is not a regular file"),
+        "{}",
+        not_a_file.stderr
+    );
+
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-receive")).unwrap(),
+        shim
+    );
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-receive.git-hand-chained")).unwrap(),
+        DISPATCHER
+    );
+    let refused = push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/b"],
+    );
+    assert_ne!(
+        refused.code, 0,
+        "the old fence still judges: {}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("(stale)"), "{}", refused.stderr);
+    assert_eq!(remote_oid(&env, &origin, "hand/b"), None);
+}
+
+#[test]
+fn uninstall_removes_git_hands_file_past_a_stale_chained_copy_of_the_dispatcher() {
+    let (env, _repo, origin) = gitea_like();
+    env.hand(&origin, &["install", "--server"]).ok();
+    // An older git-hand chained an older dispatcher; the server has since written its new one.
+    let older = DISPATCHER.replace("data=$(cat)", "data=$(cat) # older");
+    let chained = origin.join("hooks/pre-receive.git-hand-chained");
+    write_hook(&chained, &older, 0o755);
+
+    let out = env.hand(&origin, &["uninstall", "--json"]).json();
+    assert_eq!(out["outcome"], "uninstalled", "{out}");
+    assert!(!origin.join("hooks/pre-receive.d/00-git-hand").exists());
+    let left: Vec<_> = out["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["change"] == "stale-chained")
+        .collect();
+    assert_eq!(left.len(), 1, "{out}");
+    assert_eq!(left[0]["chained"], chained.to_str().unwrap(), "{out}");
+    assert_eq!(std::fs::read_to_string(&chained).unwrap(), older);
+    assert_eq!(
+        std::fs::read_to_string(origin.join("hooks/pre-receive")).unwrap(),
+        DISPATCHER
+    );
+
+    let text = env.hand(&origin, &["uninstall"]).ok();
+    assert!(text.contains("nothing to uninstall"), "{text}");
+    assert!(
+        text.contains(&format!("rm {}", chained.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn pinned_install_server_names_the_ledger_and_uninstall_the_copy_it_leaves() {
+    let (env, _repo, origin) = gitea_like();
+    let unusable = env.path("work/app-origin.git/HEAD/ledger.sqlite");
+    let refused = env.hand_env(
+        &origin,
+        &["install", "--server"],
+        &[("GIT_HAND_LEDGER", unusable.to_str().unwrap())],
+    );
+    let installed = env.hand(&origin, &["install", "--server"]);
+    let older = DISPATCHER.replace("data=$(cat)", "data=$(cat) # older");
+    write_hook(
+        &origin.join("hooks/pre-receive.git-hand-chained"),
+        &older,
+        0o755,
+    );
+    let uninstalled = env.hand(&origin, &["uninstall"]);
+    insta::assert_snapshot!(
+        [
+            shot(
+                &env,
+                "git hand install --server  # a ledger it cannot open",
+                &refused,
+                Shown::Text
+            ),
+            shot(&env, "git hand install --server", &installed, Shown::Text),
+            shot(
+                &env,
+                "git hand uninstall  # past a stale chained dispatcher",
+                &uninstalled,
+                Shown::Text
+            ),
+        ]
+        .join("\n")
+    );
+}
+
+#[test]
+fn install_server_names_a_team_ledger_without_its_password() {
+    let db = crate::pg::database();
+    let url = db.tcp_url();
+    let (userinfo, rest) = url["postgres://".len()..].split_once('@').unwrap();
+    let (role, password) = userinfo.split_once(':').unwrap();
+    let env = TestEnv::on_team_ledger(&url);
+    let origin = bare(&env, "srv/app.git");
+    env.git(&origin, &["config", "hand.machine", "server"]);
+
+    let out = env.hand(&origin, &["install", "--server", "--json"]).json();
+    assert_eq!(out["ledger"], format!("postgres://{role}@{rest}"), "{out}");
+    let text = env.hand(&origin, &["install", "--server"]).ok();
+    assert!(!text.contains(password), "{text}");
+    assert!(
+        text.contains(&format!(
+            "ledger: postgres://{role}@{rest} (from GIT_HAND_LEDGER)"
+        )),
+        "{text}"
+    );
+    // Opened as a writing verb opens it: the schema is there for the hook to read.
+    assert!(!db.psql("SELECT count(*) FROM clock").trim().is_empty());
 }
