@@ -9,6 +9,7 @@ pub mod link;
 pub mod lock;
 pub mod refname;
 pub mod runner;
+pub mod symref;
 pub mod url;
 
 pub use config_file::{ConfigFile, ConfigOrigin};
