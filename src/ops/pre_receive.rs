@@ -15,9 +15,14 @@
 //! A third, the server's own: a branch matching a `hand.requireLease` pattern may be updated
 //! only under a current lease of a task recorded against this remote (matched in memory, no
 //! further read).
-//! A refusal is appended to the event log, naming the pusher where the host says who pushed
-//! ([`Pusher`]). A ledger that does not exist fences nothing but the `hand.requireLease`
-//! branches (no lease can be current); one that cannot be read refuses (fails closed).
+//!
+//! A received ref that is a symbolic ref here is judged as itself and as the ref it writes
+//! (receive-pack updates the target: `master -> main` moves `main`), read from one loose file
+//! per ref ([`crate::git::symref`]). A refusal is appended to the event log, naming the pusher
+//! where the host says who pushed ([`Pusher`]). Anything that keeps the hook from judging
+//! refuses (a server fails closed): no ledger where it looks (the hook runs as the git server's
+//! user, whose HOME or `hand.ledger` may not be the admin's), one it cannot read, a
+//! `hand.requireLease` value that can match no branch, a symbolic ref it cannot resolve.
 
 use std::ffi::OsString;
 use std::path::Path;
