@@ -64,6 +64,9 @@ struct EntryJson<'a> {
     /// The file the value was read from (null for the default and `git -c`).
     path: Option<&'a std::path::Path>,
     problem: Option<&'a str>,
+    /// How the values were read, when there is something to say (empty values skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
 }
 
 pub fn config(ctx: &Context, json: bool) -> Result<Done, Failure> {
@@ -101,6 +104,7 @@ fn shape(r: &Report) -> ConfigJson<'_> {
                     scope,
                     path,
                     problem: e.problem.as_deref(),
+                    note: e.note.as_deref(),
                 }
             })
             .collect(),
@@ -150,6 +154,9 @@ fn text(ctx: &Context, r: &Report) -> String {
     for e in &r.entries {
         if let Some(problem) = &e.problem {
             out.push_str(&format!("problem: {problem}\n"));
+        }
+        if let Some(note) = &e.note {
+            out.push_str(&format!("note: {note}\n"));
         }
     }
     for key in &r.ignored {

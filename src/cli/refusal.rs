@@ -17,27 +17,17 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
     let now = p.now;
     let mut lines = vec![];
     let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
-    let refused = match said {
-        Said::Push => "push refused",
-        Said::Check => "a push from here would be refused",
-        Said::RefUpdate => "ref update refused",
-        Said::Receive => "push refused by the remote",
-    };
+    let voice = Voice::of(said);
+    let refused = voice.refused;
     match refusal {
         Refusal::Verdict(f) => {
             lines.push(format!(
                 "{refused} ({}): {}",
                 f.verdict.as_str(),
-                verdict_reason(f, now, said)
+                verdict_reason(f, now, &voice)
             ));
-            if f.credential_error.is_some() && said == Said::Receive {
-                lines.push(format!(
-                    "those options come from the credential your shell carries (with hand.remoteFence on); load it again in the task's slot: {ENV_TASK}, or push without -o hand.lease/-o hand.token"
-                ));
-            } else if f.credential_error.is_some() {
-                lines.push(format!(
-                    "unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: {ENV_TASK}"
-                ));
+            if f.credential_error.is_some() {
+                lines.push(voice.reload.clone());
             }
             if f.verdict == Verdict::NoCredential {
                 // Only the holder should take the credential: say whose it is, not "take it".
@@ -74,16 +64,9 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
                 "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
                 task.name, tenure.holder, tenure.token
             ));
-            // The remote reads the lease from push options, which the credential carries only
-            // with hand.remoteFence on; the client hook reads the environment itself.
-            let carried = if said == Said::Receive {
-                "under its credential, with hand.remoteFence on"
-            } else {
-                "with its credential"
-            };
             lines.push(format!(
-                "push it from the task's slot {carried}: eval \"$(git hand env {})\"",
-                task.name
+                "push it from the task's slot {}: eval \"$(git hand env {})\"",
+                voice.carried, task.name
             ));
             lines.push(ANOTHER_BRANCH.into());
         }
@@ -135,6 +118,54 @@ fn lease_required(
 }
 
 const ENV_TASK: &str = "eval \"$(git hand env <task>)\"";
+
+/// The words that change with who speaks. The client's hooks and `check` speak of this worktree
+/// and the environment it pushes from; the server (`Said::Receive`) of the lease a push presents
+/// in its push options, which the credential carries only with `hand.remoteFence` on.
+struct Voice {
+    refused: &'static str,
+    /// The slot a stale lease lost.
+    slot: &'static str,
+    /// The credential that does not parse.
+    unparsed: &'static str,
+    /// The way out when it does not parse.
+    reload: String,
+    /// The lease the ledger never granted.
+    never_granted: &'static str,
+    /// How a task's credential reaches its push.
+    carried: &'static str,
+}
+
+impl Voice {
+    fn of(said: Said) -> Self {
+        let refused = match said {
+            Said::Push => "push refused",
+            Said::Check => "a push from here would be refused",
+            Said::RefUpdate => "ref update refused",
+            Said::Receive => "push refused by the remote",
+        };
+        if said == Said::Receive {
+            return Self {
+                refused,
+                slot: "its slot",
+                unparsed: "the lease this push presents",
+                reload: format!(
+                    "those options come from the credential your shell carries (with hand.remoteFence on); load it again in the task's slot: {ENV_TASK}, or push without -o hand.lease/-o hand.token"
+                ),
+                never_granted: "the server's ledger never granted the lease this push presents",
+                carried: "under its credential, with hand.remoteFence on",
+            };
+        }
+        Self {
+            refused,
+            slot: "this worktree",
+            unparsed: "the credential in this environment",
+            reload: format!("unset GIT_HAND_LEASE GIT_HAND_TOKEN, or set both again: {ENV_TASK}"),
+            never_granted: "the ledger never granted the lease you present",
+            carried: "with its credential",
+        }
+    }
+}
 const ANOTHER_BRANCH: &str =
     "or push under another name: git push origin HEAD:refs/heads/<new-branch>";
 
@@ -148,10 +179,8 @@ fn presented(f: &Finding) -> Option<String> {
     })
 }
 
-/// Why a verdict refuses, in one sentence. The server's words (`Said::Receive`) speak of the
-/// lease a push presents in its options, not of a worktree or of the environment.
-fn verdict_reason(f: &Finding, now: i64, said: Said) -> String {
-    let receive = said == Said::Receive;
+/// Why a verdict refuses, in one sentence, in `voice`'s words.
+fn verdict_reason(f: &Finding, now: i64, voice: &Voice) -> String {
     let task_of = |f: &Finding| f.task.as_ref().map(|t| t.name.clone());
     let yours = presented(f);
     let holder_now = |n: &Tenure| {
@@ -167,7 +196,7 @@ fn verdict_reason(f: &Finding, now: i64, said: Said) -> String {
             let now_held = f.newest.as_ref().map_or_else(|| "?".into(), holder_now);
             format!(
                 "{} was leased again. You present {}; it is now held by {now_held}.",
-                if receive { "its slot" } else { "this worktree" },
+                voice.slot,
                 yours.unwrap_or_else(|| "an older lease".into())
             )
         }
@@ -183,7 +212,7 @@ fn verdict_reason(f: &Finding, now: i64, said: Said) -> String {
             Some(yours) => format!("your lease, {yours}, was released (its task was torn down)."),
             None => "this worktree's last lease was released (its task was torn down), and this push presents no credential.".into(),
         },
-        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now, receive),
+        Verdict::UnknownLease => unknown_lease_reason(f, yours, holder_now, voice),
         Verdict::IssueLost => format!(
             "task {}'s issue lease is no longer its own{}.",
             task_of(f).unwrap_or_default(),
@@ -207,26 +236,18 @@ fn unknown_lease_reason(
     f: &Finding,
     yours: Option<String>,
     holder_now: impl Fn(&Tenure) -> String,
-    receive: bool,
+    voice: &Voice,
 ) -> String {
     let yours = yours.unwrap_or_default();
     match (&f.credential_error, &f.credential, &f.tenure) {
-        (Some(why), _, _) if receive => {
-            format!("the lease this push presents does not parse: {why}.")
-        }
-        (Some(why), _, _) => format!("the credential in this environment does not parse: {why}."),
+        (Some(why), _, _) => format!("{} does not parse: {why}.", voice.unparsed),
         (None, None, _) => format!(
             "this worktree is leased{}, but this push presents no credential (no GIT_HAND_LEASE in the environment and no stamp in the worktree).",
             f.newest
                 .as_ref()
                 .map_or_else(String::new, |n| format!(" to {}", holder_now(n)))
         ),
-        (None, Some(_), None) if receive => {
-            format!("the server's ledger never granted the lease this push presents, {yours}.")
-        }
-        (None, Some(_), None) => {
-            format!("the ledger never granted the lease you present, {yours}.")
-        }
+        (None, Some(_), None) => format!("{}, {yours}.", voice.never_granted),
         (None, Some(_), Some(t)) if f.granted_elsewhere => {
             format!(
                 "the lease you present, {yours}, was granted for {}, not for this worktree.",

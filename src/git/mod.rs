@@ -1,5 +1,6 @@
 //! Everything git: gix for reading ([`inspect`]; a committed settings file, [`config_file`]), a linked worktree's files ([`link`]), one
-//! runner for every git CLI call ([`runner`]), the worktree-list lock ([`lock`]), and pure
+//! runner for every git CLI call ([`runner`]), the worktree-list lock ([`lock`]), which ref a
+//! symbolic ref writes ([`symref`]), and pure
 //! helpers ([`refname`], [`url`]). `ops` is to reach git's files and gix only through these, not
 //! by itself. This module does not know about the ledger.
 
@@ -9,6 +10,7 @@ pub mod link;
 pub mod lock;
 pub mod refname;
 pub mod runner;
+pub mod symref;
 pub mod url;
 
 pub use config_file::{ConfigFile, ConfigOrigin};

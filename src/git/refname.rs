@@ -43,6 +43,50 @@ pub fn branch_matches(pattern: &str, branch: &str) -> bool {
     )
 }
 
+/// Why `pattern` (a `hand.requireLease` value) can match no branch, in lower case for the
+/// middle of a sentence; `None` when it is a branch pattern. A full ref name outside
+/// `refs/heads/` names no branch; a `[` that never closes is a glob wildmatch cannot read (it
+/// then matches nothing, silently); and the name left once each wildcard stands for one letter
+/// must be one `git check-ref-format --branch` takes (`release/`, `a..b` are not).
+pub fn invalid_branch_pattern(pattern: &str) -> Option<String> {
+    if pattern.starts_with("refs/") && !pattern.starts_with("refs/heads/") {
+        return Some(
+            "a full ref name must start refs/heads/ (the branches): it protects no branch".into(),
+        );
+    }
+    let pattern = pattern.strip_prefix("refs/heads/").unwrap_or(pattern);
+    let mut name = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            // An escaped character is itself (a `*` or `[` then fails the name check: no branch
+            // holds one).
+            '\\' => name.extend(chars.next()),
+            '*' | '?' => name.push('x'),
+            '[' => {
+                // A class: `]` right after `[`, `[!` or `[^` is a member, not its end.
+                let mut class = chars.clone();
+                let mut first = true;
+                let closed = loop {
+                    match class.next() {
+                        None => break false,
+                        Some('!' | '^') if first => continue,
+                        Some(']') if !first => break true,
+                        Some(_) => first = false,
+                    }
+                };
+                if !closed {
+                    return Some("its `[` never closes: wildmatch cannot read it".into());
+                }
+                chars = class;
+                name.push('x');
+            }
+            c => name.push(c),
+        }
+    }
+    invalid_branch(&name).map(|why| format!("no branch can match it: {why}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +133,7 @@ mod tests {
             ("*", "feature/x", false),
             ("v?", "v1", true),
             ("[ab]x", "bx", true),
+            ("[]]x", "]x", true),
         ];
         for (pattern, branch, expected) in cases {
             assert_eq!(
@@ -96,6 +141,39 @@ mod tests {
                 expected,
                 "{pattern:?} against {branch:?}"
             );
+        }
+    }
+
+    #[test]
+    fn patterns_that_can_match_no_branch_are_invalid() {
+        for bad in [
+            "refs/tags/v*",
+            "refs/remotes/origin/main",
+            "refs/heads/",
+            "release/[12",
+            "[!",
+            "release/",
+            "a..b",
+            "a b",
+            "x.lock",
+            "a\\*",
+        ] {
+            assert!(invalid_branch_pattern(bad).is_some(), "{bad:?}");
+        }
+        for good in [
+            "main",
+            "refs/heads/release/*",
+            "team/**",
+            "**/hotfix",
+            "*",
+            "v?",
+            "[ab]x",
+            "[!a]x",
+            "[]]x",
+            "[[:alpha:]]x",
+            "heads/main",
+        ] {
+            assert_eq!(invalid_branch_pattern(good), None, "{good:?}");
         }
     }
 }

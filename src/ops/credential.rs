@@ -51,47 +51,59 @@ pub fn env_credential() -> Option<Result<Credential, String>> {
         std::env::var_os(LEASE_ENV).as_deref(),
         std::env::var_os(TOKEN_ENV).as_deref(),
     )
+    .map(|parsed| parsed.map_err(|e| e.in_env()))
 }
 
-/// A credential from the two variables' values. Present when either is set and not empty; then
-/// the lease id must be 32 lower-case hex characters and the token, when set, a positive integer
-/// that fits an i64. A credential that does not parse is never "no credential" (which would
-/// fall back to the stamp and could be judged `current`): it is judged `unknown-lease`, with the
-/// variable to fix (issue 10).
+/// Why a presented credential does not parse: which of its two values, and the value as given.
+/// Each caller words it with its own names for them (the environment's variables, the server's
+/// push options).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unparsed {
+    /// The token is set; the lease id is unset or empty.
+    TokenWithoutLease,
+    /// The lease id is not 32 lower-case hex characters.
+    Lease(String),
+    /// The token is not a positive integer (that fits an i64).
+    Token(String),
+}
+
+impl Unparsed {
+    /// In the environment's words: the variable to fix.
+    pub fn in_env(&self) -> String {
+        match self {
+            Self::TokenWithoutLease => format!("{TOKEN_ENV} is set but {LEASE_ENV} is empty"),
+            Self::Lease(value) => {
+                format!("{LEASE_ENV}={value:?} is not a lease id (32 lower-case hex characters)")
+            }
+            Self::Token(value) => format!("{TOKEN_ENV}={value:?} is not a positive integer"),
+        }
+    }
+}
+
+/// A credential from the two values (the environment's, or the push options a server reads).
+/// Present when either is set and not empty; then the lease id must be 32 lower-case hex
+/// characters and the token, when set, a positive integer that fits an i64. A credential that
+/// does not parse is never "no credential" (which would fall back to the stamp and could be
+/// judged `current`): it is judged `unknown-lease`, with the value to fix (issue 10).
 pub fn parse_env_credential(
     lease: Option<&OsStr>,
     token: Option<&OsStr>,
-) -> Option<Result<Credential, String>> {
+) -> Option<Result<Credential, Unparsed>> {
     let set = |v: Option<&OsStr>| v.is_some_and(|v| !v.is_empty());
     if !set(lease) && !set(token) {
         return None;
     }
-    let lease_id = match lease.filter(|v| !v.is_empty()) {
-        None => {
-            return Some(Err(
-                "GIT_HAND_TOKEN is set but GIT_HAND_LEASE is empty".into()
-            ));
-        }
-        Some(raw) => match raw.to_str().and_then(LeaseId::parse) {
-            Some(id) => id,
-            None => {
-                return Some(Err(format!(
-                    "GIT_HAND_LEASE={:?} is not a lease id (32 lower-case hex characters)",
-                    raw.to_string_lossy()
-                )));
-            }
-        },
+    let Some(raw) = lease.filter(|v| !v.is_empty()) else {
+        return Some(Err(Unparsed::TokenWithoutLease));
+    };
+    let Some(lease_id) = raw.to_str().and_then(LeaseId::parse) else {
+        return Some(Err(Unparsed::Lease(raw.to_string_lossy().into_owned())));
     };
     let token = match token {
         None => None,
         Some(raw) => match raw.to_str().and_then(parse_token) {
             Some(t) => Some(t),
-            None => {
-                return Some(Err(format!(
-                    "GIT_HAND_TOKEN={:?} is not a positive integer",
-                    raw.to_string_lossy()
-                )));
-            }
+            None => return Some(Err(Unparsed::Token(raw.to_string_lossy().into_owned()))),
         },
     };
     Some(Ok(Credential {
@@ -126,6 +138,7 @@ mod tests {
 
     fn parse(lease: Option<&str>, token: Option<&str>) -> Option<Result<Credential, String>> {
         parse_env_credential(lease.map(OsStr::new), token.map(OsStr::new))
+            .map(|parsed| parsed.map_err(|e| e.in_env()))
     }
 
     #[test]
@@ -165,5 +178,18 @@ mod tests {
         assert!(why.contains("GIT_HAND_LEASE"), "{why}");
         let why = parse(None, Some("1")).unwrap().unwrap_err();
         assert!(why.contains("GIT_HAND_LEASE"), "{why}");
+    }
+
+    #[test]
+    fn the_parser_says_which_value_does_not_parse_and_the_value_as_given() {
+        let raw = |lease: Option<&str>, token: Option<&str>| {
+            parse_env_credential(lease.map(OsStr::new), token.map(OsStr::new))
+                .unwrap()
+                .unwrap_err()
+        };
+        let id = "ab".repeat(16);
+        assert_eq!(raw(Some(""), Some("1")), Unparsed::TokenWithoutLease);
+        assert_eq!(raw(Some("zz"), Some("x")), Unparsed::Lease("zz".into()));
+        assert_eq!(raw(Some(&id), Some("0")), Unparsed::Token("0".into()));
     }
 }

@@ -15,18 +15,27 @@
 //! A third, the server's own: a branch matching a `hand.requireLease` pattern may be updated
 //! only under a current lease of a task recorded against this remote (matched in memory, no
 //! further read).
-//! A refusal is appended to the event log, naming the pusher where the host says who pushed
-//! ([`Pusher`]). A ledger that does not exist fences nothing but the `hand.requireLease`
-//! branches (no lease can be current); one that cannot be read refuses (fails closed).
+//!
+//! A received ref that is a symbolic ref here is judged as itself and as the ref it writes
+//! (receive-pack updates the target: `master -> main` moves `main`), read from one loose file
+//! per ref ([`crate::git::symref`]). A refusal is appended to the event log, naming the pusher
+//! where the host says who pushed ([`Pusher`]). Anything that keeps the hook from judging
+//! refuses (a server fails closed): no ledger where it looks (the hook runs as the git server's
+//! user, whose HOME or `hand.ledger` may not be the admin's), one it cannot read, a
+//! `hand.requireLease` value that can match no branch, a symbolic ref it cannot resolve.
 
 use std::ffi::OsString;
 use std::path::Path;
 
 use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
-use super::verdict::{self, Credential, CredentialRule, Finding, Verdict};
-use super::{Context, Result, fence};
+use super::settings::RequireLease;
+use super::verdict::{self, Credential, CredentialRule, Finding, Unparsed, Verdict};
+use super::{Context, Error, Result, fence};
 use crate::git::refname;
-use crate::ledger::{LeaseId, Machine, ResourceKind, Task, Tasks, View, WorktreeKey};
+use crate::git::symref::{SymrefError, Symrefs};
+use crate::ledger::{
+    LeaseId, LedgerLocation, Machine, ResourceKind, Task, Tasks, Tenure, View, WorktreeKey,
+};
 
 /// The push options a push presents its lease with.
 pub const LEASE_OPTION: &str = "hand.lease";
@@ -83,22 +92,21 @@ impl Presented {
     fn credential(&self) -> Option<std::result::Result<Credential, String>> {
         let os = |v: &Option<String>| v.as_ref().map(OsString::from);
         verdict::parse_env_credential(os(&self.lease).as_deref(), os(&self.token).as_deref())
-            .map(|parsed| parsed.map_err(|_| self.why_unparsed()))
+            .map(|parsed| parsed.map_err(|e| in_push_options(&e)))
     }
+}
 
-    /// Which option does not parse, and why (the rules of `parse_env_credential`).
-    fn why_unparsed(&self) -> String {
-        match (self.lease.as_deref(), self.token.as_deref()) {
-            (None | Some(""), _) => {
-                format!("push option {TOKEN_OPTION} is set but {LEASE_OPTION} is not")
-            }
-            (Some(lease), _) if LeaseId::parse(lease).is_none() => format!(
-                "push option {LEASE_OPTION}={lease:?} is not a lease id (32 lower-case hex characters)"
-            ),
-            (_, token) => format!(
-                "push option {TOKEN_OPTION}={:?} is not a positive integer",
-                token.unwrap_or_default()
-            ),
+/// Why the presented lease does not parse, naming the push option.
+fn in_push_options(e: &Unparsed) -> String {
+    match e {
+        Unparsed::TokenWithoutLease => {
+            format!("push option {TOKEN_OPTION} is set but {LEASE_OPTION} is not")
+        }
+        Unparsed::Lease(value) => format!(
+            "push option {LEASE_OPTION}={value:?} is not a lease id (32 lower-case hex characters)"
+        ),
+        Unparsed::Token(value) => {
+            format!("push option {TOKEN_OPTION}={value:?} is not a positive integer")
         }
     }
 }
@@ -154,12 +162,15 @@ impl std::fmt::Display for Pusher {
     }
 }
 
-/// One line of pre-receive stdin: `<old oid> <new oid> <ref name>`.
+/// One line of pre-receive stdin: `<old oid> <new oid> <ref name>`; or the ref such an update
+/// really writes, when the name is a symbolic ref on the server ([`written_refs`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReceivedRef {
     pub old_oid: String,
     pub new_oid: String,
     pub name: String,
+    /// The name the push gave, when `name` is the ref a symbolic ref of that name writes.
+    pub pushed_as: Option<String>,
 }
 
 /// Parses pre-receive stdin; a malformed line is an error (the hook then refuses: it cannot tell
@@ -174,6 +185,7 @@ pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>,
                     old_oid: old.into(),
                     new_oid: new.into(),
                     name: name.into(),
+                    pushed_as: None,
                 }),
                 _ => Err(format!("unexpected pre-receive input line {line:?}")),
             },
@@ -184,7 +196,9 @@ pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>,
 /// Judges a push received by the repository of `ctx` and records a refusal, naming `pusher`
 /// (who the server says pushed, [`Pusher::from_env`]) in its event. The outcome is pre-push's,
 /// so its words are [`crate::cli`]'s refusal lines; `head_oid` is the pushed commit of the
-/// refused ref (the pusher has it), for the advice on keeping the work.
+/// refused ref (the pusher has it), for the advice on keeping the work. An error is a push the
+/// hook cannot judge (it refuses it): an invalid `hand.requireLease`, a symbolic ref it cannot
+/// resolve, no ledger or one it cannot read.
 pub fn pre_receive(
     ctx: &Context,
     presented: &Presented,
@@ -193,19 +207,18 @@ pub fn pre_receive(
 ) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let common = &repo.loc.common_dir;
+    let required = super::settings::require_lease(repo);
+    if let Some(bad) = required.invalid.first() {
+        return Err(Error::failed(
+            format!("{bad}; every push is refused until it is fixed"),
+            vec![bad.hint(common)],
+        ));
+    }
+    let refs = written_refs(repo, refs)?;
     let remotes = served_remotes(common, &super::settings::remote_urls(repo));
-    let patterns = super::settings::required_lease_patterns(repo);
-    let required = required_refs(&patterns, refs);
-    let key = WorktreeKey::from_canonical(Path::new(&remotes[0]));
-    let mut out = PrePush::default();
-    let place = ctx.ledger_location()?.place;
-    let Some(mut ledger) = ctx.open_existing(&place)? else {
-        // No ledger: no task to fence, and no lease can be current (nothing to record it in).
-        if let Some(&(index, pattern)) = required.first() {
-            out.refusal = Some(lease_required(&refs[index], pattern, None));
-            out.head_oid = pushed_oid(&refs[index]);
-        }
-        return Ok(out);
+    let location = ctx.ledger_location()?;
+    let Some(mut ledger) = ctx.open_existing(&location.place)? else {
+        return Err(no_ledger(&location, common));
     };
     let credential = presented.credential();
     let (finding, fenced, now) = ledger.read(|v| {
@@ -223,53 +236,124 @@ pub fn pre_receive(
             .filter(|f| f.verdict == Verdict::Current)
             .and_then(|f| f.tenure.as_ref())
             .map(|t| t.lease_id.clone());
-        let fenced = fenced_ref(v, &remotes, refs, current.as_ref())?;
+        let fenced = fenced_ref(v, &remotes, &refs, current.as_ref())?;
         Ok((finding, fenced, v.now()))
     })?;
-    out.now = now;
-    let refused_ref = match (&finding, fenced) {
-        (Some(f), _) if !f.verdict.allows() => {
-            out.refusal = Some(Refusal::Verdict(Box::new(f.clone())));
-            refs.iter().find(|r| !is_null_oid(&r.new_oid))
-        }
-        (_, Some((index, task, tenure))) => {
-            let r = &refs[index];
-            out.refusal = Some(Refusal::Branch {
-                branch: branch_of(r).unwrap_or_default().to_string(),
-                task: Box::new(task),
-                tenure: Box::new(tenure),
-            });
-            Some(r)
-        }
-        _ => match (
-            required.first(),
-            lease_of_this_repository(&finding, &remotes),
-        ) {
-            (Some(&(index, pattern)), Err(others)) => {
-                out.refusal = Some(lease_required(&refs[index], pattern, others));
-                Some(&refs[index])
-            }
-            _ => None,
-        },
+    let mut out = PrePush {
+        now,
+        finding,
+        ..PrePush::default()
     };
-    out.head_oid = refused_ref.and_then(pushed_oid);
-    out.finding = finding;
-    if let Some(refusal) = &out.refusal {
-        let finding = out
-            .finding
-            .clone()
-            .unwrap_or_else(|| Finding::unmanaged(out.now));
-        let who = pusher.map(Pusher::to_string);
-        record_refusal(
-            &mut ledger,
-            &finding,
-            refusal,
-            &key,
-            Said::Receive,
-            who.as_deref(),
-        )?;
-    }
+    let lease = PresentedLease::of(out.finding.as_ref(), &remotes);
+    let Some((refusal, refused)) = decide(out.finding.as_ref(), fenced, &required, lease, &refs)
+    else {
+        return Ok(out);
+    };
+    out.head_oid = refused.and_then(pushed_oid);
+    let finding = out
+        .finding
+        .clone()
+        .unwrap_or_else(|| Finding::unmanaged(now));
+    let who = pusher.map(Pusher::to_string);
+    let key = WorktreeKey::from_canonical(Path::new(&remotes[0]));
+    record_refusal(
+        &mut ledger,
+        &finding,
+        &refusal,
+        &key,
+        Said::Receive,
+        who.as_deref(),
+    )?;
+    out.refusal = Some(refusal);
     Ok(out)
+}
+
+/// The refusal of a push, and the received ref it is about, in the order pre-push judges: a
+/// presented lease that is not current, then a live task's branch updated from outside its
+/// lease, then a `hand.requireLease` branch updated without a current lease of this
+/// repository's. `None`: the push passes. The ref is the one whose pushed commit the advice
+/// names (none when a refused push only deletes).
+fn decide<'r>(
+    finding: Option<&Finding>,
+    fenced: Option<(usize, Task, Tenure)>,
+    required: &RequireLease,
+    lease: PresentedLease,
+    refs: &'r [ReceivedRef],
+) -> Option<(Refusal, Option<&'r ReceivedRef>)> {
+    if let Some(f) = finding.filter(|f| !f.verdict.allows()) {
+        let pushed = refs.iter().find(|r| !is_null_oid(&r.new_oid));
+        return Some((Refusal::Verdict(Box::new(f.clone())), pushed));
+    }
+    if let Some((index, task, tenure)) = fenced {
+        let r = &refs[index];
+        let refusal = Refusal::Branch {
+            branch: branch_label(r),
+            task: Box::new(task),
+            tenure: Box::new(tenure),
+        };
+        return Some((refusal, Some(r)));
+    }
+    let presented = match lease {
+        PresentedLease::OfThisRepository => return None,
+        PresentedLease::None => None,
+        PresentedLease::OfAnother(task) => Some(task),
+    };
+    let (r, pattern) = required_ref(&required.patterns, refs)?;
+    let refusal = Refusal::LeaseRequired {
+        branch: branch_label(r),
+        pattern: pattern.to_string(),
+        presented,
+    };
+    Some((refusal, Some(r)))
+}
+
+/// No ledger where the hook looked: it cannot tell a live task's branch or a current lease, so
+/// it refuses (a server fails closed). On a server that is a misconfiguration: the hook runs as
+/// the user the git server runs hooks as, whose HOME or `hand.ledger` may not be the admin's
+/// who ran `install --server`.
+fn no_ledger(location: &LedgerLocation, common: &Path) -> Error {
+    Error::failed(
+        format!(
+            "there is no ledger at {} (from {}), where it looked as the user the server runs \
+             hooks as; point it at the clients' ledger (the team ledger's URL, or the SQLite \
+             file they share): GIT_HAND_LEDGER in the hook's environment, or hand.ledger in \
+             this repository's git configuration",
+            location.place, location.source
+        ),
+        vec![format!(
+            "git -C {} config hand.ledger <the clients' ledger>",
+            common.display()
+        )],
+    )
+}
+
+/// The refs a push writes: each received ref, and after it, when its name is a symbolic ref
+/// here, the ref the update really moves (receive-pack writes through it), so both are judged.
+/// On the files backend this reads one small loose file per ref and runs no git; a reftable
+/// repository is asked once. A chain that cannot be resolved refuses the push.
+fn written_refs(repo: &crate::git::Repo, refs: &[ReceivedRef]) -> Result<Vec<ReceivedRef>> {
+    let storage = repo.config_string("extensions.refStorage");
+    let symrefs = Symrefs::of(&repo.loc.common_dir, storage.as_deref()).map_err(unresolved)?;
+    let mut written = Vec::with_capacity(refs.len());
+    for r in refs {
+        written.push(r.clone());
+        let target = symrefs.written(&r.name).map_err(unresolved)?;
+        if target != r.name {
+            written.push(ReceivedRef {
+                name: target,
+                pushed_as: Some(r.name.clone()),
+                ..r.clone()
+            });
+        }
+    }
+    Ok(written)
+}
+
+fn unresolved(e: SymrefError) -> Error {
+    Error::failed(
+        format!("it cannot tell which branch the push updates: {e}"),
+        vec![],
+    )
 }
 
 /// The commit a received ref would point at (none for a deletion).
@@ -277,47 +361,44 @@ fn pushed_oid(r: &ReceivedRef) -> Option<String> {
     (!is_null_oid(&r.new_oid)).then(|| r.new_oid.clone())
 }
 
-/// Each received branch update (deletions included) that a `hand.requireLease` pattern
-/// protects: its index and the first pattern that matches it. In memory, whatever the number
-/// of refs: the patterns cost no ledger read.
-fn required_refs<'p>(patterns: &'p [String], refs: &[ReceivedRef]) -> Vec<(usize, &'p str)> {
-    refs.iter()
-        .enumerate()
-        .filter_map(|(index, r)| {
-            let branch = branch_of(r)?;
-            patterns
-                .iter()
-                .find(|p| refname::branch_matches(p, branch))
-                .map(|p| (index, p.as_str()))
-        })
-        .collect()
+/// The first received branch update (deletions included) that a `hand.requireLease` pattern
+/// protects, and the first pattern that matches it. In memory, whatever the number of refs: the
+/// patterns cost no ledger read.
+fn required_ref<'r, 'p>(
+    patterns: &'p [String],
+    refs: &'r [ReceivedRef],
+) -> Option<(&'r ReceivedRef, &'p str)> {
+    refs.iter().find_map(|r| {
+        let branch = branch_of(r)?;
+        patterns
+            .iter()
+            .find(|p| refname::branch_matches(p, branch))
+            .map(|p| (r, p.as_str()))
+    })
 }
 
-/// Whether the push presented a current lease whose task is recorded against one of
-/// `remotes` (this repository's). `Err`: it did not; with the task of the current lease it
-/// presented, when that is another repository's.
-fn lease_of_this_repository(
-    finding: &Option<Finding>,
-    remotes: &[String],
-) -> std::result::Result<(), Option<Box<Task>>> {
-    let Some(task) = finding
-        .as_ref()
-        .filter(|f| f.verdict == Verdict::Current)
-        .and_then(|f| f.task.as_ref())
-    else {
-        return Err(None);
-    };
-    match &task.remote {
-        Some(remote) if remotes.contains(remote) => Ok(()),
-        _ => Err(Some(Box::new(task.clone()))),
-    }
+/// What the push presented, as `hand.requireLease` asks.
+enum PresentedLease {
+    /// A current lease of a task recorded against this repository (one of its remotes).
+    OfThisRepository,
+    /// No current lease.
+    None,
+    /// A current lease of a task of another repository.
+    OfAnother(Box<Task>),
 }
 
-fn lease_required(r: &ReceivedRef, pattern: &str, presented: Option<Box<Task>>) -> Refusal {
-    Refusal::LeaseRequired {
-        branch: branch_of(r).unwrap_or_default().to_string(),
-        pattern: pattern.to_string(),
-        presented,
+impl PresentedLease {
+    fn of(finding: Option<&Finding>, remotes: &[String]) -> Self {
+        let Some(task) = finding
+            .filter(|f| f.verdict == Verdict::Current)
+            .and_then(|f| f.task.as_ref())
+        else {
+            return Self::None;
+        };
+        match &task.remote {
+            Some(remote) if remotes.contains(remote) => Self::OfThisRepository,
+            _ => Self::OfAnother(Box::new(task.clone())),
+        }
     }
 }
 
@@ -338,6 +419,19 @@ fn served_remotes(common: &Path, urls: &[String]) -> Vec<String> {
 /// The branch a received ref updates, if it is one.
 fn branch_of(r: &ReceivedRef) -> Option<&str> {
     r.name.strip_prefix("refs/heads/")
+}
+
+/// The branch as a refusal names it: `main`, or `main (pushed as master)` when the push named a
+/// symbolic ref that writes it.
+fn branch_label(r: &ReceivedRef) -> String {
+    let branch = branch_of(r).unwrap_or(&r.name);
+    match &r.pushed_as {
+        Some(name) => format!(
+            "{branch} (pushed as {})",
+            name.strip_prefix("refs/heads/").unwrap_or(name)
+        ),
+        None => branch.to_string(),
+    }
 }
 
 /// The verdict on a presented lease, for the slot it was granted for. A lease this ledger never
@@ -371,8 +465,8 @@ fn fenced_ref(
     v: &View<'_>,
     remotes: &[String],
     refs: &[ReceivedRef],
-    current: Option<&crate::ledger::LeaseId>,
-) -> crate::ledger::Result<Option<(usize, crate::ledger::Task, crate::ledger::Tenure)>> {
+    current: Option<&LeaseId>,
+) -> crate::ledger::Result<Option<(usize, Task, Tenure)>> {
     let mut tasks = Vec::new();
     for remote in remotes {
         tasks.extend(v.tasks_on_remote(remote, Tasks::Open)?);

@@ -138,15 +138,59 @@ pub fn machine(repo: &Repo) -> Result<Option<String>, ConfigError> {
     }
 }
 
-/// `hand.requireLease` on a server's bare repository: the branch patterns (`main`,
-/// `release/*`, `team/**`) a push may update only under a current lease of one of its tasks.
-/// Multi-valued, empty values ignored; only git's configuration sets it, as `hand.remoteUrl`.
-pub fn required_lease_patterns(repo: &Repo) -> Vec<String> {
-    repo.config_strings("hand.requireLease")
-        .into_iter()
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect()
+/// `hand.requireLease` on a server's bare repository, as the pre-receive hook reads it: the
+/// branch patterns (`main`, `release/*`, `team/**`) a push may update only under a current lease
+/// of one of its tasks. Multi-valued; only git's configuration sets it, as `hand.remoteUrl`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequireLease {
+    /// Every value, trimmed, empty ones left out, in git's order (the invalid ones included).
+    pub patterns: Vec<String>,
+    /// How many values were empty (skipped: `git config --add hand.requireLease ""` guards
+    /// nothing).
+    pub skipped: usize,
+    /// The values that can match no branch, and why: while there is one the hook refuses every
+    /// push (a typo must never silently unguard `main`).
+    pub invalid: Vec<BadPattern>,
+}
+
+/// A `hand.requireLease` value that can match no branch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("hand.requireLease={value:?} is not a branch pattern: {why}")]
+pub struct BadPattern {
+    pub value: String,
+    pub why: String,
+}
+
+impl BadPattern {
+    /// The command that takes the value away, in the repository at `dir`.
+    pub fn hint(&self, dir: &std::path::Path) -> String {
+        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        format!(
+            "git -C {} config --fixed-value --unset hand.requireLease {}",
+            quote(&dir.to_string_lossy()),
+            quote(&self.value)
+        )
+    }
+}
+
+/// `hand.requireLease`, read and judged ([`RequireLease`]).
+pub fn require_lease(repo: &Repo) -> RequireLease {
+    let mut read = RequireLease::default();
+    for value in repo.config_strings("hand.requireLease") {
+        let value = value.trim();
+        if value.is_empty() {
+            read.skipped += 1;
+            continue;
+        }
+        if let Some(why) = crate::git::refname::invalid_branch_pattern(value) {
+            read.invalid.push(BadPattern {
+                value: value.to_string(),
+                why,
+            });
+        }
+        read.patterns.push(value.to_string());
+    }
+    read
 }
 
 /// `hand.requireCredential`, for a caller that reads no other setting.
@@ -371,6 +415,9 @@ pub struct Entry {
     pub origin: Origin,
     /// Why git-hand would refuse the value.
     pub problem: Option<String>,
+    /// What else to know about how the values are read (empty `hand.requireLease` values
+    /// skipped).
+    pub note: Option<String>,
 }
 
 /// The repository's `.handconfig` as `git hand config` shows it.
@@ -415,6 +462,9 @@ pub fn report(repo: &Repo) -> super::Result<Report> {
 /// `k`'s values in effect, where they come from, and why git-hand would refuse them.
 fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
     let origin = settings.origin(k.name);
+    if k.name == "hand.requireLease" {
+        return require_lease_entry(settings.repo, k, origin);
+    }
     let (values, problem) = if k.multi {
         (settings.strings(k.name), None)
     } else {
@@ -434,5 +484,42 @@ fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
         values,
         origin,
         problem,
+        note: None,
+    }
+}
+
+/// `hand.requireLease` as the hook reads it: trimmed, empty values skipped (and said so), each
+/// value that can match no branch a problem (the hook refuses every push while there is one).
+fn require_lease_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
+    let read = require_lease(repo);
+    let problem = (!read.invalid.is_empty()).then(|| {
+        let dir = &repo.loc.common_dir;
+        read.invalid
+            .iter()
+            .map(|bad| {
+                format!(
+                    "{bad}; the hook refuses every push until it is fixed: {}",
+                    bad.hint(dir)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
+    let note = (read.skipped > 0).then(|| {
+        format!(
+            "{}: {} empty value{} skipped (the hook ignores {})",
+            k.name,
+            read.skipped,
+            if read.skipped == 1 { "" } else { "s" },
+            if read.skipped == 1 { "it" } else { "them" }
+        )
+    });
+    Entry {
+        key: k.name,
+        multi: k.multi,
+        values: read.patterns,
+        origin,
+        problem,
+        note,
     }
 }

@@ -10,7 +10,9 @@ use super::{Context, Result};
 use crate::clock::Millis;
 use crate::ledger::{Ledger, Place, Task, Tenure, TenureState, View, WorktreeKey};
 
-pub use super::credential::{Credential, CredentialSource, env_credential, parse_env_credential};
+pub use super::credential::{
+    Credential, CredentialSource, Unparsed, env_credential, parse_env_credential,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -203,3 +203,51 @@ fn pinned_remote_refusals_of_a_live_tasks_branch_and_a_branch_that_requires_a_le
     .join("\n");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn pinned_remote_refusals_through_a_symbolic_alias_for_a_bad_pattern_and_without_a_ledger() {
+    let (env, repo, origin) = served();
+    env.git(&origin, &["config", "--add", "hand.requireLease", "main"]);
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/master", "refs/heads/main"],
+    );
+    spawn(&env, &repo, "a", &[]);
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/alias", "refs/heads/hand/a"],
+    );
+    env.commit(&repo, "n.txt", "new work\n");
+    let mut text = vec![
+        pushed(&env, &repo, &origin, &[], "master -> main", "master"),
+        pushed(&env, &repo, &origin, &[], "alias -> hand/a", "alias"),
+    ];
+    env.git(
+        &origin,
+        &["config", "--add", "hand.requireLease", "refs/tags/v*"],
+    );
+    text.push(pushed(
+        &env,
+        &repo,
+        &origin,
+        &[],
+        "a pattern under refs/tags",
+        "feature",
+    ));
+    env.git(
+        &origin,
+        &["config", "--unset", "hand.requireLease", "^refs/tags"],
+    );
+    // The hook inherits the pusher's environment over file://: a ledger path with nothing there.
+    let nowhere = env.path("state/nowhere.sqlite");
+    text.push(pushed_as(
+        &env,
+        &repo,
+        &origin,
+        &[],
+        &[("GIT_HAND_LEDGER", nowhere.to_str().unwrap())],
+        "no ledger where the hook looks",
+        "feature",
+    ));
+    insta::assert_snapshot!(text.join("\n"));
+}

@@ -8,14 +8,21 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{Run, TestEnv, leased_again, path_of, remote_oid, spawn};
 
-/// `app` with git-hand's client hooks, and its bare origin with the server hook.
+/// `app` with git-hand's client hooks, and its bare origin with the server hook, which reads
+/// the clients' ledger.
 pub(crate) fn served() -> (TestEnv, PathBuf, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
     let origin = env.path("work/app-origin.git").canonicalize().unwrap();
     env.hand(&origin, &["install", "--server"]).ok();
+    with_ledger(&env, &repo);
     (env, repo, origin)
+}
+
+/// Makes sure the shared ledger exists: a server hook refuses every push without one.
+pub(crate) fn with_ledger(env: &TestEnv, repo: &Path) {
+    env.hand(repo, &["prune"]).ok();
 }
 
 /// The push options a spawn's credential presents (`hand.lease`, `hand.token`, `hand.task`).
@@ -71,6 +78,7 @@ fn install_server_chains_a_pre_receive_hook_and_turns_push_options_on() {
 
     let again = env.hand(&origin, &["install", "--server", "--json"]).json();
     assert_eq!(again["outcome"], "unchanged", "{again}");
+    with_ledger(&env, &env.path("work/app"));
 
     // The chained hook still runs on a push, before git-hand judges it.
     let clone = env.path("work/app");
@@ -347,4 +355,123 @@ fn a_task_recorded_against_an_ssh_url_is_fenced_where_the_server_names_that_url(
         remote_oid(&env, &origin, "hand/a").as_deref(),
         Some(mine.as_str())
     );
+}
+
+#[test]
+fn a_push_to_a_symbolic_alias_of_a_live_tasks_branch_is_refused_and_the_holders_passes() {
+    let (env, repo, origin) = served();
+    let a = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&a);
+    env.commit(&slot, "a.txt", "a's work\n");
+    push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/hand/a"],
+    )
+    .ok();
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/alias", "refs/heads/hand/a"],
+    );
+    let before = remote_oid(&env, &origin, "hand/a");
+    let work = env.path("work");
+    env.git(&work, &["clone", "-q", origin.to_str().unwrap(), "plain"]);
+    let plain = work.join("plain");
+    env.git(&plain, &["checkout", "-q", "-B", "x", "origin/hand/a"]);
+    env.commit(&plain, "p.txt", "from a clone without git-hand\n");
+
+    let refused = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/alias"]);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("branch hand/a (pushed as alias) belongs to live task a"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "hand/a"), before);
+
+    // The holder's push through the alias passes, and moves the task's branch.
+    let mine = env.commit(&slot, "b.txt", "more of a's work\n");
+    push_past_hooks(
+        &env,
+        &slot,
+        &origin,
+        &options(&a, "a"),
+        &["HEAD:refs/heads/alias"],
+    )
+    .ok();
+    assert_eq!(
+        remote_oid(&env, &origin, "hand/a").as_deref(),
+        Some(mine.as_str())
+    );
+}
+
+#[test]
+fn a_reftable_server_resolves_a_symbolic_alias_too() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let origin = env.path("work/table.git");
+    env.git(
+        &env.path("work"),
+        &["init", "-q", "--bare", "--ref-format=reftable", "table.git"],
+    );
+    let origin = origin.canonicalize().unwrap();
+    env.hand(&origin, &["install", "--server"]).ok();
+    env.git(&origin, &["config", "hand.requireLease", "main"]);
+    with_ledger(&env, &repo);
+    push_past_hooks(&env, &repo, &origin, &[], &["HEAD:refs/heads/feature"]).ok();
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/master", "refs/heads/main"],
+    );
+    let refused = push_past_hooks(&env, &repo, &origin, &[], &["HEAD:refs/heads/master"]);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("branch main (pushed as master) takes only a current lease"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(remote_oid(&env, &origin, "main"), None);
+}
+
+#[test]
+fn a_server_without_a_ledger_refuses_every_push_and_says_where_it_looked() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    env.hand(&origin, &["install", "--server"]).ok();
+    let _ = std::fs::remove_file(env.ledger()); // As a hook running under another HOME finds it.
+    let clone = env.path("work/app");
+    let run = Run::from(
+        env.contained("git", &clone)
+            .args([
+                "push",
+                "--no-verify",
+                "-q",
+                "origin",
+                "main:refs/heads/elsewhere",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_ne!(run.code, 0, "the push landed:\n{}", run.stderr);
+    for words in [
+        "push refused by the remote: it cannot check leases",
+        &env.ledger().display().to_string(),
+        "GIT_HAND_LEDGER",
+        "hand.ledger",
+    ] {
+        assert!(
+            run.stderr.contains(words),
+            "{words:?} not in:\n{}",
+            run.stderr
+        );
+    }
+    assert_eq!(remote_oid(&env, &origin, "elsewhere"), None);
 }

@@ -49,7 +49,7 @@ fn refused(run: &Run, words: &str) {
 fn a_protected_branch_is_refused_to_a_clone_without_git_hand_and_other_branches_pass() {
     let (env, repo, origin) = served();
     require(&env, &origin, &["main"]);
-    spawn(&env, &repo, "a", &[]); // The ledger exists: the refusal is recorded.
+    spawn(&env, &repo, "a", &[]);
     let plain = plain_clone(&env, &origin);
     let before = remote_oid(&env, &origin, "main");
 
@@ -187,8 +187,7 @@ fn deleting_a_protected_branch_without_a_lease_is_refused() {
 
 #[test]
 fn patterns_match_one_component_with_a_star_any_with_two_and_may_name_refs_heads() {
-    // No task yet, so no ledger: a protected branch is refused all the same (no lease can be
-    // current), unrecorded.
+    // No task yet: a protected branch is refused all the same (no lease can be current).
     let (env, _repo, origin) = served();
     require(&env, &origin, &["refs/heads/release/*", "team/**", ""]);
     let plain = plain_clone(&env, &origin);
@@ -274,4 +273,88 @@ fn every_refusal_event_names_the_pusher_the_server_names() {
     push_as(&env, &plain, &origin, &[("USER", "me")], "main");
     let log = all_events(&env, &repo);
     assert_eq!(log.matches("pushed by").count(), 5, "{log}");
+}
+
+#[test]
+fn a_push_to_a_symbolic_alias_of_a_protected_branch_is_refused() {
+    // receive-pack writes through a symbolic ref: `master` moves `main`.
+    let (env, repo, origin) = served();
+    require(&env, &origin, &["main"]);
+    spawn(&env, &repo, "a", &[]);
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/master", "refs/heads/main"],
+    );
+    let plain = plain_clone(&env, &origin);
+    let before = remote_oid(&env, &origin, "main");
+
+    let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/master"]);
+    refused(
+        &run,
+        "branch main (pushed as master) takes only a current lease",
+    );
+    assert_eq!(remote_oid(&env, &origin, "main"), before);
+
+    // A chain of aliases is followed to the branch it writes.
+    env.git(
+        &origin,
+        &["symbolic-ref", "refs/heads/trunk", "refs/heads/master"],
+    );
+    let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/trunk"]);
+    refused(
+        &run,
+        "branch main (pushed as trunk) takes only a current lease",
+    );
+    assert_eq!(remote_oid(&env, &origin, "main"), before);
+}
+
+#[test]
+fn an_invalid_require_lease_pattern_refuses_every_push_and_names_the_fix() {
+    for bad in ["refs/tags/v*", "release/[12", "release/", "a..b"] {
+        let (env, repo, origin) = served();
+        spawn(&env, &repo, "a", &[]);
+        require(&env, &origin, &[bad]);
+        let plain = plain_clone(&env, &origin);
+        let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/feature"]);
+        refused(&run, &format!("hand.requireLease={bad:?}"));
+        assert!(
+            run.stderr
+                .contains("config --fixed-value --unset hand.requireLease"),
+            "{bad}: {}",
+            run.stderr
+        );
+        assert_eq!(remote_oid(&env, &origin, "feature"), None, "{bad}");
+
+        let shown = env.hand(&origin, &["config"]).ok();
+        assert!(
+            shown.contains(&format!("problem: hand.requireLease={bad:?}")),
+            "{bad}: {shown}"
+        );
+    }
+}
+
+#[test]
+fn config_shows_require_lease_as_the_hook_reads_it() {
+    let (env, _repo, origin) = served();
+    require(&env, &origin, &[" main ", "", "release/*"]);
+    let shown = env.hand(&origin, &["config"]).ok();
+    let rows: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.starts_with("hand.requireLease"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{shown}");
+    assert!(
+        shown.contains("note: hand.requireLease: 1 empty value skipped"),
+        "{shown}"
+    );
+    assert!(!shown.contains("problem:"), "{shown}");
+    let json = env.hand(&origin, &["config", "--json"]).json();
+    let entry = json["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "hand.requireLease")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["values"], serde_json::json!(["main", "release/*"]));
 }

@@ -162,6 +162,7 @@ fn env_of(tenure: &Tenure) -> Option<Result<Credential, String>> {
 fn env_raw(lease: &str, token: &str) -> Option<Result<Credential, String>> {
     let set = |v: &str| (!v.is_empty()).then(|| OsStr::new(v).to_owned());
     parse_env_credential(set(lease).as_deref(), set(token).as_deref())
+        .map(|parsed| parsed.map_err(|e| e.in_env()))
 }
 
 /// The stamp spawn writes into `tenure`'s slot.
