@@ -16,13 +16,7 @@ pub(crate) fn served() -> (TestEnv, PathBuf, PathBuf) {
     env.hand(&repo, &["install"]).ok();
     let origin = env.path("work/app-origin.git").canonicalize().unwrap();
     env.hand(&origin, &["install", "--server"]).ok();
-    with_ledger(&env, &repo);
     (env, repo, origin)
-}
-
-/// Makes sure the shared ledger exists: a server hook refuses every push without one.
-pub(crate) fn with_ledger(env: &TestEnv, repo: &Path) {
-    env.hand(repo, &["prune"]).ok();
 }
 
 /// The push options a spawn's credential presents (`hand.lease`, `hand.token`, `hand.task`).
@@ -78,7 +72,6 @@ fn install_server_chains_a_pre_receive_hook_and_turns_push_options_on() {
 
     let again = env.hand(&origin, &["install", "--server", "--json"]).json();
     assert_eq!(again["outcome"], "unchanged", "{again}");
-    with_ledger(&env, &env.path("work/app"));
 
     // The chained hook still runs on a push, before git-hand judges it.
     let clone = env.path("work/app");
@@ -422,7 +415,6 @@ fn a_reftable_server_resolves_a_symbolic_alias_too() {
     let origin = origin.canonicalize().unwrap();
     env.hand(&origin, &["install", "--server"]).ok();
     env.git(&origin, &["config", "hand.requireLease", "main"]);
-    with_ledger(&env, &repo);
     push_past_hooks(&env, &repo, &origin, &[], &["HEAD:refs/heads/feature"]).ok();
     env.git(
         &origin,

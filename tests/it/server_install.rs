@@ -37,7 +37,6 @@ fn gitea_like() -> (TestEnv, PathBuf, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
-    crate::pre_receive::with_ledger(&env, &repo);
     let origin = env.path("work/app-origin.git").canonicalize().unwrap();
     write_hook(&origin.join("hooks/pre-receive"), DISPATCHER, 0o755);
     write_hook(&origin.join("hooks/pre-receive.d/gitea"), SIBLING, 0o755);
