@@ -279,16 +279,45 @@ impl SlotGuard {
         }
     }
 
-    /// Removes the lock file git's message names, if it is in the slot's admin dir and no process
-    /// is inside the slot. Returns whether it did.
+    /// Removes the lock file git's message names, if it is the slot's own and no process is
+    /// inside the slot. Returns whether it did. The slot's own: in its admin dir, or the lock of
+    /// the branch checked out in it (`refs/heads/<branch>.lock` in the common dir: `reset --hard`
+    /// writes through HEAD to that branch). git moves a branch checked out in a worktree only from
+    /// that worktree (`git branch -f` and `switch` elsewhere refuse it), so with nobody inside,
+    /// nothing but a killed git can have left that lock either.
     fn remove_stale_lock(&self, admin: &Path, stderr: &str) -> bool {
         let Some(lock) = locked_file(stderr) else {
             return false;
         };
-        let in_admin_dir =
-            lock.parent() == Some(admin) && lock.extension().is_some_and(|e| e == "lock");
+        let is_lock = lock.extension().is_some_and(|e| e == "lock");
+        let ours = lock.parent() == Some(admin) || self.is_checked_out_branch_lock(admin, &lock);
         let nobody_inside = super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
-        in_admin_dir && nobody_inside && std::fs::remove_file(&lock).is_ok()
+        is_lock && ours && nobody_inside && std::fs::remove_file(&lock).is_ok()
+    }
+
+    /// Whether `lock` is the lock file of the branch the slot's HEAD names (`ref: refs/heads/..`
+    /// in its admin dir), as the same file in the common dir however either path is spelled.
+    fn is_checked_out_branch_lock(&self, admin: &Path, lock: &Path) -> bool {
+        let Ok(head) = std::fs::read_to_string(admin.join("HEAD")) else {
+            return false;
+        };
+        let Some(branch) = head.trim_end().strip_prefix("ref: refs/heads/") else {
+            return false;
+        };
+        let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        let expected = self
+            .common_dir
+            .join("refs/heads")
+            .join(format!("{branch}.lock"));
+        match (expected.parent(), lock.parent()) {
+            (Some(want), Some(got)) => {
+                expected.file_name() == lock.file_name() && same_dir(want, got)
+            }
+            _ => false,
+        }
     }
 
     /// Undoes what a failed or killed spawn did to the slot: a clean detached checkout again; or,

@@ -299,6 +299,38 @@ fn doctor_reports_a_free_slot_no_spawn_will_take() {
     env.hand(&repo, &["doctor"]).ok();
 }
 
+/// A git killed while `reset --hard` wrote through the slot's HEAD leaves the lock of the branch
+/// checked out there in the common dir (a randomized trial found it: every later teardown of the
+/// task failed on "cannot lock ref"). Teardown removes it, as the slot's own; another branch's
+/// lock is nobody's to remove.
+#[test]
+fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &[]));
+    env.commit(&a, "f", "a's work\n");
+    std::fs::write(a.join("f"), "changed, not committed\n").unwrap();
+    let common = PathBuf::from(env.git(
+        &a,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    ));
+    let other = common.join("refs/heads/other.lock");
+    std::fs::write(&other, "").unwrap();
+    let lock = common.join("refs/heads/hand/a.lock");
+    std::fs::write(&lock, "").unwrap();
+    env.hand(&repo, &["teardown", "a", "--force"]).ok();
+    assert!(
+        !lock.exists(),
+        "the stale lock of the slot's branch is still there"
+    );
+    assert!(other.exists(), "another branch's lock was removed");
+    assert!(
+        env.git(&repo, &["branch", "--list", "hand/a"])
+            .contains("hand/a"),
+        "the task's branch is gone"
+    );
+}
+
 #[test]
 fn a_lock_file_a_killed_git_left_in_a_slot_never_wedges_it() {
     let env = TestEnv::new();
