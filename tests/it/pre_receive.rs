@@ -28,6 +28,17 @@ pub(crate) fn options(v: &serde_json::Value, task: &str) -> Vec<String> {
     ]
 }
 
+/// Asserts the remote refused the push, saying `words` in its `remote:` lines.
+#[track_caller]
+pub(crate) fn refused_by_remote(run: &Run, words: &str) {
+    assert_ne!(run.code, 0, "the push landed:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains(words),
+        "{words:?} not in:\n{}",
+        run.stderr
+    );
+}
+
 /// `git push --no-verify` (the client hooks skipped) over `file://`, with `-o` for each option,
 /// contained: only the remote judges.
 pub(crate) fn push_past_hooks(
@@ -104,13 +115,9 @@ fn a_zombies_no_verify_push_is_refused_by_the_remote_and_the_holders_passes() {
         &options(&a, "a"),
         &["HEAD:refs/heads/hand/b"],
     );
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("remote: git-hand: push refused by the remote (stale)"),
-        "{}",
-        refused.stderr
+    refused_by_remote(
+        &refused,
+        "remote: git-hand: push refused by the remote (stale)",
     );
     assert!(
         refused.stderr.contains("it is now held by"),
@@ -163,13 +170,9 @@ fn a_clone_without_git_hand_is_refused_on_a_live_tasks_branch_and_allowed_elsewh
     let mine = env.commit(&plain, "p.txt", "from a clone without git-hand\n");
 
     let refused = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/hand/a"]);
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains(
-            "remote: git-hand: push refused by the remote: branch hand/a belongs to live task a"
-        ),
-        "{}",
-        refused.stderr
+    refused_by_remote(
+        &refused,
+        "remote: git-hand: push refused by the remote: branch hand/a belongs to live task a",
     );
     assert!(
         refused.stderr.contains("git hand env a"),
@@ -215,14 +218,7 @@ fn a_push_of_many_refs_with_one_live_tasks_branch_among_them_lands_none() {
     refs.push("HEAD:refs/heads/hand/a".into());
     let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
     let refused = push_past_hooks(&env, &repo, &origin, &[], &refs);
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("branch hand/a belongs to live task a"),
-        "{}",
-        refused.stderr
-    );
+    refused_by_remote(&refused, "branch hand/a belongs to live task a");
     assert_eq!(
         remote_oid(&env, &origin, "bulk-0"),
         None,
@@ -321,14 +317,7 @@ fn a_task_recorded_against_an_ssh_url_is_fenced_where_the_server_names_that_url(
     );
     let theirs = env.commit(&plain, "q.txt", "more from the plain clone\n");
     let refused = push_past_hooks(&env, &plain, &origin, &[], &["+HEAD:refs/heads/hand/a"]);
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("branch hand/a belongs to live task a"),
-        "{}",
-        refused.stderr
-    );
+    refused_by_remote(&refused, "branch hand/a belongs to live task a");
     assert_ne!(
         remote_oid(&env, &origin, "hand/a").as_deref(),
         Some(theirs.as_str())
@@ -376,13 +365,9 @@ fn a_push_to_a_symbolic_alias_of_a_live_tasks_branch_is_refused_and_the_holders_
     env.commit(&plain, "p.txt", "from a clone without git-hand\n");
 
     let refused = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/alias"]);
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("branch hand/a (pushed as alias) belongs to live task a"),
-        "{}",
-        refused.stderr
+    refused_by_remote(
+        &refused,
+        "branch hand/a (pushed as alias) belongs to live task a",
     );
     assert_eq!(remote_oid(&env, &origin, "hand/a"), before);
 
@@ -421,13 +406,9 @@ fn a_reftable_server_resolves_a_symbolic_alias_too() {
         &["symbolic-ref", "refs/heads/master", "refs/heads/main"],
     );
     let refused = push_past_hooks(&env, &repo, &origin, &[], &["HEAD:refs/heads/master"]);
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("branch main (pushed as master) takes only a current lease"),
-        "{}",
-        refused.stderr
+    refused_by_remote(
+        &refused,
+        "branch main (pushed as master) takes only a current lease",
     );
     assert_eq!(remote_oid(&env, &origin, "main"), None);
 }

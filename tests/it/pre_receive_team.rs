@@ -5,7 +5,7 @@
 //! The server is a third machine (`hand.machine` in the bare repository's own configuration);
 //! the pushes go over `file://` past the client hooks, so only the remote judges.
 
-use crate::pre_receive::{options, push_past_hooks};
+use crate::pre_receive::{options, push_past_hooks, refused_by_remote};
 use crate::support::{leased_again, remote_oid};
 use crate::{pg, team_machines::two_machines};
 
@@ -28,13 +28,9 @@ fn a_lease_granted_on_another_machine_is_judged_as_that_machines_by_the_server()
         &options(&a, "a"),
         &["HEAD:refs/heads/hand/b"],
     );
-    assert_ne!(zombie.code, 0, "{}", zombie.stderr);
-    assert!(
-        zombie
-            .stderr
-            .contains("remote: git-hand: push refused by the remote (stale)"),
-        "{}",
-        zombie.stderr
+    refused_by_remote(
+        &zombie,
+        "remote: git-hand: push refused by the remote (stale)",
     );
     assert_eq!(remote_oid(&m.laptop, &origin, "hand/b"), None);
 
@@ -46,14 +42,7 @@ fn a_lease_granted_on_another_machine_is_judged_as_that_machines_by_the_server()
         &[],
         &["HEAD:refs/heads/hand/b"],
     );
-    assert_ne!(runner.code, 0, "{}", runner.stderr);
-    assert!(
-        runner
-            .stderr
-            .contains("branch hand/b belongs to live task b"),
-        "{}",
-        runner.stderr
-    );
+    refused_by_remote(&runner, "branch hand/b belongs to live task b");
 
     // A branch no task owns takes the runner's push; one the server protects does not.
     let unrelated = push_past_hooks(&m.runner, &m.clone, &origin, &[], &["HEAD:refs/heads/docs"]);
@@ -69,12 +58,7 @@ fn a_lease_granted_on_another_machine_is_judged_as_that_machines_by_the_server()
         &[],
         &["HEAD:refs/heads/release/1"],
     );
-    assert_ne!(unleased.code, 0, "{}", unleased.stderr);
-    assert!(
-        unleased.stderr.contains("hand.requireLease"),
-        "{}",
-        unleased.stderr
-    );
+    refused_by_remote(&unleased, "hand.requireLease");
 
     let holder = push_past_hooks(
         &m.laptop,

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::pre_receive::{options, push_past_hooks, served};
+use crate::pre_receive::{options, push_past_hooks, refused_by_remote, served};
 use crate::support::{Run, TestEnv, leased_again, path_of, remote_oid, spawn};
 
 /// Every event of the shared ledger, as `git hand log --json --all-repos` shows them (the
@@ -36,15 +36,6 @@ fn require(env: &TestEnv, origin: &Path, patterns: &[&str]) {
     }
 }
 
-fn refused(run: &Run, words: &str) {
-    assert_ne!(run.code, 0, "the push landed:\n{}", run.stderr);
-    assert!(
-        run.stderr.contains(words),
-        "{words:?} not in:\n{}",
-        run.stderr
-    );
-}
-
 #[test]
 fn a_protected_branch_is_refused_to_a_clone_without_git_hand_and_other_branches_pass() {
     let (env, repo, origin) = served();
@@ -54,7 +45,7 @@ fn a_protected_branch_is_refused_to_a_clone_without_git_hand_and_other_branches_
     let before = remote_oid(&env, &origin, "main");
 
     let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/main"]);
-    refused(
+    refused_by_remote(
         &run,
         "remote: git-hand: push refused by the remote: branch main takes only a current lease",
     );
@@ -90,7 +81,7 @@ fn the_holders_current_lease_passes_a_protected_branch_and_a_stale_one_is_refuse
     let work = env.commit(&slot, "b.txt", "b's work\n");
 
     let bare = push_past_hooks(&env, &slot, &origin, &[], &["HEAD:refs/heads/main"]);
-    refused(&bare, "hand.requireLease=main");
+    refused_by_remote(&bare, "hand.requireLease=main");
     let stale = push_past_hooks(
         &env,
         &slot,
@@ -98,7 +89,7 @@ fn the_holders_current_lease_passes_a_protected_branch_and_a_stale_one_is_refuse
         &options(&a, "a"),
         &["HEAD:refs/heads/main"],
     );
-    refused(
+    refused_by_remote(
         &stale,
         "remote: git-hand: push refused by the remote (stale)",
     );
@@ -137,7 +128,7 @@ fn a_current_lease_of_another_repositorys_task_is_refused_on_a_protected_branch(
         &options(&theirs, "x"),
         &["HEAD:refs/heads/release/1"],
     );
-    refused(&run, "is task x's, recorded against");
+    refused_by_remote(&run, "is task x's, recorded against");
     assert!(
         run.stderr.contains("not against this repository"),
         "{}",
@@ -169,7 +160,7 @@ fn deleting_a_protected_branch_without_a_lease_is_refused() {
     require(&env, &origin, &["release/*"]);
 
     let run = push_past_hooks(&env, &plain, &origin, &[], &[":refs/heads/release/1"]);
-    refused(&run, "branch release/1 takes only a current lease");
+    refused_by_remote(&run, "branch release/1 takes only a current lease");
     assert!(remote_oid(&env, &origin, "release/1").is_some());
 
     // Under a lease of this repository's task the deletion goes through.
@@ -202,7 +193,7 @@ fn patterns_match_one_component_with_a_star_any_with_two_and_may_name_refs_heads
     };
 
     for protected in ["release/1", "team/a", "team/a/b"] {
-        refused(&push(protected), &format!("branch {protected} takes only"));
+        refused_by_remote(&push(protected), &format!("branch {protected} takes only"));
         assert_eq!(remote_oid(&env, &origin, protected), None, "{protected}");
     }
     for free in ["release/1/rc", "teams/a", "feature"] {
@@ -289,7 +280,7 @@ fn a_push_to_a_symbolic_alias_of_a_protected_branch_is_refused() {
     let before = remote_oid(&env, &origin, "main");
 
     let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/master"]);
-    refused(
+    refused_by_remote(
         &run,
         "branch main (pushed as master) takes only a current lease",
     );
@@ -301,7 +292,7 @@ fn a_push_to_a_symbolic_alias_of_a_protected_branch_is_refused() {
         &["symbolic-ref", "refs/heads/trunk", "refs/heads/master"],
     );
     let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/trunk"]);
-    refused(
+    refused_by_remote(
         &run,
         "branch main (pushed as trunk) takes only a current lease",
     );
@@ -316,7 +307,7 @@ fn an_invalid_require_lease_pattern_refuses_every_push_and_names_the_fix() {
         require(&env, &origin, &[bad]);
         let plain = plain_clone(&env, &origin);
         let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/feature"]);
-        refused(&run, &format!("hand.requireLease={bad:?}"));
+        refused_by_remote(&run, &format!("hand.requireLease={bad:?}"));
         assert!(
             run.stderr
                 .contains("config --fixed-value --unset hand.requireLease"),

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::pre_receive::{options, push_past_hooks};
+use crate::pre_receive::{options, push_past_hooks, refused_by_remote};
 use crate::support::{Run, Shown, TestEnv, leased_again, remote_oid, shot, tree, write_hook};
 
 /// A dispatcher as Gitea and Forgejo generate one (written here, not copied): every executable
@@ -95,13 +95,9 @@ fn through_the_dispatcher_a_zombie_is_refused_the_sibling_runs_and_other_pushes_
         &options(&a, "a"),
         &["HEAD:refs/heads/hand/b"],
     );
-    assert_ne!(refused.code, 0, "{}", refused.stderr);
-    assert!(
-        refused
-            .stderr
-            .contains("remote: git-hand: push refused by the remote (stale)"),
-        "{}",
-        refused.stderr
+    refused_by_remote(
+        &refused,
+        "remote: git-hand: push refused by the remote (stale)",
     );
     assert_eq!(remote_oid(&env, &origin, "hand/b"), None);
     assert_eq!(
@@ -175,13 +171,7 @@ fn the_dispatched_fence_fails_closed_when_git_hand_is_gone() {
         .arg("HEAD:refs/heads/elsewhere")
         .env("PATH", "/usr/local/bin:/usr/bin:/bin");
     let run = Run::from(cmd.output().unwrap());
-    assert_ne!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("the remote cannot check leases: push refused"),
-        "{}",
-        run.stderr
-    );
+    refused_by_remote(&run, "the remote cannot check leases: push refused");
     assert_eq!(remote_oid(&env, &origin, "elsewhere"), None);
     assert_eq!(sibling_runs(&origin), 1);
 }
