@@ -261,7 +261,9 @@ impl SlotGuard {
         self.again_if_stale_lock(ledger, &git, &admin, args, first)
     }
 
-    /// A run of git that failed on a stale lock file is run once more (see [`SlotGuard::git`]).
+    /// A run of git that failed on a stale lock file is run once more (see [`SlotGuard::git`]),
+    /// as many times as it fails on another one: a git killed in `reset --hard` leaves both
+    /// `index.lock` and its branch's lock, and git names one per run.
     fn again_if_stale_lock(
         &self,
         ledger: &mut Ledger,
@@ -270,29 +272,46 @@ impl SlotGuard {
         args: &[&str],
         first: std::result::Result<String, GitError>,
     ) -> Result<String> {
-        match first {
-            Err(GitError::Failed { stderr, .. }) if self.remove_stale_lock(admin, &stderr) => {
-                self.ensure_still_held(ledger)?;
-                Ok(git.run(args)?)
+        let mut run = first;
+        let mut removed: Vec<PathBuf> = vec![];
+        loop {
+            match run {
+                Err(GitError::Failed { ref stderr, .. }) => {
+                    match self.remove_stale_lock(admin, stderr, &removed) {
+                        Some(lock) => removed.push(lock),
+                        None => return Ok(run?),
+                    }
+                }
+                other => return Ok(other?),
             }
-            other => Ok(other?),
+            self.ensure_still_held(ledger)?;
+            run = git.run(args);
         }
     }
 
     /// Removes the lock file git's message names, if it is the slot's own and no process is
-    /// inside the slot. Returns whether it did. The slot's own: in its admin dir, or the lock of
+    /// inside the slot. The slot's own: in its admin dir, or the lock of
     /// the branch checked out in it (`refs/heads/<branch>.lock` in the common dir: `reset --hard`
     /// writes through HEAD to that branch). git moves a branch checked out in a worktree only from
     /// that worktree (`git branch -f` and `switch` elsewhere refuse it), so with nobody inside,
     /// nothing but a killed git can have left that lock either.
-    fn remove_stale_lock(&self, admin: &Path, stderr: &str) -> bool {
-        let Some(lock) = locked_file(stderr) else {
-            return false;
-        };
+    ///
+    /// Returns the lock it removed; never one already in `removed` (a lock back after its removal
+    /// is somebody's).
+    fn remove_stale_lock(
+        &self,
+        admin: &Path,
+        stderr: &str,
+        removed: &[PathBuf],
+    ) -> Option<PathBuf> {
+        let lock = locked_file(stderr)?;
         let is_lock = lock.extension().is_some_and(|e| e == "lock");
         let ours = lock.parent() == Some(admin) || self.is_checked_out_branch_lock(admin, &lock);
-        let nobody_inside = super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
-        is_lock && ours && nobody_inside && std::fs::remove_file(&lock).is_ok()
+        let nobody_inside = || super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
+        (is_lock && ours && !removed.contains(&lock) && nobody_inside())
+            .then(|| std::fs::remove_file(&lock).ok())
+            .flatten()
+            .map(|()| lock)
     }
 
     /// Whether `lock` is the lock file of the branch the slot's HEAD names (`ref: refs/heads/..`

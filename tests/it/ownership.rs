@@ -318,6 +318,9 @@ fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
     std::fs::write(&other, "").unwrap();
     let lock = common.join("refs/heads/hand/a.lock");
     std::fs::write(&lock, "").unwrap();
+    // The killed `reset --hard` held the index too: git names one lock per run.
+    let admin = PathBuf::from(env.git(&a, &["rev-parse", "--absolute-git-dir"]));
+    std::fs::write(admin.join("index.lock"), "").unwrap();
     env.hand(&repo, &["teardown", "a", "--force"]).ok();
     assert!(
         !lock.exists(),
