@@ -226,8 +226,9 @@ impl Cluster {
         }
     }
 
-    /// The running processes whose working directory is the data directory.
-    fn server_processes(&self) -> Vec<u32> {
+    /// The running processes whose working directory is the data directory: the postmaster and
+    /// every process it started (backends included).
+    pub fn server_processes(&self) -> Vec<u32> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };

@@ -15,6 +15,9 @@ use git_hand::ledger::server::{Notice, ServerError, ServerUrl, connect, password
 
 use crate::pg::{self, Database, encode, literal};
 
+/// The writers' `lock_timeout` every connection here asks for.
+const LOCK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Parses `url` with only `vars` as the environment (no HOME: no `~/.pgpass`, no
 /// `~/.postgresql/root.crt` of whoever runs the tests).
 fn parse(url: &str, vars: &[(&str, &Path)]) -> ServerUrl {
@@ -28,14 +31,14 @@ fn parse(url: &str, vars: &[(&str, &Path)]) -> ServerUrl {
 
 /// Connects and runs `SELECT 1` on the connection; panics when either fails.
 fn select_one(url: &ServerUrl) -> i32 {
-    let mut client = connect(url, &mut Vec::new()).unwrap_or_else(|e| panic!("{url}: {e:?}"));
-    client.query_one("SELECT 1", &[]).unwrap().get(0)
+    let mut client = connect(url, &mut Vec::new(), LOCK).unwrap_or_else(|e| panic!("{url}: {e:?}"));
+    client.query_typed("SELECT 1", &[]).unwrap()[0].get(0)
 }
 
 /// The error a connection to `url` ends in, with the notices it gave.
 fn refusal(url: &ServerUrl) -> (ServerError, Vec<Notice>) {
     let mut notices = Vec::new();
-    match connect(url, &mut notices) {
+    match connect(url, &mut notices, LOCK) {
         Ok(_) => panic!("connected to {url}"),
         Err(e) => (e, notices),
     }
@@ -151,8 +154,11 @@ fn a_private_password_file_gives_the_password_and_an_open_one_is_ignored_with_ch
     );
     assert!(!format!("{found:?}").contains(secret), "{found:?}");
     let mut notices = Vec::new();
-    let mut client = connect(&url, &mut notices).unwrap();
-    let who: String = client.query_one("SELECT current_user", &[]).unwrap().get(0);
+    let mut client = connect(&url, &mut notices, LOCK).unwrap();
+    let who: String = client
+        .query_typed("SELECT CAST(current_user AS TEXT)", &[])
+        .unwrap()[0]
+        .get(0);
     assert_eq!(who, role);
     assert!(notices.is_empty(), "{notices:?}");
 
@@ -350,14 +356,13 @@ fn sslmode_require_is_refused_by_a_server_without_tls_and_disable_connects() {
 fn the_server_bounds_every_statement_and_idle_transaction() {
     let db = pg::database();
     for url in [db.url(), db.tcp_url()] {
-        let mut client = connect(&parse(&url, &[]), &mut Vec::new()).unwrap();
+        let mut client = connect(&parse(&url, &[]), &mut Vec::new(), LOCK).unwrap();
         let mut show = |what: &str| -> String {
-            client
-                .query_one(&format!("SHOW {what}"), &[])
-                .unwrap()
-                .get(0)
+            client.query_typed(&format!("SHOW {what}"), &[]).unwrap()[0].get(0)
         };
         assert_eq!(show("statement_timeout"), "30s");
         assert_eq!(show("idle_in_transaction_session_timeout"), "1min");
+        // Set in the startup packet, not by a statement after connecting.
+        assert_eq!(show("lock_timeout"), "5s");
     }
 }

@@ -27,20 +27,20 @@ pub(crate) trait PgTx {
     ) -> std::result::Result<u64, postgres::Error>;
 }
 
-impl PgTx for postgres::Transaction<'_> {
+impl PgTx for crate::ledger::server::Transaction<'_> {
     fn query_typed(
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> std::result::Result<Vec<postgres::Row>, postgres::Error> {
-        postgres::Transaction::query_typed(self, sql, params)
+        crate::ledger::server::Transaction::query_typed(self, sql, params)
     }
     fn execute_typed(
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> std::result::Result<u64, postgres::Error> {
-        postgres::Transaction::execute_typed(self, sql, params)
+        crate::ledger::server::Transaction::execute_typed(self, sql, params)
     }
 }
 

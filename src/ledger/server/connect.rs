@@ -9,11 +9,20 @@ use postgres::config::SslMode as WireMode;
 use postgres::error::SqlState;
 
 use super::ServerError;
+use super::client::Client;
 use super::passfile::{self, Notice};
 use super::tls::{Check, Connector};
 use super::url::{Host, ServerUrl, SslMode};
 
-/// Opens a connection to the team ledger.
+/// How long the server lets one statement run (`statement_timeout`, set at connecting); the
+/// client's deadline for an answer, [`super::DEFAULT_READ_TIMEOUT`], is this and a margin.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a session may sit idle inside a transaction before the server ends it.
+const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Opens a connection to the team ledger, whose writers wait at most `lock_timeout` for another's
+/// lock.
 ///
 /// `notices` receives what the caller should show whatever the outcome (a password file that
 /// was ignored). The whole attempt, name lookup, TLS and authentication included, ends within
@@ -22,12 +31,13 @@ use super::url::{Host, ServerUrl, SslMode};
 pub fn connect(
     url: &ServerUrl,
     notices: &mut Vec<Notice>,
-) -> Result<postgres::Client, ServerError> {
+    lock_timeout: Duration,
+) -> Result<Client, ServerError> {
     let found = passfile::lookup(url);
     notices.extend(found.notice.clone());
     let password = url.password.clone().or(found.password);
     let had_password = password.is_some();
-    let mut config = postgres::Config::new();
+    let mut config = tokio_postgres::Config::new();
     config
         .user(&url.user)
         .dbname(&url.dbname)
@@ -40,13 +50,22 @@ pub fn connect(
     // verb or a hook for the kernel's two hours: keepalives probe an idle link and
     // `tcp_user_timeout` ends one whose data goes unacknowledged (TCP only). On the server, a
     // statement or an idle transaction that waits longer than any ledger operation ever should
-    // is ended there and reported, not waited for.
+    // is ended there and reported, not waited for. A server that is there and does not answer
+    // at all (its processes stopped) is the client's own deadline's (`read_timeout`,
+    // `client.rs`). `lock_timeout` rides along in the startup packet too: one round trip less
+    // than a `SET` after connecting.
     config
         .keepalives_idle(Duration::from_secs(5))
         .keepalives_interval(Duration::from_secs(2))
         .keepalives_retries(3)
         .tcp_user_timeout(Duration::from_secs(15))
-        .options("-c statement_timeout=30s -c idle_in_transaction_session_timeout=60s");
+        .options(format!(
+            "-c statement_timeout={}ms -c idle_in_transaction_session_timeout={}ms \
+             -c lock_timeout={}ms",
+            STATEMENT_TIMEOUT.as_millis(),
+            IDLE_IN_TRANSACTION_TIMEOUT.as_millis(),
+            lock_timeout.as_millis().max(1)
+        ));
     if let Some(p) = &password {
         config.password(p.reveal());
     }
@@ -57,12 +76,20 @@ pub fn connect(
     let plan = plan(url)?;
     let ignored_passfile = found.notice.and(url.passfile.clone());
     let timeout = url.connect_timeout;
-    let attempt = move || -> Result<postgres::Client, Failure> {
+    let deadline = url.read_timeout();
+    let attempt = move || -> Result<Client, Failure> {
+        // One runtime on this thread, as the `postgres` crate makes for each connection.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Other(format!("cannot start the client's runtime: {e}")))?;
         let mut last = None;
         for (mode, connector) in plan {
             config.ssl_mode(mode);
-            match config.connect(connector) {
-                Ok(client) => return Ok(client),
+            match runtime.block_on(config.connect(connector)) {
+                Ok((client, connection)) => {
+                    return Ok(Client::new(runtime, client, connection, deadline));
+                }
                 Err(e) => {
                     let failure = Failure::of(&e);
                     // Try the next mode only where libpq would: allow's plain attempt refused
@@ -329,7 +356,7 @@ mod tests {
     use std::net::TcpListener;
 
     fn refused(u: &ServerUrl) -> ServerError {
-        match connect(u, &mut Vec::new()) {
+        match connect(u, &mut Vec::new(), Duration::from_secs(5)) {
             Ok(_) => panic!("connected to {u}"),
             Err(e) => e,
         }

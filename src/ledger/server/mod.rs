@@ -6,6 +6,7 @@
 //! (notices are handed back for the caller to show). The password never leaves
 //! [`url::Password`]: no type here prints it and no error carries it.
 
+mod client;
 mod connect;
 mod passfile;
 mod tls;
@@ -13,11 +14,12 @@ mod url;
 
 use std::path::PathBuf;
 
-pub use connect::connect;
+pub use client::{Client, Transaction, is_no_answer};
+pub use connect::{STATEMENT_TIMEOUT, connect};
 pub use passfile::{Lookup, Notice, lookup as password_from_file};
 pub use url::{
-    DEFAULT_APPLICATION_NAME, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PORT, Host, Password, ServerUrl,
-    SslMode, UrlError, is_server_url,
+    DEFAULT_APPLICATION_NAME, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PORT, DEFAULT_READ_TIMEOUT, Host,
+    Password, ServerUrl, SslMode, UrlError, is_server_url,
 };
 
 /// Everything that can go wrong reaching the team ledger. Each variant names where (host and

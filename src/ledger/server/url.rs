@@ -16,6 +16,12 @@ pub const DEFAULT_PORT: u16 = 5432;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// libpq's floor: a `connect_timeout` of 1 s is taken as 2 s.
 const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long git-hand waits for each answer of the server when `read_timeout` does not say: the
+/// server's own `statement_timeout` (30 s, which also bounds a writer's `lock_timeout` wait)
+/// and 10 s for its answer to arrive, so a statement the server would still run to its end is
+/// never cut short by the client.
+pub const DEFAULT_READ_TIMEOUT: Duration =
+    Duration::from_secs(super::connect::STATEMENT_TIMEOUT.as_secs() + 10);
 /// What the server shows in `pg_stat_activity` unless `application_name` says otherwise.
 pub const DEFAULT_APPLICATION_NAME: &str = "git-hand";
 
@@ -175,6 +181,9 @@ pub struct ServerUrl {
     pub sslmode: SslMode,
     /// `None`: `connect_timeout=0`, which libpq reads as "wait as long as it takes".
     pub connect_timeout: Option<Duration>,
+    /// `read_timeout` in whole seconds, 0 for none: see [`ServerUrl::read_timeout`]. (Seconds
+    /// in a `u32`, so the URL stays small enough to sit in a [`super::super::Place`] unboxed.)
+    read_timeout_secs: u32,
     /// `passfile` / `PGPASSFILE`, else `~/.pgpass`; `None` when there is no home directory.
     pub passfile: Option<PathBuf>,
     /// `sslrootcert` / `PGSSLROOTCERT` when set.
@@ -194,6 +203,7 @@ struct Parts {
     dbname: Option<String>,
     sslmode: Option<String>,
     connect_timeout: Option<String>,
+    read_timeout: Option<String>,
     passfile: Option<String>,
     sslrootcert: Option<String>,
     application_name: Option<String>,
@@ -269,8 +279,13 @@ impl ServerUrl {
             },
             connect_timeout: match parts.connect_timeout {
                 None => Some(DEFAULT_CONNECT_TIMEOUT),
-                Some(s) => parse_timeout(&s)?,
+                Some(s) => parse_timeout(&s, "connect_timeout")?,
             },
+            read_timeout_secs: match parts.read_timeout {
+                None => Some(DEFAULT_READ_TIMEOUT),
+                Some(s) => parse_timeout(&s, "read_timeout")?,
+            }
+            .map_or(0, |t| u32::try_from(t.as_secs()).unwrap_or(u32::MAX)),
             passfile: match parts.passfile {
                 Some(p) => Some(PathBuf::from(p)),
                 None => home.as_ref().map(|h| h.join(".pgpass")),
@@ -291,6 +306,14 @@ impl ServerUrl {
                 .application_name
                 .unwrap_or_else(|| DEFAULT_APPLICATION_NAME.to_string()),
         })
+    }
+
+    /// `read_timeout`, git-hand's own parameter (libpq has none): how long each wait for the
+    /// server's answer may take once connected (default [`DEFAULT_READ_TIMEOUT`]); `None`:
+    /// `read_timeout=0`, wait as long as it takes. A server that stops answering (its processes
+    /// stopped) ends the verb by it.
+    pub fn read_timeout(&self) -> Option<Duration> {
+        (self.read_timeout_secs > 0).then(|| Duration::from_secs(self.read_timeout_secs.into()))
     }
 
     /// `host:port` for a TCP host, the socket file for a unix socket: where a connection goes.
@@ -325,10 +348,11 @@ fn parse_port(s: &str) -> Result<u16, UrlError> {
         })
 }
 
-/// libpq's reading: whole seconds; 0 or less waits forever; 1 is raised to 2.
-fn parse_timeout(s: &str) -> Result<Option<Duration>, UrlError> {
+/// libpq's reading of `connect_timeout` (`what`), and git-hand's of `read_timeout` alike:
+/// whole seconds; 0 or less waits forever; 1 is raised to 2.
+fn parse_timeout(s: &str, what: &str) -> Result<Option<Duration>, UrlError> {
     let secs: i64 = s.trim().parse().map_err(|_| UrlError::BadValue {
-        what: "connect_timeout".into(),
+        what: what.into(),
         value: Some(s.to_string()),
         why: "expected whole seconds",
     })?;
@@ -390,6 +414,7 @@ fn split(url: &str) -> Result<Parts, UrlError> {
             "dbname" => &mut parts.dbname,
             "sslmode" => &mut parts.sslmode,
             "connect_timeout" => &mut parts.connect_timeout,
+            "read_timeout" => &mut parts.read_timeout,
             "passfile" => &mut parts.passfile,
             "sslrootcert" => &mut parts.sslrootcert,
             "application_name" => &mut parts.application_name,
@@ -584,6 +609,18 @@ mod tests {
         let odd = parse("postgres://u@/d?host=/tmp/a%26b%23c%25d%20e&port=5999");
         assert_eq!(odd.host, Host::Socket(PathBuf::from("/tmp/a&b#c%d e")));
         assert_eq!(parse(&odd.to_string()).host, odd.host);
+    }
+
+    #[test]
+    fn read_timeout_is_forty_seconds_unless_the_url_says_and_zero_waits_forever() {
+        let t = |q: &str| parse(&format!("postgres://u@h/d{q}")).read_timeout();
+        assert_eq!(t(""), Some(Duration::from_secs(40)));
+        assert_eq!(t("?read_timeout=3"), Some(Duration::from_secs(3)));
+        assert_eq!(t("?read_timeout=1"), Some(Duration::from_secs(2)));
+        assert_eq!(t("?read_timeout=0"), None);
+        let e = ServerUrl::parse_with("postgres://u@h/d?read_timeout=soon", &|_| None, &|| None)
+            .unwrap_err();
+        assert!(e.to_string().contains("read_timeout"), "{e}");
     }
 
     #[test]

@@ -35,8 +35,10 @@ pub mod schema;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+use postgres::types::Type;
+
 use super::db::{Db, PgTx};
-use super::server::{self, ServerUrl};
+use super::server::{self, Client, ServerUrl};
 use super::{LedgerError, Machine, Result, Tx, View};
 use crate::clock::{Clock, Millis};
 
@@ -83,7 +85,7 @@ const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
 /// An open connection to a team ledger.
 pub struct Team {
-    client: postgres::Client,
+    client: Client,
     url: ServerUrl,
     /// Set again on every new connection.
     lock_timeout: Duration,
@@ -118,17 +120,16 @@ impl Team {
     /// [`schema::check_for_reading`].
     pub fn open_existing(url: &ServerUrl) -> Result<Option<Self>> {
         let mut found = Vec::new();
-        let mut client = server::connect(url, &mut found)?;
+        let mut client = server::connect(url, &mut found, LOCK_TIMEOUT)?;
         if !schema::check_for_reading(&mut client, &url.to_string())? {
             return Ok(None);
         }
-        set_lock_timeout(&mut client, LOCK_TIMEOUT)?;
         Ok(Some(Self::connected(client, url, None, found)))
     }
 
     /// A team ledger on `client`, acting for no machine until [`super::Ledger::on_machine`].
     fn connected(
-        client: postgres::Client,
+        client: Client,
         url: &ServerUrl,
         clock: Option<Box<dyn Clock>>,
         found: Vec<server::Notice>,
@@ -199,21 +200,18 @@ impl Team {
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::ReadCommitted)
-            .start()
+            .transaction_with(postgres::IsolationLevel::ReadCommitted, false)
             .map_err(|e| before_commit(e.into()))?;
         // The writers' lock and the transaction's `now` in one statement.
-        let now: Millis = tx
-            .query_one(
-                &format!(
-                    "UPDATE clock SET max_now = GREATEST(max_now, coalesce($1, {SERVER_NOW})) \
-                     RETURNING max_now"
-                ),
-                &[&injected],
-            )
-            .map_err(|e| before_commit(e.into()))?
-            .get(0);
+        let now = clock_row(
+            &mut tx,
+            &format!(
+                "UPDATE clock SET max_now = GREATEST(max_now, coalesce($1, {SERVER_NOW})) \
+                 RETURNING max_now"
+            ),
+            injected,
+        )
+        .map_err(before_commit)?;
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
@@ -246,18 +244,14 @@ impl Team {
         let injected = self.clock.as_ref().map(|c| c.now_ms());
         let mut tx = self
             .client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
+            .transaction_with(postgres::IsolationLevel::RepeatableRead, true)
             .map_err(|e| broke(e.into()))?;
-        let now: Millis = tx
-            .query_one(
-                &format!("SELECT GREATEST(max_now, coalesce($1, {SERVER_NOW})) FROM clock"),
-                &[&injected],
-            )
-            .map_err(|e| broke(e.into()))?
-            .get(0);
+        let now = clock_row(
+            &mut tx,
+            &format!("SELECT GREATEST(max_now, coalesce($1, {SERVER_NOW})) FROM clock"),
+            injected,
+        )
+        .map_err(broke)?;
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
@@ -293,7 +287,7 @@ impl Team {
         }
     }
 
-    fn connect_again(&self) -> Result<postgres::Client> {
+    fn connect_again(&self) -> Result<Client> {
         let deadline = Instant::now() + self.url.connect_timeout.unwrap_or(RECONNECT_TIMEOUT);
         loop {
             match connect(&self.url, &mut Vec::new(), self.lock_timeout) {
@@ -313,13 +307,29 @@ impl Team {
     /// reports it.
     pub fn clock_skew_ms(&mut self) -> Result<i64> {
         let before = crate::clock::SystemClock.now_ms();
-        let server: Millis = self
+        let rows = self
             .client
-            .query_one(&format!("SELECT {SERVER_NOW}"), &[])?
-            .get(0);
+            .query_typed(&format!("SELECT {SERVER_NOW}"), &[])?;
+        let server: Millis = rows
+            .first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| LedgerError::Corrupt("hand_now() returned no row".into()))?;
         let after = crate::clock::SystemClock.now_ms();
         Ok(before + (after - before) / 2 - server)
     }
+}
+
+/// The clock row's one value (`sql` reads or updates it, `$1` the injected time if any): the
+/// transaction's `now`, in one round trip.
+fn clock_row(
+    tx: &mut server::Transaction<'_>,
+    sql: &str,
+    injected: Option<Millis>,
+) -> Result<Millis> {
+    let rows = tx.query_typed(sql, &[(&injected, Type::INT8)])?;
+    rows.first()
+        .map(|r| r.get(0))
+        .ok_or_else(|| LedgerError::Corrupt("the clock table has no row".into()))
 }
 
 /// A connection to `url` with the writers' `lock_timeout`, its schema migrated to this
@@ -328,14 +338,13 @@ fn connect(
     url: &ServerUrl,
     notices: &mut Vec<server::Notice>,
     lock_timeout: Duration,
-) -> Result<postgres::Client> {
-    let mut client = server::connect(url, notices)?;
-    set_lock_timeout(&mut client, lock_timeout)?;
+) -> Result<Client> {
+    let mut client = server::connect(url, notices, lock_timeout)?;
     schema::migrate(&mut client, &url.to_string())?;
     Ok(client)
 }
 
-fn set_lock_timeout(client: &mut postgres::Client, timeout: Duration) -> Result<()> {
+fn set_lock_timeout(client: &mut Client, timeout: Duration) -> Result<()> {
     let ms = i64::try_from(timeout.as_millis())
         .unwrap_or(i64::MAX)
         .max(1);
@@ -343,9 +352,20 @@ fn set_lock_timeout(client: &mut postgres::Client, timeout: Duration) -> Result<
     Ok(())
 }
 
-/// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke.
+/// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke, or
+/// that the server did not answer within `read_timeout` (the connection is dropped then).
 fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
     match e {
+        LedgerError::Pg(pg) if server::is_no_answer(&pg) => {
+            LedgerError::ConnectionLost(Box::new(Lost {
+                at: url.to_string(),
+                reason: format!(
+                    "no answer within {} s (read_timeout)",
+                    url.read_timeout().map_or(0, |t| t.as_secs())
+                ),
+                fate,
+            }))
+        }
         LedgerError::Pg(pg) if connection_lost(&pg) => {
             LedgerError::ConnectionLost(Box::new(Lost {
                 at: url.to_string(),
@@ -362,7 +382,7 @@ fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
 /// `FATAL: terminating connection due to administrator command`, a server shutting down or
 /// crashing likewise; a FATAL error always ends the session).
 pub fn connection_lost(e: &postgres::Error) -> bool {
-    if e.is_closed() {
+    if e.is_closed() || server::is_no_answer(e) {
         return true;
     }
     if let Some(db) = e.as_db_error() {

@@ -13,8 +13,10 @@
 //! advisory lock, so two machines opening an old ledger at once migrate it once; a ledger newer
 //! than this binary is refused untouched. Never edit a step that has shipped: add a new one.
 
-use postgres::GenericClient;
+use postgres::error::SqlState;
+use postgres::types::Type;
 
+use crate::ledger::server::{Client, Transaction};
 use crate::ledger::{LedgerError, Result};
 
 /// One schema step: the SQL that moves a team ledger from `version - 1` to `version`.
@@ -200,30 +202,47 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The version of the ledger in this database: 0 when git-hand never made one here.
-pub fn version(client: &mut impl GenericClient) -> Result<i64> {
+///
+/// One statement, so one round trip on every connection: the table's absence is the server's
+/// "undefined table" error (outside a transaction, it ends nothing). The name is looked up
+/// under the statement's lock, which first takes in every catalog change another machine
+/// committed (a migration that just made the table); `to_regclass` would not (see
+/// [`version_in`]).
+pub fn version(client: &mut Client) -> Result<i64> {
+    match client.query_typed("SELECT version FROM ledger_meta", &[]) {
+        Ok(rows) => Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0))),
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`version`] inside the migration's transaction, where an error would end the transaction:
+/// first whether the table exists, then its row.
+fn version_in(tx: &mut Transaction<'_>) -> Result<i64> {
     // From `pg_class` itself, under the statement's snapshot: `to_regclass` looks the name up
     // in the backend's catalog cache, which may still remember "no such table" after another
     // machine's migration committed (a lookup that takes no lock reads no invalidations), and a
     // second machine would then create the schema again.
-    let exists: bool = client
-        .query_one(
+    let exists: bool = tx
+        .query_typed(
             "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relname = 'ledger_meta' \
              AND relkind = 'r' AND pg_catalog.pg_table_is_visible(oid))",
             &[],
         )?
-        .get(0);
+        .first()
+        .is_some_and(|r| r.get(0));
     if !exists {
         return Ok(0);
     }
-    let row = client.query_opt("SELECT version FROM ledger_meta", &[])?;
-    Ok(row.map_or(0, |r| r.get::<_, i64>(0)))
+    let rows = tx.query_typed("SELECT version FROM ledger_meta", &[])?;
+    Ok(rows.first().map_or(0, |r| r.get::<_, i64>(0)))
 }
 
 /// What a reader finds, changing nothing: `Ok(false)` when git-hand never made a ledger in this
 /// database (a reading verb then sees an empty ledger, as where there is no ledger file),
 /// `Ok(true)` at this binary's version; an older ledger is refused (a reader never migrates:
 /// any writing verb, with a role that may, does), a newer one too.
-pub fn check_for_reading(client: &mut postgres::Client, at: &str) -> Result<bool> {
+pub fn check_for_reading(client: &mut Client, at: &str) -> Result<bool> {
     let found = version(client)?;
     refuse_newer(found, LATEST_VERSION, at)?;
     match found {
@@ -238,13 +257,13 @@ pub fn check_for_reading(client: &mut postgres::Client, at: &str) -> Result<bool
 }
 
 /// Brings the ledger in this database to [`LATEST_VERSION`]; `at` names it in errors.
-pub fn migrate(client: &mut postgres::Client, at: &str) -> Result<()> {
+pub fn migrate(client: &mut Client, at: &str) -> Result<()> {
     migrate_with(client, at, MIGRATIONS)
 }
 
 /// Brings the ledger to the last version of `steps` (tests pass their own list).
 #[doc(hidden)]
-pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]) -> Result<()> {
+pub fn migrate_with(client: &mut Client, at: &str, steps: &[Migration]) -> Result<()> {
     let latest = steps.last().map_or(0, |m| m.version);
     let found = version(client)?;
     refuse_newer(found, latest, at)?;
@@ -261,8 +280,10 @@ pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]
                 refusal: Box::new(super::Refusal {
                     at: at.to_string(),
                     user: client
-                        .query_one("SELECT CAST(current_user AS TEXT)", &[])?
-                        .get(0),
+                        .query_typed("SELECT CAST(current_user AS TEXT)", &[])?
+                        .first()
+                        .map(|r| r.get(0))
+                        .unwrap_or_default(),
                     reason,
                 }),
             }),
@@ -273,15 +294,18 @@ pub fn migrate_with(client: &mut postgres::Client, at: &str, steps: &[Migration]
 }
 
 fn migrate_in_one_transaction(
-    client: &mut postgres::Client,
+    client: &mut Client,
     at: &str,
     steps: &[Migration],
     latest: i64,
 ) -> Result<()> {
     let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.execute_typed(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[(&MIGRATION_LOCK, Type::INT8)],
+    )?;
     // Another machine may have migrated it while this one waited for the lock.
-    let found = version(&mut tx)?;
+    let found = version_in(&mut tx)?;
     refuse_newer(found, latest, at)?;
     if found == 0 {
         tx.batch_execute(
@@ -303,7 +327,10 @@ fn migrate_in_one_transaction(
                 version: step.version,
                 source,
             })?;
-        tx.execute("UPDATE ledger_meta SET version = $1", &[&step.version])?;
+        tx.execute_typed(
+            "UPDATE ledger_meta SET version = $1",
+            &[(&step.version, Type::INT8)],
+        )?;
     }
     tx.commit()?;
     Ok(())
