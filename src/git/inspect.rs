@@ -405,7 +405,10 @@ impl Repo {
             .collect()
     }
 
-    /// Every linked worktree git knows about.
+    /// Every linked worktree git knows about. An admin dir whose `gitdir` file does not name a
+    /// place (empty or unreadable: a `git worktree add` killed before writing it) is no worktree
+    /// to git: `git worktree list` leaves it out and `git worktree prune` removes it ("invalid
+    /// gitdir file"), and so it is left out here, instead of failing every verb that lists.
     pub fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
         let proxies = self
             .repo
@@ -413,9 +416,9 @@ impl Repo {
             .map_err(|e| InspectError::Read(e.to_string()))?;
         let mut out = Vec::with_capacity(proxies.len());
         for proxy in proxies {
-            let raw = proxy
-                .base()
-                .map_err(|e| InspectError::Read(e.to_string()))?;
+            let Ok(raw) = proxy.base() else {
+                continue;
+            };
             let (path, exists) = match std::fs::canonicalize(&raw) {
                 Ok(p) => (p, true),
                 Err(_) => (raw, false),

@@ -352,3 +352,27 @@ fn a_lock_file_a_killed_git_left_in_a_slot_never_wedges_it() {
     );
     assert_eq!(head_of(&env, &a), "hand/b");
 }
+
+/// A `git worktree add` killed before it wrote the admin dir's `gitdir` leaves it empty. git
+/// then leaves that admin dir out of `git worktree list` and prunes it; git-hand must not stop
+/// reading the repository on it (a randomized trial killed a spawn there, and every later
+/// `doctor --repair` failed with "cannot read the repository").
+#[test]
+fn an_admin_dir_a_killed_worktree_add_left_without_its_gitdir_wedges_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = spawn(&env, &repo, "a", &[]);
+    env.git(&repo, &["worktree", "add", "-q", "--detach", "../half"]);
+    let admin = repo.join(".git/worktrees/half");
+    std::fs::write(admin.join("gitdir"), "").unwrap();
+    let doctor = env.hand(&repo, &["doctor", "--repair", "--json"]);
+    assert!(
+        doctor.code == 0 || doctor.code == 3,
+        "doctor --repair failed: {}",
+        doctor.stderr
+    );
+    env.hand(&repo, &["list"]).ok();
+    env.hand(&repo, &["teardown", "a"]).ok();
+    let b = spawn(&env, &repo, "b", &[]);
+    assert_eq!(path_of(&b), path_of(&a), "the free slot was not reused");
+}
