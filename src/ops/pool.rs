@@ -109,6 +109,63 @@ pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
     })
 }
 
+/// Runs `git worktree add` (`args`) while holding the worktree-list lock (`_held`), past the
+/// half-written admin dirs of spawns killed inside their own `worktree add`: git writes an admin
+/// dir's files one by one, and a `commondir` left empty makes every later `worktree add` of the
+/// repository fail ("failed to read .git/worktrees/<id>/commondir"), so one killed spawn used to
+/// fail every spawn that needed a new slot until `doctor --repair` ran. An admin dir is cleared
+/// only when it is certainly such a one: its `commondir` is empty and its `gitdir` names a slot
+/// of `pool_dir`. Every spawn registers a slot under this lock, so its maker is dead; the slot's
+/// own task is stuck in spawning and its repair removes the rest, as for any killed spawn.
+pub fn add_worktree(
+    git: &crate::git::Git,
+    args: &[&str],
+    common: &Path,
+    pool_dir: &Path,
+    _held: &WorktreeListLock,
+) -> Result<()> {
+    let mut cleared: Vec<PathBuf> = vec![];
+    loop {
+        let failure = match git.run(args) {
+            Ok(_) => return Ok(()),
+            Err(e) => e,
+        };
+        let debris = match &failure {
+            crate::git::GitError::Failed { stderr, .. } => {
+                half_written_slot_admin(stderr, common, pool_dir)
+            }
+            _ => None,
+        };
+        let Some(admin) = debris.filter(|a| !cleared.contains(a)) else {
+            return Err(failure.into());
+        };
+        std::fs::remove_dir_all(&admin).map_err(|e| {
+            Error::failed(
+                format!(
+                    "cannot remove {}, a half-written worktree admin dir: {e}",
+                    admin.display()
+                ),
+                vec![format!("ls -la {}", admin.display())],
+            )
+        })?;
+        cleared.push(admin);
+    }
+}
+
+/// The admin dir git's message says it cannot read the `commondir` of, when it is a slot's of
+/// `pool_dir` left half-written (see [`add_worktree`]).
+fn half_written_slot_admin(stderr: &str, common: &Path, pool_dir: &Path) -> Option<PathBuf> {
+    let rest = &stderr[stderr.find("failed to read ")? + "failed to read ".len()..];
+    let at = rest.find("/commondir")?;
+    let id = Path::new(&rest[..at]).file_name()?;
+    let admin = common.join("worktrees").join(id);
+    let commondir = std::fs::read_to_string(admin.join("commondir")).ok()?;
+    let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    let slot = Path::new(gitdir.trim_end()).parent()?;
+    let in_pool = slot.parent()?.parent()? == pool_dir;
+    (commondir.trim().is_empty() && in_pool).then_some(admin)
+}
+
 /// Arguments that let git-hand's own `git switch` skip hooks when the only hook it would run is
 /// git-hand's post-checkout shim, which does nothing for git-hand's calls: saves starting a shell
 /// per switch. With any other hook in play (a chained post-checkout, a reference-transaction

@@ -376,3 +376,44 @@ fn an_admin_dir_a_killed_worktree_add_left_without_its_gitdir_wedges_nothing() {
     let b = spawn(&env, &repo, "b", &[]);
     assert_eq!(path_of(&b), path_of(&a), "the free slot was not reused");
 }
+
+/// A spawn killed inside its `git worktree add` can leave the new admin dir's `commondir` empty,
+/// which makes every later `git worktree add` of the repository fail ("failed to read
+/// .git/worktrees/<id>/commondir"): a randomized trial saw a parallel spawn fail on it. A spawn
+/// that needs a new slot clears such a slot's admin dir (its maker is dead: every spawn registers
+/// under the worktree-list lock) and the killed spawn's repair still settles its task; an admin
+/// dir that is not a slot's is left alone.
+#[test]
+fn a_half_written_admin_dir_a_killed_spawn_left_never_fails_the_next_spawn() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &[]));
+    let pool = a.parent().unwrap().parent().unwrap().to_path_buf();
+    let common = repo.join(".git");
+    let half = |id: &str, gitdir: &Path| {
+        let admin = common.join("worktrees").join(id);
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::write(admin.join("locked"), "initializing").unwrap();
+        std::fs::write(admin.join("gitdir"), format!("{}\n", gitdir.display())).unwrap();
+        std::fs::write(admin.join("commondir"), "").unwrap();
+        admin
+    };
+    let slots = half("app7", &pool.join("7/app/.git"));
+    let b = spawn(&env, &repo, "b", &[]);
+    assert!(
+        !slots.exists(),
+        "the slot's half-written admin dir is still there"
+    );
+    assert_eq!(head_of(&env, &path_of(&b)), "hand/b");
+
+    let theirs = half("elsewhere", &env.path("work/elsewhere/.git"));
+    let c = env.hand(&repo, &["spawn", "c"]);
+    assert_ne!(
+        c.code, 0,
+        "git's worktree add cannot pass another's half-written admin dir"
+    );
+    assert!(
+        theirs.join("commondir").exists(),
+        "an admin dir not of a slot was touched"
+    );
+}

@@ -2,7 +2,7 @@
 //! each git command checked against the ledger first (see [`SlotGuard`]), with no transaction
 //! open. A failure here is undone by `undo::failed_spawn`, under the same lock.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Progress;
 use super::intent::Claimed;
@@ -153,9 +153,11 @@ fn create_slot(
         },
     ]);
     {
-        let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+        let common = &repo.loc.common_dir;
+        let lock = pool::lock_worktree_list(common)?;
         guard.ensure_still_held(ledger)?;
-        git.run(&args)?;
+        let pool_dir = path.parent().and_then(Path::parent).unwrap_or(path);
+        pool::add_worktree(git, &args, common, pool_dir, &lock)?;
     }
     // The index is empty: --discard-changes fills it and the files from the target.
     switch_to(ledger, repo, guard, target, &["--discard-changes"])
