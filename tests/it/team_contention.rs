@@ -70,10 +70,15 @@ enum Cut {
 /// The simple-protocol `COMMIT` the client library sends to commit a transaction.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
 
+/// What the relay runs once the server has answered a `COMMIT` it cuts the answer of, before
+/// the client can see the cut: another machine acting between the commit and the retry.
+type Meanwhile = Box<dyn FnOnce() + Send>;
+
 /// A TCP relay to the shared cluster on 127.0.0.1 that cuts one connection at a [`Cut`].
 struct Cutter {
     port: u16,
     plan: Arc<Mutex<Option<Cut>>>,
+    meanwhile: Arc<Mutex<Option<Meanwhile>>>,
     cuts: Arc<AtomicUsize>,
 }
 
@@ -82,15 +87,21 @@ impl Cutter {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let plan: Arc<Mutex<Option<Cut>>> = Arc::default();
+        let meanwhile: Arc<Mutex<Option<Meanwhile>>> = Arc::default();
         let cuts: Arc<AtomicUsize> = Arc::default();
-        let (p, c) = (plan.clone(), cuts.clone());
+        let (p, m, c) = (plan.clone(), meanwhile.clone(), cuts.clone());
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let server = TcpStream::connect(("127.0.0.1", pg::cluster().port)).unwrap();
-                relay(client, server, p.clone(), c.clone());
+                relay(client, server, p.clone(), m.clone(), c.clone());
             }
         });
-        Self { port, plan, cuts }
+        Self {
+            port,
+            plan,
+            meanwhile,
+            cuts,
+        }
     }
 
     /// The superuser's URL for `db` through this relay (no TLS: the relay reads the protocol).
@@ -106,6 +117,14 @@ impl Cutter {
 
     fn arm(&self, cut: Cut) {
         *self.plan.lock().unwrap() = Some(cut);
+    }
+
+    /// Arms `cut` (an [`Cut::AnswerToCommitAfter`]) and runs `meanwhile` once the server has
+    /// committed, before the client learns that the connection is cut: whatever the client
+    /// does next (a retry) comes after it.
+    fn arm_with(&self, cut: Cut, meanwhile: impl FnOnce() + Send + 'static) {
+        *self.meanwhile.lock().unwrap() = Some(Box::new(meanwhile));
+        self.arm(cut);
     }
 
     /// How many connections it has cut.
@@ -130,6 +149,7 @@ fn relay(
     client: TcpStream,
     server: TcpStream,
     plan: Arc<Mutex<Option<Cut>>>,
+    meanwhile: Arc<Mutex<Option<Meanwhile>>>,
     cuts: Arc<AtomicUsize>,
 ) {
     // Set before the COMMIT is forwarded, so the server's next bytes are its answer to it.
@@ -181,7 +201,11 @@ fn relay(
                 break;
             }
             if swallow2.load(Ordering::SeqCst) {
-                // The server has committed; its answer is dropped with the connection.
+                // The server has committed; its answer is dropped with the connection, after
+                // what the test runs in between (the client still waits for the answer).
+                if let Some(f) = meanwhile.lock().unwrap().take() {
+                    f();
+                }
                 cut(&s_in, &c_out, &cuts2);
                 return;
             }
@@ -297,6 +321,49 @@ fn an_acquire_whose_commit_landed_but_whose_answer_was_lost_returns_the_same_lea
     assert_eq!(tenures(&db), ["1:alice:false"]);
     let acquired = db.psql("SELECT count(*) FROM events WHERE kind = 'acquired'");
     assert_eq!(acquired, "1", "one acquisition, one token");
+}
+
+#[test]
+fn a_release_whose_answer_was_lost_is_a_release_though_another_machine_acquired_before_the_retry() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let mut laptop = open(&relay.url(&db)).on_machine("laptop");
+    let res = issue("42");
+    let Acquire::Acquired { tenure, .. } =
+        laptop.write(|tx| tx.acquire(&res, "alice", None)).unwrap()
+    else {
+        panic!("not acquired")
+    };
+
+    // Between alice's committed release and its retry, bob (another machine, on a connection
+    // of its own) acquires the issue.
+    let (url, taken) = (db.url(), res.clone());
+    relay.arm_with(Cut::AnswerToCommitAfter("UPDATE clock"), move || {
+        let mut runner = open(&url).on_machine("runner");
+        let got = runner.write(|tx| tx.acquire(&taken, "bob", None)).unwrap();
+        assert!(
+            matches!(got, Acquire::Acquired { fresh: true, .. }),
+            "{got:?}"
+        );
+    });
+    let released = laptop
+        .write_idempotent(Idempotent::Release, |tx| {
+            tx.release(&res, By::Lease(&tenure.lease_id))
+        })
+        .unwrap();
+    assert_eq!(relay.cuts(), 1, "the relay did not cut the connection");
+    // What the first run did: alice's tenure, ended as released; not bob's refusal.
+    let Release::Released(Some(ended)) = released else {
+        panic!("not released: {released:?}")
+    };
+    assert_eq!(ended.lease_id, tenure.lease_id);
+    assert_eq!(ended.end_reason.as_deref(), Some("released"));
+    assert_eq!(tenures(&db), ["1:alice:true", "2:bob:false"]);
+    assert_eq!(
+        db.psql("SELECT count(*) FROM events WHERE kind = 'refused'"),
+        "0",
+        "the retry logged a refusal"
+    );
 }
 
 #[test]

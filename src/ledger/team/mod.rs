@@ -161,7 +161,7 @@ impl Team {
     /// ([`LedgerError::ConnectionLost`]) says whether the commit may have happened.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.reconnect_if_closed()?;
-        let out = self.write_tx(f);
+        let out = self.write_tx(f, false);
         self.refusal(out)
     }
 
@@ -169,12 +169,17 @@ impl Team {
     /// a new connection: only for an operation whose second run cannot change the outcome
     /// whether or not the first one committed (the caller says why,
     /// [`super::Ledger::write_idempotent`]).
+    ///
+    /// When the first run's `COMMIT` went unanswered, the second run's [`Tx`] says so
+    /// ([`Tx::retries_an_unanswered_commit`]): a release then takes its tenure already ended as
+    /// released for the first run's work, whoever acquired the resource in between.
     pub fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.reconnect_if_closed()?;
-        let out = match self.write_tx(&f) {
+        let out = match self.write_tx(&f, false) {
             Err(LedgerError::ConnectionLost(lost)) => {
+                let unanswered = lost.fate == Fate::Unknown;
                 self.reconnect(*lost)?;
-                self.write_tx(&f)
+                self.write_tx(&f, unanswered)
             }
             other => other,
         };
@@ -193,7 +198,13 @@ impl Team {
         })
     }
 
-    fn write_tx<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+    /// One run of a write; `retrying_unanswered`: it runs again after a `COMMIT` whose answer
+    /// was lost.
+    fn write_tx<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T>,
+        retrying_unanswered: bool,
+    ) -> Result<T> {
         let url = &self.url;
         let before_commit = |e: LedgerError| lost(e, url, Fate::NothingWritten);
         let machine = self.machine.clone();
@@ -215,7 +226,11 @@ impl Team {
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&Tx::new(Db::Pg(shared), now).for_machine(&machine)).map_err(before_commit)?
+            let mut tx = Tx::new(Db::Pg(shared), now).for_machine(&machine);
+            if retrying_unanswered {
+                tx = tx.retrying_an_unanswered_commit();
+            }
+            f(&tx).map_err(before_commit)?
         };
         cell.into_inner()
             .commit()
