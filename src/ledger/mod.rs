@@ -123,6 +123,10 @@ pub enum LedgerError {
     /// The team ledger's server refused a statement (or the connection broke in one).
     #[error("team ledger error: {}", pg_message(.0))]
     Pg(postgres::Error),
+    /// The team ledger's server did not answer a statement within `read_timeout` (the
+    /// connection was dropped). An operation reports it as [`LedgerError::ConnectionLost`].
+    #[error("team ledger error: {0}")]
+    NoAnswer(server::NoAnswer),
     #[error(
         "the team ledger at {at} has schema version {found}, newer than this git-hand \
          understands (version {supported}); upgrade git-hand"
@@ -206,6 +210,15 @@ impl From<postgres::Error> for LedgerError {
             LedgerError::Busy
         } else {
             LedgerError::Pg(e)
+        }
+    }
+}
+
+impl From<server::ClientError> for LedgerError {
+    fn from(e: server::ClientError) -> Self {
+        match e {
+            server::ClientError::Pg(e) => e.into(),
+            server::ClientError::NoAnswer(e) => LedgerError::NoAnswer(e),
         }
     }
 }

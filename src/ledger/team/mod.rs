@@ -370,26 +370,16 @@ fn set_lock_timeout(client: &mut Client, timeout: Duration) -> Result<()> {
 /// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke, or
 /// that the server did not answer within `read_timeout` (the connection is dropped then).
 fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
-    match e {
-        LedgerError::Pg(pg) if server::is_no_answer(&pg) => {
-            LedgerError::ConnectionLost(Box::new(Lost {
-                at: url.to_string(),
-                reason: format!(
-                    "no answer within {} s (read_timeout)",
-                    url.read_timeout().map_or(0, |t| t.as_secs())
-                ),
-                fate,
-            }))
-        }
-        LedgerError::Pg(pg) if connection_lost(&pg) => {
-            LedgerError::ConnectionLost(Box::new(Lost {
-                at: url.to_string(),
-                reason: super::pg_message(&pg),
-                fate,
-            }))
-        }
-        other => other,
-    }
+    let reason = match e {
+        LedgerError::NoAnswer(no_answer) => no_answer.to_string(),
+        LedgerError::Pg(pg) if connection_lost(&pg) => super::pg_message(&pg),
+        other => return other,
+    };
+    LedgerError::ConnectionLost(Box::new(Lost {
+        at: url.to_string(),
+        reason,
+        fate,
+    }))
 }
 
 /// Whether `e` says the connection is gone, rather than a statement refused: the client found
@@ -397,7 +387,7 @@ fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
 /// `FATAL: terminating connection due to administrator command`, a server shutting down or
 /// crashing likewise; a FATAL error always ends the session).
 pub fn connection_lost(e: &postgres::Error) -> bool {
-    if e.is_closed() || server::is_no_answer(e) {
+    if e.is_closed() {
         return true;
     }
     if let Some(db) = e.as_db_error() {
