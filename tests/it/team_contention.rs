@@ -1,6 +1,7 @@
 //! The team ledger when connections drop and machines contend (issue 14, item 5 and its Tests):
 //! a connection that breaks is retried only where re-running cannot change the outcome
-//! (release, renew, an acquire by the same holder) and never grants twice; every other write
+//! (release, renew, an acquire by the same holder) and never grants twice (a release whose
+//! answer was lost is still a release when another machine acquired before the retry); every other write
 //! fails with exit 3 saying what may have happened; and 2 × 8 processes on two "machines"
 //! contend for one issue, then for one task.
 //!
@@ -452,6 +453,46 @@ fn lease_acquire_whose_answer_was_lost_prints_the_lease_it_got_and_no_second_tok
         db.psql("SELECT lease_id FROM tenures")
     );
     assert_eq!(tenures(&db), ["1:alice:false"]);
+}
+
+#[test]
+fn lease_release_whose_answer_was_lost_says_released_though_another_holder_acquired_meanwhile() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+    let acquired = env
+        .hand(
+            &repo,
+            &["lease", "acquire", "42", "--holder", "alice", "--json"],
+        )
+        .json();
+    let lease = acquired["lease_id"].as_str().unwrap().to_string();
+    let key = db.psql("SELECT key FROM resources WHERE kind = 'issue'");
+    let (namespace, n) = key.rsplit_once('#').unwrap();
+    let res = Resource::issue(namespace, n);
+
+    // Between the committed release and its retry, bob acquires the issue on another machine.
+    let url = db.url();
+    relay.arm_with(Cut::AnswerToCommitAfter("UPDATE clock"), move || {
+        let mut runner = open(&url).on_machine("runner");
+        runner.write(|tx| tx.acquire(&res, "bob", None)).unwrap();
+    });
+    let run = env
+        .hand(
+            &repo,
+            &["lease", "release", "42", "--lease", &lease, "--json"],
+        )
+        .code(0);
+    assert_eq!(relay.cuts(), 1, "the relay did not cut");
+    let released = run.json();
+    assert_eq!(released["outcome"], "released", "{released}");
+    assert_eq!(
+        released["lease_id"].as_str(),
+        Some(lease.as_str()),
+        "{released}"
+    );
+    assert_eq!(released["holder"], "alice", "{released}");
+    assert_eq!(tenures(&db), ["1:alice:true", "2:bob:false"]);
 }
 
 #[test]
