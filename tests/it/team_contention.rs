@@ -1,9 +1,9 @@
 //! The team ledger when connections drop and machines contend (issue 14, item 5 and its Tests):
 //! a connection that breaks is retried only where re-running cannot change the outcome
 //! (release, renew, an acquire by the same holder) and never grants twice (a release whose
-//! answer was lost is still a release when another machine acquired before the retry); every other write
-//! fails with exit 3 saying what may have happened; and 2 × 8 processes on two "machines"
-//! contend for one issue, then for one task.
+//! answer was lost is still a release when another machine acquired before the retry); every
+//! other write fails with exit 3 saying what may have happened; and 2 × 8 processes on two
+//! "machines" contend for one issue, then for one task.
 //!
 //! Connections are broken for real: `pg_terminate_backend` between two operations, and a TCP
 //! relay ([`Cutter`]) between git-hand and the server that cuts one connection at an exact
