@@ -379,6 +379,17 @@ impl Tx<'_> {
         if let Some(mine) = mine {
             return Ok(Release::Released(Some(self.end(mine, "released")?)));
         }
+        // The retry of a release whose COMMIT went unanswered: a tenure this lease id names,
+        // ended as released, is what the first run did (it committed), whoever acquired the
+        // resource since; refusing would tell the caller its release failed when it happened.
+        if let By::Lease(id) = by
+            && self.retries_an_unanswered_commit()
+            && let Some(ended) = self.view().tenure(id)?
+            && ended.resource == *res
+            && ended.end_reason.as_deref() == Some("released")
+        {
+            return Ok(Release::Released(Some(ended)));
+        }
         match (by, live) {
             (_, Some(live)) => {
                 let why = format!("release by {}: held by {}", describe(by), live.holder);

@@ -123,6 +123,10 @@ pub enum LedgerError {
     /// The team ledger's server refused a statement (or the connection broke in one).
     #[error("team ledger error: {}", pg_message(.0))]
     Pg(postgres::Error),
+    /// The team ledger's server did not answer a statement within `read_timeout` (the
+    /// connection was dropped). An operation reports it as [`LedgerError::ConnectionLost`].
+    #[error("team ledger error: {0}")]
+    NoAnswer(server::NoAnswer),
     #[error(
         "the team ledger at {at} has schema version {found}, newer than this git-hand \
          understands (version {supported}); upgrade git-hand"
@@ -206,6 +210,15 @@ impl From<postgres::Error> for LedgerError {
             LedgerError::Busy
         } else {
             LedgerError::Pg(e)
+        }
+    }
+}
+
+impl From<server::ClientError> for LedgerError {
+    fn from(e: server::ClientError) -> Self {
+        match e {
+            server::ClientError::Pg(e) => e.into(),
+            server::ClientError::NoAnswer(e) => LedgerError::NoAnswer(e),
         }
     }
 }
@@ -663,7 +676,9 @@ pub enum Idempotent {
     /// the server's later now, which is what the caller asked for.
     Renew,
     /// Releasing a tenure (by holder or lease id): when the first run committed, the second
-    /// finds nothing of the caller's to release (and a lease id never ends another tenure).
+    /// finds nothing of the caller's to release (and a lease id never ends another tenure). By
+    /// lease id, the second run of a release whose `COMMIT` went unanswered reports the tenure
+    /// ended as released, as the first did, even when someone acquired the resource in between.
     Release,
 }
 
@@ -937,6 +952,9 @@ pub struct Tx<'a> {
     db: Db<'a>,
     now: Millis,
     machine: Machine,
+    /// This is the second run of an [`Idempotent`] write whose first run's `COMMIT` was sent
+    /// and never answered (see [`Tx::after_unanswered_commit`]).
+    after_unanswered_commit: bool,
 }
 
 impl<'a> Tx<'a> {
@@ -945,6 +963,7 @@ impl<'a> Tx<'a> {
             db,
             now,
             machine: Machine::default(),
+            after_unanswered_commit: false,
         }
     }
 
@@ -954,7 +973,23 @@ impl<'a> Tx<'a> {
             db: self.db,
             now: self.now,
             machine: machine.clone(),
+            after_unanswered_commit: self.after_unanswered_commit,
         }
+    }
+
+    /// This transaction as the retry of a write whose first run's commit may have happened.
+    fn retrying_an_unanswered_commit(self) -> Self {
+        Self {
+            after_unanswered_commit: true,
+            ..self
+        }
+    }
+
+    /// Whether this is the second run of an [`Idempotent`] write whose first run sent its
+    /// `COMMIT` and lost the answer: the first run may have done what this one is asked to, and
+    /// others may have acted since (a release then finds its tenure already ended).
+    pub fn retries_an_unanswered_commit(&self) -> bool {
+        self.after_unanswered_commit
     }
 
     pub fn now(&self) -> Millis {

@@ -82,8 +82,13 @@ fn renew_until_stopped(
     };
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
         // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
+        // As this machine, as every verb opens a team ledger (the task's machine is this
+        // one's id, `Context::machine`): renewing by lease id needs none, but opened as no
+        // machine, any read of "this machine's" rows or of a worktree resource would be
+        // another machine's, or nothing.
         let outcome = open_if_present(ledger, Purpose::Write)
             .and_then(|l| l.ok_or_else(|| Error::from(gone(ledger))))
+            .map(|l| l.on_machine(&task.machine))
             .and_then(|mut l| renew_both(&mut l, task, lease, None));
         match outcome {
             Ok(Ok(_)) => {}

@@ -186,7 +186,8 @@ pub fn renew(
 
 pub fn release(ctx: &Context, ledger: &mut Ledger, issue: &str, by: By<'_>) -> Result<Report> {
     // A release whose first run committed finds nothing of the caller's the second time, and
-    // says so (released nothing); a lease id never ends another tenure.
+    // says so (released nothing), or by lease id the tenure it released (even when another
+    // holder acquired the issue meanwhile); a lease id never ends another tenure.
     write(ctx, ledger, issue, Idempotent::Release, |tx, res| {
         Ok(match tx.release(res, by)? {
             Release::Released(t) => Outcome::Released(t),

@@ -1,8 +1,9 @@
 //! The team ledger when connections drop and machines contend (issue 14, item 5 and its Tests):
 //! a connection that breaks is retried only where re-running cannot change the outcome
-//! (release, renew, an acquire by the same holder) and never grants twice; every other write
-//! fails with exit 3 saying what may have happened; and 2 × 8 processes on two "machines"
-//! contend for one issue, then for one task.
+//! (release, renew, an acquire by the same holder) and never grants twice (a release whose
+//! answer was lost is still a release when another machine acquired before the retry); every
+//! other write fails with exit 3 saying what may have happened; and 2 × 8 processes on two
+//! "machines" contend for one issue, then for one task.
 //!
 //! Connections are broken for real: `pg_terminate_backend` between two operations, and a TCP
 //! relay ([`Cutter`]) between git-hand and the server that cuts one connection at an exact
@@ -70,10 +71,15 @@ enum Cut {
 /// The simple-protocol `COMMIT` the client library sends to commit a transaction.
 const COMMIT: &[u8] = b"Q\0\0\0\x0bCOMMIT\0";
 
+/// What the relay runs once the server has answered a `COMMIT` it cuts the answer of, before
+/// the client can see the cut: another machine acting between the commit and the retry.
+type Meanwhile = Box<dyn FnOnce() + Send>;
+
 /// A TCP relay to the shared cluster on 127.0.0.1 that cuts one connection at a [`Cut`].
 struct Cutter {
     port: u16,
     plan: Arc<Mutex<Option<Cut>>>,
+    meanwhile: Arc<Mutex<Option<Meanwhile>>>,
     cuts: Arc<AtomicUsize>,
 }
 
@@ -82,15 +88,21 @@ impl Cutter {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let plan: Arc<Mutex<Option<Cut>>> = Arc::default();
+        let meanwhile: Arc<Mutex<Option<Meanwhile>>> = Arc::default();
         let cuts: Arc<AtomicUsize> = Arc::default();
-        let (p, c) = (plan.clone(), cuts.clone());
+        let (p, m, c) = (plan.clone(), meanwhile.clone(), cuts.clone());
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let server = TcpStream::connect(("127.0.0.1", pg::cluster().port)).unwrap();
-                relay(client, server, p.clone(), c.clone());
+                relay(client, server, p.clone(), m.clone(), c.clone());
             }
         });
-        Self { port, plan, cuts }
+        Self {
+            port,
+            plan,
+            meanwhile,
+            cuts,
+        }
     }
 
     /// The superuser's URL for `db` through this relay (no TLS: the relay reads the protocol).
@@ -106,6 +118,14 @@ impl Cutter {
 
     fn arm(&self, cut: Cut) {
         *self.plan.lock().unwrap() = Some(cut);
+    }
+
+    /// Arms `cut` (an [`Cut::AnswerToCommitAfter`]) and runs `meanwhile` once the server has
+    /// committed, before the client learns that the connection is cut: whatever the client
+    /// does next (a retry) comes after it.
+    fn arm_with(&self, cut: Cut, meanwhile: impl FnOnce() + Send + 'static) {
+        *self.meanwhile.lock().unwrap() = Some(Box::new(meanwhile));
+        self.arm(cut);
     }
 
     /// How many connections it has cut.
@@ -130,6 +150,7 @@ fn relay(
     client: TcpStream,
     server: TcpStream,
     plan: Arc<Mutex<Option<Cut>>>,
+    meanwhile: Arc<Mutex<Option<Meanwhile>>>,
     cuts: Arc<AtomicUsize>,
 ) {
     // Set before the COMMIT is forwarded, so the server's next bytes are its answer to it.
@@ -181,7 +202,11 @@ fn relay(
                 break;
             }
             if swallow2.load(Ordering::SeqCst) {
-                // The server has committed; its answer is dropped with the connection.
+                // The server has committed; its answer is dropped with the connection, after
+                // what the test runs in between (the client still waits for the answer).
+                if let Some(f) = meanwhile.lock().unwrap().take() {
+                    f();
+                }
                 cut(&s_in, &c_out, &cuts2);
                 return;
             }
@@ -300,6 +325,49 @@ fn an_acquire_whose_commit_landed_but_whose_answer_was_lost_returns_the_same_lea
 }
 
 #[test]
+fn a_release_whose_answer_was_lost_is_a_release_though_another_machine_acquired_before_the_retry() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let mut laptop = open(&relay.url(&db)).on_machine("laptop");
+    let res = issue("42");
+    let Acquire::Acquired { tenure, .. } =
+        laptop.write(|tx| tx.acquire(&res, "alice", None)).unwrap()
+    else {
+        panic!("not acquired")
+    };
+
+    // Between alice's committed release and its retry, bob (another machine, on a connection
+    // of its own) acquires the issue.
+    let (url, taken) = (db.url(), res.clone());
+    relay.arm_with(Cut::AnswerToCommitAfter("UPDATE clock"), move || {
+        let mut runner = open(&url).on_machine("runner");
+        let got = runner.write(|tx| tx.acquire(&taken, "bob", None)).unwrap();
+        assert!(
+            matches!(got, Acquire::Acquired { fresh: true, .. }),
+            "{got:?}"
+        );
+    });
+    let released = laptop
+        .write_idempotent(Idempotent::Release, |tx| {
+            tx.release(&res, By::Lease(&tenure.lease_id))
+        })
+        .unwrap();
+    assert_eq!(relay.cuts(), 1, "the relay did not cut the connection");
+    // What the first run did: alice's tenure, ended as released; not bob's refusal.
+    let Release::Released(Some(ended)) = released else {
+        panic!("not released: {released:?}")
+    };
+    assert_eq!(ended.lease_id, tenure.lease_id);
+    assert_eq!(ended.end_reason.as_deref(), Some("released"));
+    assert_eq!(tenures(&db), ["1:alice:true", "2:bob:false"]);
+    assert_eq!(
+        db.psql("SELECT count(*) FROM events WHERE kind = 'refused'"),
+        "0",
+        "the retry logged a refusal"
+    );
+}
+
+#[test]
 fn a_write_whose_answer_was_lost_is_not_retried_and_says_it_may_have_happened() {
     let db = pg::database();
     let relay = Cutter::new();
@@ -385,6 +453,46 @@ fn lease_acquire_whose_answer_was_lost_prints_the_lease_it_got_and_no_second_tok
         db.psql("SELECT lease_id FROM tenures")
     );
     assert_eq!(tenures(&db), ["1:alice:false"]);
+}
+
+#[test]
+fn lease_release_whose_answer_was_lost_says_released_though_another_holder_acquired_meanwhile() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+    let acquired = env
+        .hand(
+            &repo,
+            &["lease", "acquire", "42", "--holder", "alice", "--json"],
+        )
+        .json();
+    let lease = acquired["lease_id"].as_str().unwrap().to_string();
+    let key = db.psql("SELECT key FROM resources WHERE kind = 'issue'");
+    let (namespace, n) = key.rsplit_once('#').unwrap();
+    let res = Resource::issue(namespace, n);
+
+    // Between the committed release and its retry, bob acquires the issue on another machine.
+    let url = db.url();
+    relay.arm_with(Cut::AnswerToCommitAfter("UPDATE clock"), move || {
+        let mut runner = open(&url).on_machine("runner");
+        runner.write(|tx| tx.acquire(&res, "bob", None)).unwrap();
+    });
+    let run = env
+        .hand(
+            &repo,
+            &["lease", "release", "42", "--lease", &lease, "--json"],
+        )
+        .code(0);
+    assert_eq!(relay.cuts(), 1, "the relay did not cut");
+    let released = run.json();
+    assert_eq!(released["outcome"], "released", "{released}");
+    assert_eq!(
+        released["lease_id"].as_str(),
+        Some(lease.as_str()),
+        "{released}"
+    );
+    assert_eq!(released["holder"], "alice", "{released}");
+    assert_eq!(tenures(&db), ["1:alice:true", "2:bob:false"]);
 }
 
 #[test]

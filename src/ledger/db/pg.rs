@@ -9,6 +9,7 @@
 use postgres::types::{ToSql, Type};
 
 use super::super::ids::{LeaseId, RepoId, WorktreeKey};
+use super::super::server::ClientError;
 use super::super::{LedgerError, Result};
 use super::Param;
 
@@ -19,12 +20,12 @@ pub(crate) trait PgTx {
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> std::result::Result<Vec<postgres::Row>, postgres::Error>;
+    ) -> std::result::Result<Vec<postgres::Row>, ClientError>;
     fn execute_typed(
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> std::result::Result<u64, postgres::Error>;
+    ) -> std::result::Result<u64, ClientError>;
 }
 
 impl PgTx for crate::ledger::server::Transaction<'_> {
@@ -32,14 +33,14 @@ impl PgTx for crate::ledger::server::Transaction<'_> {
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> std::result::Result<Vec<postgres::Row>, postgres::Error> {
+    ) -> std::result::Result<Vec<postgres::Row>, ClientError> {
         crate::ledger::server::Transaction::query_typed(self, sql, params)
     }
     fn execute_typed(
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> std::result::Result<u64, postgres::Error> {
+    ) -> std::result::Result<u64, ClientError> {
         crate::ledger::server::Transaction::execute_typed(self, sql, params)
     }
 }
@@ -140,7 +141,7 @@ pub(crate) fn execute(tx: &mut dyn PgTx, sql: &str, params: &[&dyn Param]) -> Re
 fn typed<T>(
     sql: &str,
     params: &[&dyn Param],
-    run: impl FnOnce(&str, &[(&(dyn ToSql + Sync), Type)]) -> std::result::Result<T, postgres::Error>,
+    run: impl FnOnce(&str, &[(&(dyn ToSql + Sync), Type)]) -> std::result::Result<T, ClientError>,
 ) -> Result<T> {
     let sql = super::dollar_placeholders(sql);
     let values: Vec<PgValue<'_>> = params.iter().map(|p| p.pg_value()).collect();

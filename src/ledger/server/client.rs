@@ -8,17 +8,49 @@
 //! tokio-postgres on a runtime of its own, as that crate does, and bounds each wait (one
 //! statement, a `BEGIN`, a `COMMIT`) by [`ServerUrl::read_timeout`](super::ServerUrl): when it
 //! passes, the connection is dropped (its protocol state is unknown) and the wait fails with
-//! the client library's timeout error, which [`is_no_answer`] recognises.
+//! [`ClientError::NoAnswer`], an error of our own: the client library keeps its timeout error's
+//! kind private, and one made through its hidden API could only be told apart by its text.
 //!
-//! Nothing else changes from the `postgres` crate: the same statements, rows, types and errors.
+//! Nothing else changes from the `postgres` crate: the same statements, rows and types, and its
+//! errors as [`ClientError::Pg`].
 
 use std::future::Future;
 use std::time::Duration;
 
+use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 use postgres::{Error, IsolationLevel, Row};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
+
+/// How a wait for the server fails.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The client library's error: the server refused a statement, or the connection broke.
+    #[error(transparent)]
+    Pg(#[from] Error),
+    /// The server did not answer within the deadline; the connection was dropped.
+    #[error(transparent)]
+    NoAnswer(#[from] NoAnswer),
+}
+
+impl ClientError {
+    /// The server's SQLSTATE, when the server refused a statement.
+    pub fn code(&self) -> Option<&SqlState> {
+        match self {
+            ClientError::Pg(e) => e.code(),
+            ClientError::NoAnswer(_) => None,
+        }
+    }
+}
+
+/// A wait that passed its deadline (the URL's `read_timeout`): the server did not answer, so
+/// whether a `COMMIT` it was sent happened is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("no answer within {} s (read_timeout)", .after.as_secs())]
+pub struct NoAnswer {
+    pub after: Duration,
+}
 
 /// An open connection to the server.
 pub struct Client {
@@ -38,33 +70,26 @@ struct Waiter {
 impl Waiter {
     /// Runs `f` until it is done or the deadline passes; at the deadline the connection is
     /// dropped (its socket closed), so the client reports it closed from then on.
-    fn wait<T>(&mut self, f: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+    fn wait<T>(&mut self, f: impl Future<Output = Result<T, Error>>) -> Result<T, ClientError> {
         let Some(limit) = self.deadline else {
-            return self.runtime.block_on(f);
+            return Ok(self.runtime.block_on(f)?);
         };
         // The timer is made inside the runtime: it needs the runtime's clock.
         match self
             .runtime
             .block_on(async { tokio::time::timeout(limit, f).await })
         {
-            Ok(out) => out,
+            Ok(out) => Ok(out?),
             Err(_) => {
                 if let Some(task) = self.connection.take() {
                     task.abort();
                     // Let the runtime drop the aborted task now: it owns the socket.
                     let _ = self.runtime.block_on(task);
                 }
-                // The client library's own timeout error (`postgres` makes it the same way).
-                Err(Error::__private_api_timeout())
+                Err(NoAnswer { after: limit }.into())
             }
         }
     }
-}
-
-/// Whether `e` is a wait that passed its deadline: the server did not answer in time.
-pub fn is_no_answer(e: &Error) -> bool {
-    // tokio-postgres keeps its error kinds private; this is the text of its timeout kind.
-    e.as_db_error().is_none() && e.to_string().starts_with("timeout waiting for server")
 }
 
 impl Client {
@@ -104,7 +129,7 @@ impl Client {
         &mut self,
         isolation: IsolationLevel,
         read_only: bool,
-    ) -> Result<Transaction<'_>, Error> {
+    ) -> Result<Transaction<'_>, ClientError> {
         let mut builder = self.client.build_transaction().isolation_level(isolation);
         // Only when asked: otherwise `READ WRITE` would be spelled out, the default anyway.
         if read_only {
@@ -119,7 +144,7 @@ impl Client {
     }
 
     /// Begins a transaction at the server's default isolation.
-    pub fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
+    pub fn transaction(&mut self) -> Result<Transaction<'_>, ClientError> {
         let tx = self.waiter.wait(self.client.transaction())?;
         Ok(Transaction {
             tx,
@@ -132,12 +157,12 @@ impl Client {
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> Result<Vec<Row>, Error> {
+    ) -> Result<Vec<Row>, ClientError> {
         self.waiter.wait(self.client.query_typed(sql, params))
     }
 
     /// Statements without parameters, in the simple protocol.
-    pub fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+    pub fn batch_execute(&mut self, sql: &str) -> Result<(), ClientError> {
         self.waiter.wait(self.client.batch_execute(sql))
     }
 }
@@ -154,7 +179,7 @@ impl Transaction<'_> {
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> Result<Vec<Row>, Error> {
+    ) -> Result<Vec<Row>, ClientError> {
         self.waiter.wait(self.tx.query_typed(sql, params))
     }
 
@@ -163,16 +188,16 @@ impl Transaction<'_> {
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
-    ) -> Result<u64, Error> {
+    ) -> Result<u64, ClientError> {
         self.waiter.wait(self.tx.execute_typed(sql, params))
     }
 
     /// Statements without parameters, in the simple protocol.
-    pub fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+    pub fn batch_execute(&mut self, sql: &str) -> Result<(), ClientError> {
         self.waiter.wait(self.tx.batch_execute(sql))
     }
 
-    pub fn commit(self) -> Result<(), Error> {
+    pub fn commit(self) -> Result<(), ClientError> {
         self.waiter.wait(self.tx.commit())
     }
 }

@@ -14,7 +14,7 @@ mod url;
 
 use std::path::PathBuf;
 
-pub use client::{Client, Transaction, is_no_answer};
+pub use client::{Client, ClientError, NoAnswer, Transaction};
 pub use connect::{STATEMENT_TIMEOUT, connect};
 pub use passfile::{Lookup, Notice, lookup as password_from_file};
 pub use url::{

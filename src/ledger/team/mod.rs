@@ -161,7 +161,7 @@ impl Team {
     /// ([`LedgerError::ConnectionLost`]) says whether the commit may have happened.
     pub fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.reconnect_if_closed()?;
-        let out = self.write_tx(f);
+        let out = self.write_tx(f, false);
         self.refusal(out)
     }
 
@@ -169,12 +169,17 @@ impl Team {
     /// a new connection: only for an operation whose second run cannot change the outcome
     /// whether or not the first one committed (the caller says why,
     /// [`super::Ledger::write_idempotent`]).
+    ///
+    /// When the first run's `COMMIT` went unanswered, the second run's [`Tx`] says so
+    /// ([`Tx::retries_an_unanswered_commit`]): a release then takes its tenure already ended as
+    /// released for the first run's work, whoever acquired the resource in between.
     pub fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
         self.reconnect_if_closed()?;
-        let out = match self.write_tx(&f) {
+        let out = match self.write_tx(&f, false) {
             Err(LedgerError::ConnectionLost(lost)) => {
+                let unanswered = lost.fate == Fate::Unknown;
                 self.reconnect(*lost)?;
-                self.write_tx(&f)
+                self.write_tx(&f, unanswered)
             }
             other => other,
         };
@@ -193,7 +198,13 @@ impl Team {
         })
     }
 
-    fn write_tx<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+    /// One run of a write; `retrying_unanswered`: it runs again after a `COMMIT` whose answer
+    /// was lost.
+    fn write_tx<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T>,
+        retrying_unanswered: bool,
+    ) -> Result<T> {
         let url = &self.url;
         let before_commit = |e: LedgerError| lost(e, url, Fate::NothingWritten);
         let machine = self.machine.clone();
@@ -215,7 +226,11 @@ impl Team {
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            f(&Tx::new(Db::Pg(shared), now).for_machine(&machine)).map_err(before_commit)?
+            let mut tx = Tx::new(Db::Pg(shared), now).for_machine(&machine);
+            if retrying_unanswered {
+                tx = tx.retrying_an_unanswered_commit();
+            }
+            f(&tx).map_err(before_commit)?
         };
         cell.into_inner()
             .commit()
@@ -355,26 +370,16 @@ fn set_lock_timeout(client: &mut Client, timeout: Duration) -> Result<()> {
 /// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke, or
 /// that the server did not answer within `read_timeout` (the connection is dropped then).
 fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
-    match e {
-        LedgerError::Pg(pg) if server::is_no_answer(&pg) => {
-            LedgerError::ConnectionLost(Box::new(Lost {
-                at: url.to_string(),
-                reason: format!(
-                    "no answer within {} s (read_timeout)",
-                    url.read_timeout().map_or(0, |t| t.as_secs())
-                ),
-                fate,
-            }))
-        }
-        LedgerError::Pg(pg) if connection_lost(&pg) => {
-            LedgerError::ConnectionLost(Box::new(Lost {
-                at: url.to_string(),
-                reason: super::pg_message(&pg),
-                fate,
-            }))
-        }
-        other => other,
-    }
+    let reason = match e {
+        LedgerError::NoAnswer(no_answer) => no_answer.to_string(),
+        LedgerError::Pg(pg) if connection_lost(&pg) => super::pg_message(&pg),
+        other => return other,
+    };
+    LedgerError::ConnectionLost(Box::new(Lost {
+        at: url.to_string(),
+        reason,
+        fate,
+    }))
 }
 
 /// Whether `e` says the connection is gone, rather than a statement refused: the client found
@@ -382,7 +387,7 @@ fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
 /// `FATAL: terminating connection due to administrator command`, a server shutting down or
 /// crashing likewise; a FATAL error always ends the session).
 pub fn connection_lost(e: &postgres::Error) -> bool {
-    if e.is_closed() || server::is_no_answer(e) {
+    if e.is_closed() {
         return true;
     }
     if let Some(db) = e.as_db_error() {

@@ -16,7 +16,7 @@
 use postgres::error::SqlState;
 use postgres::types::Type;
 
-use crate::ledger::server::{Client, Transaction};
+use crate::ledger::server::{Client, ClientError, Transaction};
 use crate::ledger::{LedgerError, Result};
 
 /// One schema step: the SQL that moves a team ledger from `version - 1` to `version`.
@@ -322,11 +322,13 @@ fn migrate_in_one_transaction(
         tx.batch_execute("SELECT max_now FROM clock FOR UPDATE")?;
     }
     for step in steps.iter().filter(|m| m.version > found) {
-        tx.batch_execute(step.sql)
-            .map_err(|source| LedgerError::ServerMigration {
+        tx.batch_execute(step.sql).map_err(|e| match e {
+            ClientError::Pg(source) => LedgerError::ServerMigration {
                 version: step.version,
                 source,
-            })?;
+            },
+            no_answer => no_answer.into(),
+        })?;
         tx.execute_typed(
             "UPDATE ledger_meta SET version = $1",
             &[(&step.version, Type::INT8)],
