@@ -15,8 +15,9 @@ use crate::git::Repo;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{LeaseId, Task, Tenure, View};
 
-/// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
-/// applied), normalized. `None` for a repository without an origin.
+/// The remote a new task's branch is recorded against, and so the one a local ref update is
+/// fenced on: origin's push URL (`pushurl`, rewrites applied), normalized, a local path resolved
+/// from the main worktree. `None` for a repository without an origin.
 pub fn task_remote(repo: &Repo) -> Option<String> {
     repo.push_url("origin")
         .map(|url| remote_key(&url, &repo.main_dir()))
@@ -43,6 +44,19 @@ fn remote_key(url: &str, base: &Path) -> String {
         return normalize_remote_url(&abs.to_string_lossy());
     }
     normalize_remote_url(url)
+}
+
+/// The branches `refnames` update (`refs/heads/<branch>`; any other ref fences nothing), sorted
+/// and each once: what [`fenced`] looks up, one query per branch.
+pub fn branches<'a>(refnames: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut branches: Vec<String> = refnames
+        .into_iter()
+        .filter_map(|name| name.strip_prefix("refs/heads/"))
+        .map(str::to_string)
+        .collect();
+    branches.sort();
+    branches.dedup();
+    branches
 }
 
 /// A live task whose branch the push would update, with the branch and the tenure.
