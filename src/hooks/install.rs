@@ -406,7 +406,7 @@ fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
     };
     let chained = chained_path(dir, hook);
     let path_meta = fs::symlink_metadata(&path);
-    let found = found_at(hook, &path, &path_meta)?;
+    let (found, bytes) = found_at(hook, &path, &path_meta)?;
     let chained_meta = match fs::symlink_metadata(&chained) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -423,10 +423,6 @@ fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
     // pre-commit already runs; run again from its own legacy hook it would refuse.
     let redundant_chained =
         under_pre_commit && chained_meta.is_some() && precommit::is_script(&chained);
-    let bytes = match found {
-        Found::Missing => None,
-        _ => fs::read(&path).ok(),
-    };
     let supersedes_chained = found == Found::Foreign
         && chained_meta.is_some()
         && !mid_chain
@@ -458,14 +454,15 @@ fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
 }
 
 /// What the file at the hook's path is, from the stat `look_once` took of it: nothing, our
-/// shim (current when it is this version's and executable), or someone else's.
+/// shim (current when it is this version's and executable), or someone else's; with its bytes,
+/// read once here for everything `look_once` judges by them (`None`: nothing to read).
 fn found_at(
     hook: HookName,
     path: &Path,
     meta: &io::Result<fs::Metadata>,
-) -> Result<Found, HookError> {
+) -> Result<(Found, Option<Vec<u8>>), HookError> {
     Ok(match meta {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Found::Missing,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (Found::Missing, None),
         Err(e) => {
             return Err(io_err("inspect", path)(io::Error::new(
                 e.kind(),
@@ -478,12 +475,13 @@ fn found_at(
             });
         }
         Ok(_) => match fs::read(path) {
-            Ok(bytes) if shim::is_ours(&bytes) => Found::Ours {
-                current: shim::is_current(hook, &bytes) && is_executable(path),
-            },
-            Ok(_) => Found::Foreign,
+            Ok(bytes) if shim::is_ours(&bytes) => {
+                let current = shim::is_current(hook, &bytes) && is_executable(path);
+                (Found::Ours { current }, Some(bytes))
+            }
+            Ok(bytes) => (Found::Foreign, Some(bytes)),
             // A dangling symlink is still something the user put there.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Found::Foreign,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (Found::Foreign, None),
             Err(e) => return Err(io_err("read", path)(e)),
         },
     })

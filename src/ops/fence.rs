@@ -15,8 +15,9 @@ use crate::git::Repo;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{LeaseId, Task, Tenure, View};
 
-/// The remote a new task's branch is recorded against: origin's push URL (`pushurl`, rewrites
-/// applied), normalized. `None` for a repository without an origin.
+/// The remote a new task's branch is recorded against, and so the one a local ref update is
+/// fenced on: origin's push URL (`pushurl`, rewrites applied), normalized, a local path resolved
+/// from the main worktree. `None` for a repository without an origin.
 pub fn task_remote(repo: &Repo) -> Option<String> {
     repo.push_url("origin")
         .map(|url| remote_key(&url, &repo.main_dir()))
@@ -45,6 +46,19 @@ fn remote_key(url: &str, base: &Path) -> String {
     normalize_remote_url(url)
 }
 
+/// The branches `refnames` update (`refs/heads/<branch>`; any other ref fences nothing), sorted
+/// and each once: what [`fenced`] looks up, one query per branch.
+pub fn branches<'a>(refnames: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut branches: Vec<String> = refnames
+        .into_iter()
+        .filter_map(|name| name.strip_prefix("refs/heads/"))
+        .map(str::to_string)
+        .collect();
+    branches.sort();
+    branches.dedup();
+    branches
+}
+
 /// A live task whose branch the push would update, with the branch and the tenure.
 pub type Fenced = (String, Task, Tenure);
 
@@ -52,7 +66,8 @@ pub type Fenced = (String, Task, Tenure);
 /// lease is live and is not `presented` (the pusher's current lease). Without a remote (the hook
 /// got no URL) the repository's own newest task on the branch is fenced, as before remotes were
 /// recorded. One indexed query per branch, in the caller's read snapshot: it returns only the
-/// other tasks' ids and leases, so a push of the pusher's own branch reads no row beyond it.
+/// other tasks' ids and leases, so a push of the pusher's own branch reads no row beyond it, and
+/// a candidate's tenure is read before its task, so a stale one's wide task row is never read.
 pub fn fenced(
     view: &View<'_>,
     remote: Option<&str>,
@@ -61,37 +76,66 @@ pub fn fenced(
     presented: Option<&LeaseId>,
 ) -> crate::ledger::Result<Option<Fenced>> {
     for branch in branches {
-        let tasks = match remote {
-            Some(remote) => view
-                .fence_candidates(remote, common_dir, branch, presented)?
-                .into_iter()
-                .map(|(id, _)| view.task(id))
-                .filter_map(Result::transpose)
-                .collect::<crate::ledger::Result<Vec<Task>>>()?,
-            None => match view.repo_by_dir(common_dir)? {
-                Some(repo) => view
-                    .open_task_on_branch(&repo.id, branch)?
-                    .into_iter()
-                    .collect(),
-                None => vec![],
-            },
+        let found = match remote {
+            Some(remote) => live_candidate(view, remote, common_dir, branch, presented)?,
+            None => live_in_repo(view, common_dir, branch, presented)?,
         };
-        for task in tasks {
-            let Some(tenure) = task
-                .lease_id
-                .as_ref()
-                .map(|id| view.tenure(id))
-                .transpose()?
-                .flatten()
-            else {
-                continue;
-            };
-            if tenure.is_live(view.now()) && presented != Some(&tenure.lease_id) {
-                return Ok(Some((branch.clone(), task, tenure)));
-            }
+        if let Some((task, tenure)) = found {
+            return Ok(Some((branch.clone(), task, tenure)));
         }
     }
     Ok(None)
+}
+
+/// The newest open task pushed to `remote` (or recorded without a remote in this repository)
+/// on `branch` whose lease is live and not `presented`: each candidate's tenure first, its task
+/// row only for the one that fences.
+fn live_candidate(
+    view: &View<'_>,
+    remote: &str,
+    common_dir: &Path,
+    branch: &str,
+    presented: Option<&LeaseId>,
+) -> crate::ledger::Result<Option<(Task, Tenure)>> {
+    for (id, lease_id) in view.fence_candidates(remote, common_dir, branch, presented)? {
+        let Some(tenure) = live_tenure(view, &lease_id, presented)? else {
+            continue;
+        };
+        if let Some(task) = view.task(id)? {
+            return Ok(Some((task, tenure)));
+        }
+    }
+    Ok(None)
+}
+
+/// This repository's newest open task on `branch`, when its lease is live and not `presented`.
+fn live_in_repo(
+    view: &View<'_>,
+    common_dir: &Path,
+    branch: &str,
+    presented: Option<&LeaseId>,
+) -> crate::ledger::Result<Option<(Task, Tenure)>> {
+    let Some(repo) = view.repo_by_dir(common_dir)? else {
+        return Ok(None);
+    };
+    let Some(task) = view.open_task_on_branch(&repo.id, branch)? else {
+        return Ok(None);
+    };
+    let Some(lease_id) = task.lease_id.as_ref() else {
+        return Ok(None);
+    };
+    Ok(live_tenure(view, lease_id, presented)?.map(|tenure| (task, tenure)))
+}
+
+/// The tenure of `lease_id` when it is live and not the one the pusher `presented`.
+fn live_tenure(
+    view: &View<'_>,
+    lease_id: &LeaseId,
+    presented: Option<&LeaseId>,
+) -> crate::ledger::Result<Option<Tenure>> {
+    Ok(view
+        .tenure(lease_id)?
+        .filter(|t| t.is_live(view.now()) && presented != Some(&t.lease_id)))
 }
 
 #[cfg(test)]

@@ -100,15 +100,11 @@ pub struct PrePush {
 /// argument; `None` when git gave none), and records a refusal.
 pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<PrePush> {
     // The branches the remote would see updated, each looked up once.
-    let mut branches: Vec<String> = refs
-        .iter()
-        .filter_map(|r| r.remote_ref.strip_prefix("refs/heads/"))
-        .map(str::to_string)
-        .collect();
-    branches.sort();
-    branches.dedup();
+    let branches = fence::branches(refs.iter().map(|r| r.remote_ref.as_str()));
     let subject = verdict::Subject::of(ctx)?;
-    let (out, ledger) = match decide(ctx, &subject, url, &ctx.cwd, &branches) {
+    // git resolves a relative local path from the worktree it pushes from, where the hook runs.
+    let remote = || url.map(|u| fence::pushed_remote(u, &ctx.cwd));
+    let (out, ledger) = match decide(ctx, &subject, remote, &branches) {
         Err(e)
             if subject.stamp.is_none()
                 && super::credential::env_credential().is_none()
@@ -168,15 +164,17 @@ fn unreachable_server(e: &super::Error) -> Option<String> {
     }
 }
 
-/// The one decision behind pre-push, `check` and `status`: the worktree's credential (as the
-/// caller's `subject` presents it) judged (`verdict::judge`) and, with `hand.fenceBranches`, the pushed `branches` fenced on the remote
-/// at `url` (a relative local path resolved from `base`, where git resolves it). Writes nothing;
-/// returns the ledger it read, for the caller that records a refusal.
+/// The one decision behind pre-push, `check`, `status` and the reference-transaction hook: the
+/// worktree's credential (as the caller's `subject` presents it) judged (`verdict::judge`) and,
+/// with `hand.fenceBranches`, the pushed `branches` fenced on the remote whose key (see
+/// [`fence::pushed_remote`], [`fence::task_remote`]) `remote` works out: called only when there
+/// is something to fence, since a local remote's key costs a realpath (`None`: no remote, the
+/// repository's own tasks are fenced). Writes nothing; returns the ledger it read, for the caller
+/// that records a refusal.
 pub fn decide(
     ctx: &Context,
     subject: &verdict::Subject,
-    url: Option<&str>,
-    base: &std::path::Path,
+    remote: impl FnOnce() -> Option<String>,
     branches: &[String],
 ) -> Result<(PrePush, Option<Ledger>)> {
     let repo = ctx.repo()?;
@@ -189,10 +187,7 @@ pub fn decide(
     };
     let common = &repo.loc.common_dir;
     let fencing = fence && !branches.is_empty();
-    // Worked out (a realpath for a local remote) only when there is something to fence.
-    let remote = url
-        .filter(|_| fencing)
-        .map(|u| fence::pushed_remote(u, base));
+    let remote = if fencing { remote() } else { None };
     let (finding, fenced) = ledger.read(|v| {
         let finding = subject.judge(v)?;
         if !fencing {
@@ -317,7 +312,8 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let branches: Vec<String> = target.iter().map(|t| t.branch.clone()).collect();
     let url = target.as_ref().and_then(|t| t.url.clone());
     let subject = verdict::Subject::of(ctx)?;
-    let (decision, ledger) = decide(ctx, &subject, url.as_deref(), &base, &branches)?;
+    let remote = || url.as_deref().map(|u| fence::pushed_remote(u, &base));
+    let (decision, ledger) = decide(ctx, &subject, remote, &branches)?;
     let common = &repo.loc.common_dir;
     let known = match ledger {
         Some(mut l) => l.read(|v| Ok(v.repo_by_dir(common)?.is_some()))?,

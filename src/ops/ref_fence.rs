@@ -11,7 +11,7 @@
 //! credential (or in a slot that requires one).
 
 use super::on_hook::{self, PrePush, Said};
-use super::{Context, Result, verdict};
+use super::{Context, Result, fence, verdict};
 
 /// One line of reference-transaction stdin: `<old> <new> <ref>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,19 +70,11 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     if !super::settings::Settings::load(repo)?.fence_refs()? {
         return Ok(None);
     }
-    let mut branches: Vec<String> = moving
-        .iter()
-        .filter_map(|u| u.name.strip_prefix("refs/heads/"))
-        .map(str::to_string)
-        .collect();
-    branches.sort();
-    branches.dedup();
-    // A local branch is fenced on the remote its task records: origin's push URL, resolved from
-    // the main work tree as spawn resolved it (`fence::task_remote`).
-    let url = repo.push_url("origin");
-    let base = repo.main_dir();
+    let branches = fence::branches(moving.iter().map(|u| u.name.as_str()));
+    // A local branch is fenced on the remote its task records: the key spawn recorded.
+    let remote = || fence::task_remote(repo);
     let subject = verdict::Subject::of(ctx)?;
-    let (mut out, ledger) = on_hook::decide(ctx, &subject, url.as_deref(), &base, &branches)?;
+    let (mut out, ledger) = on_hook::decide(ctx, &subject, remote, &branches)?;
     let (Some(refusal), Some(finding), Some(mut ledger)) =
         (out.refusal.clone(), out.finding.clone(), ledger)
     else {

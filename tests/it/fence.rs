@@ -112,3 +112,51 @@ fn a_second_clone_cannot_spawn_a_task_on_a_live_tasks_branch() {
     env.hand(&repo, &["teardown", "a"]).ok();
     spawn(&env, &clone2, "a", &[]);
 }
+
+/// Whether a statement the server logged reads one task's whole row by its id
+/// (`View::task`).
+fn reads_a_task_row(statement: &str) -> bool {
+    statement.contains("FROM tasks WHERE id = ")
+}
+
+#[test]
+fn a_push_over_a_stale_tasks_branch_reads_its_tenure_and_never_its_task_row() {
+    // Counted on a team ledger whose database logs every statement: the fence reads each
+    // candidate's tenure first, and the wide task row only of a candidate that fences.
+    let db = crate::pg::database();
+    db.log_statements();
+    let env = TestEnv::on_team_ledger(&db.url());
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    spawn(&env, &repo, "stale", &["--ttl", "1s"]);
+    spawn(&env, &repo, "live", &[]);
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let read_rows = |branch: &str| {
+        let from = db.log_len();
+        let run = push(
+            &env,
+            &repo,
+            &["origin", &format!("HEAD:refs/heads/{branch}")],
+        );
+        let statements = db.logged_statements(from, "git-hand");
+        let rows = statements
+            .iter()
+            .filter(|(_, s)| reads_a_task_row(s))
+            .count();
+        (run, rows, statements)
+    };
+
+    let (run, rows, statements) = read_rows("hand/stale");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(on_origin(&env, "hand/stale"));
+    assert_eq!(rows, 0, "{statements:#?}");
+
+    // The live task's branch: its row is read, for the refusal that names it.
+    let (run, rows, statements) = read_rows("hand/live");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("branch hand/live belongs to live task live")
+    );
+    assert_eq!(rows, 1, "{statements:#?}");
+}

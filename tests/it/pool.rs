@@ -655,3 +655,25 @@ fn a_task_row_without_a_lease_id_still_guards_its_slot_by_path() {
         next["skipped"]
     );
 }
+
+#[test]
+fn spawn_without_an_origin_takes_the_issue_lease_that_lease_acquire_holds_in_the_repository() {
+    // Without hand.issueNamespace or an origin, the namespace is the repository's id in the
+    // ledger: spawn's issue lease and `lease acquire`'s must be one lease.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, &["remote", "remove", "origin"]);
+    let mine = env
+        .hand(&repo, &["lease", "acquire", "7", "--json"])
+        .code(0)
+        .json();
+    let b = spawn(&env, &repo, "t1", &["--issue", "7"]);
+    assert_eq!(b["issue"]["lease_id"], mine["lease_id"], "{b:#}");
+    assert!(
+        mine["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("repo:"),
+        "{mine:#}"
+    );
+}

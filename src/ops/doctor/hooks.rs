@@ -8,6 +8,9 @@ use crate::hooks::Lapse;
 use crate::ledger::Ledger;
 use crate::ops::Result;
 
+/// What `--repair`'s one reinstall into a hooks directory came to.
+type Reinstalled = std::result::Result<crate::hooks::EnsureReport, crate::hooks::HookError>;
+
 impl Checkup<'_> {
     /// Worktrees whose pushes git-hand's hooks would not check: this one and every open task's
     /// slot (a per-worktree `core.hooksPath` can differ), each hooks directory looked at once.
@@ -58,8 +61,13 @@ impl Checkup<'_> {
                 continue;
             }
             seen_dirs.push(state.dir.clone());
+            // One reinstall mends every lapse of this directory that git-hand may fix: the
+            // same `ensure_installed` a second lapse ran again found nothing left to do.
+            let reinstalled =
+                (self.repair && !opted_out && state.lapses.iter().any(|l| l.repairable))
+                    .then(|| crate::hooks::ensure_installed(&git));
             for lapse in &state.lapses {
-                out.push(self.lapse(&git, &worktree, lapse, opted_out));
+                out.push(self.lapse(&worktree, lapse, opted_out, reinstalled.as_ref()));
             }
         }
         Ok(())
@@ -92,9 +100,16 @@ impl Checkup<'_> {
         }
     }
 
-    /// One lapse of the hooks of `worktree`, reinstalled by `--repair` when git-hand may write
-    /// there (not a `core.hooksPath` another tool owns, not after the user opted out).
-    fn lapse(&self, git: &Git, worktree: &Path, lapse: &Lapse, opted_out: bool) -> Problem {
+    /// One lapse of the hooks of `worktree`, with what `--repair`'s reinstall of its directory
+    /// came to (`reinstalled`, run when git-hand may write there: not a `core.hooksPath`
+    /// another tool owns, not after the user opted out).
+    fn lapse(
+        &self,
+        worktree: &Path,
+        lapse: &Lapse,
+        opted_out: bool,
+        reinstalled: Option<&Reinstalled>,
+    ) -> Problem {
         let fixes = lapse.repairable && !opted_out;
         let mut p = Problem {
             kind: ProblemKind::HooksNotInForce,
@@ -116,11 +131,15 @@ impl Checkup<'_> {
                 }
             }),
         };
-        if self.repair && fixes {
-            match crate::hooks::ensure_installed(git) {
+        if let (true, Some(reinstalled)) = (fixes, reinstalled) {
+            match reinstalled {
                 Ok(r) if r.in_force() => p.repaired = true,
                 Ok(r) => {
-                    let why = r.problem.map(|p| p.to_string()).unwrap_or_default();
+                    let why = r
+                        .problem
+                        .as_ref()
+                        .map(|p| p.to_string())
+                        .unwrap_or_default();
                     p.detail
                         .push_str(&format!("; reinstalling did not help: {why}"));
                     p.command = lapse.hints.first().cloned();

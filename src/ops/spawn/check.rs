@@ -16,6 +16,11 @@ pub struct Checked {
     pub(super) task: String,
     pub(super) branch: String,
     pub(super) issue: Option<String>,
+    /// With `--issue`, the issue namespace that git config or origin gives
+    /// ([`crate::ops::lease::configured_namespace`]), read here to refuse a bad one before the
+    /// ledger and kept so the groundwork does not read it again. `None` without one (or without
+    /// `--issue`): the namespace is then the repository's id in the ledger.
+    pub(super) namespace: Option<String>,
     pub(super) max_slots: i64,
     /// `None` only when the base could not be resolved but an open task of this name exists:
     /// resuming it needs no base.
@@ -48,9 +53,10 @@ pub fn check(
     let setup = setup_plan(&settings, opts)?;
     pool::root(repo)?;
     ctx.ledger_location()?;
-    if issue.is_some() {
-        crate::ops::lease::configured_namespace(ctx)?;
-    }
+    let namespace = match issue {
+        Some(_) => crate::ops::lease::configured_namespace(ctx)?,
+        None => None,
+    };
     let git = repo.git();
     if opts.fetch {
         progress(Progress::FetchingOrigin);
@@ -65,6 +71,7 @@ pub fn check(
         task: task.to_string(),
         branch,
         issue: issue.map(str::to_string),
+        namespace,
         max_slots,
         base,
         install_hooks,

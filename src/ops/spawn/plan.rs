@@ -79,10 +79,13 @@ impl<'a> Groundwork<'a> {
         };
         check_branch_free(repo, &checked.task, &branch, existing)?;
         let issue = match checked.issue {
-            Some(id) => Some((
-                Resource::issue(&crate::ops::lease::issue_namespace(ctx, ledger)?, &id),
-                id,
-            )),
+            Some(id) => {
+                let namespace = match checked.namespace {
+                    Some(configured) => configured,
+                    None => crate::ops::lease::issue_namespace(ctx, ledger)?,
+                };
+                Some((Resource::issue(&namespace, &id), id))
+            }
             None => None,
         };
         Ok(Groundwork {
