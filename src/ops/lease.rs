@@ -59,8 +59,8 @@ pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     Ok(repo.origin_url().map(|u| normalize_remote_url(&u)))
 }
 
-fn repo_namespace(repo: &ledger::RegisteredRepo) -> String {
-    format!("repo:{}", repo.id)
+pub(crate) fn repo_namespace(id: &ledger::RepoId) -> String {
+    format!("repo:{id}")
 }
 
 /// Where the namespace comes from: git config/origin, or this repository's id in the ledger.
@@ -84,7 +84,7 @@ impl NamespaceSource {
         match self {
             NamespaceSource::Configured(ns) => Ok(ns.clone()),
             NamespaceSource::Repo { common_dir } => {
-                Ok(repo_namespace(&tx.ensure_repo(common_dir)?))
+                Ok(repo_namespace(&tx.ensure_repo(common_dir)?.id))
             }
         }
     }
@@ -94,7 +94,7 @@ impl NamespaceSource {
         match self {
             NamespaceSource::Configured(ns) => Ok(Some(ns.clone())),
             NamespaceSource::Repo { common_dir } => {
-                Ok(view.repo_by_dir(common_dir)?.as_ref().map(repo_namespace))
+                Ok(view.repo_by_dir(common_dir)?.map(|r| repo_namespace(&r.id)))
             }
         }
     }

@@ -80,10 +80,10 @@ impl<'a> Groundwork<'a> {
         check_branch_free(repo, &checked.task, &branch, existing)?;
         let issue = match checked.issue {
             Some(id) => {
-                let namespace = match checked.namespace {
-                    Some(configured) => configured,
-                    None => crate::ops::lease::issue_namespace(ctx, ledger)?,
-                };
+                // Neither configured nor origin: the repository's own id, which spawn has.
+                let namespace = checked
+                    .namespace
+                    .unwrap_or_else(|| crate::ops::lease::repo_namespace(&repo_id));
                 Some((Resource::issue(&namespace, &id), id))
             }
             None => None,
