@@ -14,8 +14,8 @@ use crate::ops::ledger_copy::{self, Copied};
 
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
-    /// Copy this machine's ledger (live tasks, their leases and slots, every last token) into a
-    /// team ledger; the file is left as it was.
+    /// Copy this machine's ledger (live tasks, their leases and slots, ended leases, every last
+    /// token) into a team ledger; the file is left as it was.
     Copy {
         /// The team ledger: a postgres:// (or postgresql://) URL.
         #[arg(long, value_name = "url")]
@@ -104,6 +104,14 @@ fn text(c: &Copied) -> String {
         count(i.slots, "slot", "slots"),
         count(i.tokens_raised, "last token", "last tokens"),
     );
+    if i.ended > 0 {
+        out += &format!(
+            "  ended:  {} and {} copied: a process still presenting one is refused there as \
+             it is here\n",
+            count(i.ended, "ended lease", "ended leases"),
+            count(i.done_tasks, "done task", "done tasks"),
+        );
+    }
     out += &format!("  stamps: {} now name the team ledger\n", c.restamped.len());
     out += &format!(
         "The ledger file {} is unchanged (its event log stays there). Point git-hand at the \
@@ -126,6 +134,8 @@ struct CopyJson<'a> {
     copied: Vec<TaskJson<'a>>,
     already: Vec<TaskJson<'a>>,
     leases: usize,
+    ended_leases: usize,
+    done_tasks: usize,
     slots: usize,
     tokens_raised: usize,
     restamped: &'a [PathBuf],
@@ -167,6 +177,8 @@ impl<'a> CopyJson<'a> {
             copied: i.copied.iter().map(TaskJson::of).collect(),
             already: i.already.iter().map(TaskJson::of).collect(),
             leases: i.tenures,
+            ended_leases: i.ended,
+            done_tasks: i.done_tasks,
             slots: i.slots,
             tokens_raised: i.tokens_raised,
             restamped: &c.restamped,

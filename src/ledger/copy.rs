@@ -1,22 +1,36 @@
 //! Copying one machine's file ledger into a team ledger (`git hand ledger copy --to <url>`):
 //! what a laptop's ledger must bring along so that nothing it handed out loses its meaning.
 //!
-//! [`View::export`] reads, from the file ledger, its open tasks, its held (not ended) tenures,
-//! its slots, its repositories and every resource's last token. [`Tx::import`] writes them into
-//! the team ledger in the caller's one transaction, as the machine the transaction acts for:
-//! a worktree resource moves under the machine's key (`<machine>:<path>`), an issue keeps its
-//! key (issues are the team's), and every tenure keeps its lease id, token, holder and times, so
-//! a credential an agent holds and the stamp in its slot name a tenure the team ledger has.
-//! Every copied resource's last token becomes at least the file ledger's, so no token a stamp
-//! or credential of the file ledger presents is granted again.
+//! [`View::export`] reads, from the file ledger, its open tasks, its tenures (held and ended),
+//! the done tasks of its ended slot tenures, its slots, its repositories and every resource's
+//! last token. [`Tx::import`] writes them into the team ledger in the caller's one transaction,
+//! as the machine the transaction acts for: a worktree resource moves under the machine's key
+//! (`<machine>:<path>`), an issue keeps its key (issues are the team's), and every tenure keeps
+//! its lease id, token, holder and times, so a credential an agent holds and the stamp in its
+//! slot name a tenure the team ledger has. Every copied resource's last token becomes at least
+//! the file ledger's, so no token a stamp or credential of the file ledger presents is granted
+//! again.
+//!
+//! Ended tenures are copied for the zombies: a process still presenting a lease the laptop had
+//! superseded, released or let expire is judged on the team ledger as it was on the laptop
+//! (`stale`, `released`, `expired`, naming its task), not as a lease the team never granted.
+//! The team's schema takes a tenure only with its resource's last token, and tokens only grow,
+//! so they are written in token order, each after raising the last token to it; an ended tenure
+//! whose token the team ledger already reached, or of a resource the team ledger holds, cannot
+//! join that history and is left out (a zombie presenting it stays `unknown-lease` there,
+//! refused all the same).
 //!
 //! What cannot be copied without breaking a rule (an issue live on the team ledger for another
 //! tenure, a resource whose team tokens went past the tenure's, a task name or branch open on
-//! the team ledger, a task half spawned or half torn down) is found before anything is written
+//! the team ledger, a slot number this machine's repository has at another path there, a task
+//! half spawned or half torn down) is found before anything is written
 //! and returned as [`Conflict`]s: the caller writes nothing then. Running it again after it
 //! succeeded changes nothing: a tenure whose lease id the team ledger has is already copied,
-//! and so is its task (whatever became of it since). The event log is not copied (its rows are
+//! and so is its task (whatever became of it since); an ended tenure's token is reached by
+//! then. The event log is not copied (its rows are
 //! the file ledger's history; it stays there): each task copied gets one `copied` event.
+
+use std::collections::{HashMap, HashSet};
 
 use super::events::EventKind;
 use super::ids::{LeaseId, RepoId, WorktreeKey};
@@ -34,10 +48,15 @@ pub struct Export {
     pub resources: Vec<(Resource, i64)>,
     /// Every held (not ended) tenure, expired or not.
     pub held: Vec<Tenure>,
+    /// Every ended tenure, by resource and token: what a verdict on a zombie presenting one
+    /// compares (its token against its slot's newest, and how it ended).
+    pub ended: Vec<Tenure>,
     /// Every slot not pruned.
     pub slots: Vec<Slot>,
     /// Every open task (spawning, active, tearing down).
     pub tasks: Vec<Task>,
+    /// Every done task spawned with a slot lease: the task a verdict names for a zombie of it.
+    pub done: Vec<Task>,
 }
 
 /// Why a copy was refused; nothing was written.
@@ -60,6 +79,16 @@ pub enum Conflict {
     },
     /// A task still spawning or tearing down: it is finished (or repaired) first.
     Unsettled { task: String, state: TaskState },
+    /// This machine's repository `repo` (its common dir) has slot `n` at another path on the
+    /// team ledger (`theirs`; `pruned` there, or not) than here (`ours`): a repository's slot
+    /// numbers are unique, and a pruned number comes back only at its path.
+    SlotNumber {
+        repo: String,
+        n: i64,
+        ours: String,
+        theirs: String,
+        pruned: bool,
+    },
 }
 
 /// What [`Tx::import`] did.
@@ -69,12 +98,27 @@ pub struct Imported {
     pub copied: Vec<Task>,
     /// The tasks a run before copied (their slot lease is on the team ledger already).
     pub already: Vec<Task>,
-    /// Tenures copied now.
+    /// Held tenures copied now.
     pub tenures: usize,
+    /// Ended tenures copied now.
+    pub ended: usize,
+    /// Done tasks copied now (those of the ended slot tenures copied).
+    pub done_tasks: usize,
+    /// The lease ids among those [`Tx::import`] was asked about that the team ledger has now.
+    pub present: Vec<LeaseId>,
     /// Slots recorded now.
     pub slots: usize,
-    /// Resources whose last token was raised (or that were created).
+    /// Resources whose last token was raised (or that were created), by a tenure copied or
+    /// to the file ledger's last token.
     pub tokens_raised: usize,
+}
+
+/// What the team ledger has of a resource before the copy writes anything.
+#[derive(Debug, Clone, Copy, Default)]
+struct TeamResource {
+    last_token: i64,
+    /// A tenure (live or expired) holds it there.
+    held: bool,
 }
 
 impl View<'_> {
@@ -106,6 +150,15 @@ impl View<'_> {
         for id in &held_ids {
             held.extend(self.tenure(id)?);
         }
+        let ended_ids: Vec<LeaseId> = self.db.rows(
+            "SELECT lease_id FROM tenures WHERE ended_at IS NOT NULL ORDER BY resource_id, token",
+            &[],
+            |r| r.get(0),
+        )?;
+        let mut ended = Vec::with_capacity(ended_ids.len());
+        for id in &ended_ids {
+            ended.extend(self.tenure(id)?);
+        }
         let slots = self.db.rows(
             "SELECT repo_id, n, path, created_at, machine FROM slots \
              WHERE removed_at IS NULL ORDER BY repo_id, n",
@@ -121,12 +174,23 @@ impl View<'_> {
         for id in task_ids {
             tasks.extend(self.task(id)?);
         }
+        let done_ids: Vec<i64> = self.db.rows(
+            "SELECT id FROM tasks WHERE state = 'done' AND lease_id IS NOT NULL ORDER BY id",
+            &[],
+            |r| r.get(0),
+        )?;
+        let mut done = Vec::with_capacity(done_ids.len());
+        for id in done_ids {
+            done.extend(self.task(id)?);
+        }
         Ok(Export {
             repos,
             resources,
             held,
+            ended,
             slots,
             tasks,
+            done,
         })
     }
 
@@ -187,7 +251,89 @@ impl View<'_> {
                 found.push(open);
             }
         }
+        for slot in &export.slots {
+            found.extend(self.slot_number_taken(export, slot)?);
+        }
         Ok(found)
+    }
+
+    /// The slot this machine's copy of `slot`'s repository has at `slot`'s number on this
+    /// ledger at another path (pruned or not), unless this ledger has `slot` at its path.
+    fn slot_number_taken(&self, export: &Export, slot: &Slot) -> Result<Option<Conflict>> {
+        let Some(repo) = self.team_repo(export, &slot.repo_id)? else {
+            return Ok(None);
+        };
+        if self.slot_by_path(&slot.path)?.is_some() {
+            return Ok(None);
+        }
+        let theirs: Option<(WorktreeKey, Option<i64>)> = self.db.row(
+            "SELECT path, removed_at FROM slots WHERE repo_id = ?1 AND n = ?2",
+            &[&repo, &slot.n],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(theirs
+            .filter(|(path, _)| *path != slot.path)
+            .map(|(path, removed)| Conflict::SlotNumber {
+                repo: export
+                    .repos
+                    .iter()
+                    .find(|(id, _)| *id == slot.repo_id)
+                    .map(|(_, dir)| dir.clone())
+                    .unwrap_or_default(),
+                n: slot.n,
+                ours: slot.path.to_string(),
+                theirs: path.to_string(),
+                pruned: removed.is_some(),
+            }))
+    }
+
+    /// What this ledger has of each of `export`'s resources (under its key here), read before
+    /// anything is written.
+    fn team_resources(&self, export: &Export) -> Result<HashMap<Resource, TeamResource>> {
+        let mut found = HashMap::with_capacity(export.resources.len());
+        for (res, _) in &export.resources {
+            let moved = self.moved(res);
+            let team = self
+                .db
+                .row(
+                    "SELECT r.last_token, (SELECT count(*) FROM tenures t \
+                     WHERE t.resource_id = r.id AND t.ended_at IS NULL) \
+                     FROM resources r WHERE r.kind = ?1 AND r.key = ?2",
+                    &[&moved.kind.as_str(), &moved.key],
+                    |r| {
+                        Ok(TeamResource {
+                            last_token: r.get(0)?,
+                            held: r.get::<i64>(1)? > 0,
+                        })
+                    },
+                )?
+                .unwrap_or_default();
+            found.insert(res.clone(), team);
+        }
+        Ok(found)
+    }
+
+    /// The tenures of `export` this ledger takes now, in token order (each resource's in the
+    /// order its tokens were handed out): the held ones it lacks, and the ended ones past the
+    /// last token of a resource it does not hold (an ended tenure at or below that token is
+    /// there already, or the team ledger handed its token out to another).
+    fn new_tenures<'e>(
+        &self,
+        export: &'e Export,
+        team: &HashMap<Resource, TeamResource>,
+    ) -> Result<Vec<&'e Tenure>> {
+        let mut new = vec![];
+        for held in &export.held {
+            if !self.has(&held.lease_id)? {
+                new.push(held);
+            }
+        }
+        new.extend(export.ended.iter().filter(|t| {
+            team.get(&t.resource)
+                .is_some_and(|r| !r.held && t.token > r.last_token)
+        }));
+        new.sort_by_key(|t| t.token);
+        Ok(new)
     }
 
     /// An open task on this ledger with `task`'s name or branch (on its remote, or in its
@@ -247,11 +393,13 @@ impl View<'_> {
 impl Tx<'_> {
     /// Copies `export` into this (team) ledger as this transaction's machine, unless
     /// [`View::conflicts`] finds something in the way: then `Ok(Err(conflicts))`, and nothing
-    /// was written. `from` names the file ledger in each copied task's event.
+    /// was written. `from` names the file ledger in each copied task's event; of the lease ids
+    /// in `asked`, those this ledger has afterwards are returned in [`Imported::present`].
     pub fn import(
         &self,
         export: &Export,
         from: &str,
+        asked: &[LeaseId],
     ) -> Result<std::result::Result<Imported, Vec<Conflict>>> {
         let view = self.view();
         let conflicts = view.conflicts(export)?;
@@ -266,22 +414,31 @@ impl Tx<'_> {
                 false => copied.push(task),
             }
         }
-        // Which tenures are new is decided before any is written.
-        let mut new_held = vec![];
-        for held in &export.held {
-            if !view.has(&held.lease_id)? {
-                new_held.push(held);
-            }
-        }
+        // What is new is decided before anything is written.
+        let team = view.team_resources(export)?;
+        let tenures = view.new_tenures(export, &team)?;
         let repos = self.import_repos(export)?;
-        for held in new_held {
-            self.import_tenure(held)?;
-            done.tenures += 1;
+        let mut written = HashSet::new();
+        let mut ended = HashSet::new();
+        let mut reached: HashMap<&Resource, i64> = HashMap::new();
+        for tenure in tenures {
+            self.import_tenure(tenure)?;
+            match tenure.ended_at {
+                Some(_) => ended.insert(&tenure.lease_id),
+                None => written.insert(&tenure.lease_id),
+            };
+            reached.insert(&tenure.resource, tenure.token);
         }
+        done.tenures = written.len();
+        done.ended = ended.len();
+        written.extend(&ended);
         for (res, last) in &export.resources {
-            let moved = view.moved(res);
-            if view.last_token(&moved)? < *last {
-                self.raise_last_token(&moved, *last)?;
+            let before = team.get(res).map_or(0, |t| t.last_token);
+            let now = reached.get(res).map_or(before, |&t| t.max(before));
+            if now < *last {
+                self.raise_last_token(&view.moved(res), *last)?;
+            }
+            if before < *last {
                 done.tokens_raised += 1;
             }
         }
@@ -291,9 +448,22 @@ impl Tx<'_> {
                 done.slots += 1;
             }
         }
+        for task in &export.done {
+            if task.lease_id.as_ref().is_some_and(|l| ended.contains(l)) {
+                let repo = repo_of(&repos, &task.repo_id)?;
+                self.import_done_task(task, repo, &written)?;
+                done.done_tasks += 1;
+            }
+        }
         for task in copied {
             let repo = repo_of(&repos, &task.repo_id)?;
             done.copied.push(self.import_task(task, repo, from)?);
+        }
+        for lease in asked {
+            let held = export.held.iter().any(|t| t.lease_id == *lease);
+            if held || written.contains(lease) || view.has(lease)? {
+                done.present.push(lease.clone());
+            }
         }
         Ok(Ok(done))
     }
@@ -316,21 +486,24 @@ impl Tx<'_> {
         Ok(map)
     }
 
-    /// Records `held` with its lease id, token, holder and times, under this machine's key for
-    /// a worktree. An expired tenure of another holder still holding the resource is ended
-    /// first, as an acquisition would (`expired-superseded`); [`View::conflicts`] refused a
-    /// live one, and tokens past `held`'s.
+    /// Records `held` (or ended) with its lease id, token, holder, times and end, under this
+    /// machine's key for a worktree. An expired tenure of another holder still holding the
+    /// resource is ended first, as an acquisition would (`expired-superseded`); [`View::conflicts`]
+    /// refused a live one, and tokens past a held one's ([`View::new_tenures`] takes an ended
+    /// one only past the resource's last token, on a resource nobody holds).
     fn import_tenure(&self, held: &Tenure) -> Result<()> {
         let res = self.view().moved(&held.resource);
         if let Some(expired) = self.view().held(&res)? {
             self.end(expired, "expired-superseded")?;
         }
-        // The team ledger's schema takes a tenure only with its resource's last token.
+        // The team ledger's schema takes a tenure only with its resource's last token: the
+        // tenures of a resource come here in token order, so this only ever raises it.
         self.raise_last_token(&res, held.token)?;
         let rid = self.resource_id(&res)?;
         self.db.once().exec(
             "INSERT INTO tenures (lease_id, resource_id, token, holder, ttl_ms, acquired_at, \
-             renewed_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             renewed_at, expires_at, ended_at, end_reason) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             &[
                 &held.lease_id,
                 &rid,
@@ -340,6 +513,45 @@ impl Tx<'_> {
                 &held.acquired_at,
                 &held.renewed_at,
                 &held.expires_at,
+                &held.ended_at,
+                &held.end_reason,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records a done task of the file ledger, whose slot tenure was copied now, as this
+    /// machine's in `repo`, as it ended: the task a verdict on its zombie names. Its issue
+    /// lease is kept when this ledger has that tenure (`written` now, or before), else left
+    /// out (the verdict on an ended lease never reads it). No event: its history stays in the
+    /// file ledger's log.
+    fn import_done_task(&self, t: &Task, repo: &RepoId, written: &HashSet<&LeaseId>) -> Result<()> {
+        let issue_lease = match &t.issue_lease_id {
+            Some(l) if written.contains(l) || self.view().has(l)? => Some(l),
+            _ => None,
+        };
+        self.db.once().exec(
+            "INSERT INTO tasks (state, repo_id, name, slot_path, lease_id, issue, issue_lease_id, \
+             branch, base_oid, holder, created_at, updated_at, done_at, done_reason, remote, \
+             base_ref, machine) VALUES ('done', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+             ?12, ?13, ?14, ?15, ?16)",
+            &[
+                repo,
+                &t.name,
+                &t.slot_path,
+                &t.lease_id,
+                &t.issue,
+                &issue_lease,
+                &t.branch,
+                &t.base_oid,
+                &t.holder,
+                &t.created_at,
+                &t.updated_at,
+                &t.done_at,
+                &t.done_reason.map(|r| r.as_str()),
+                &t.remote,
+                &t.base_ref,
+                &self.view().machine(),
             ],
         )?;
         Ok(())

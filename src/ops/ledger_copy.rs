@@ -3,16 +3,17 @@
 //!
 //! One read of the file ledger (`View::export`), one transaction on the team ledger
 //! (`Tx::import`: everything or nothing; refused whole when something is in the way), then the
-//! stamps of the copied tasks' slots are pointed at the team ledger, so the pre-push hook,
-//! which checks the ledger a stamp names, checks the team ledger. The file ledger is only read:
-//! it stays as it was, for the user to keep or delete.
+//! stamps of the copied slots that name the file ledger and a lease the team ledger now has
+//! (a copied task's, or the ended one of a free slot) are pointed at the team ledger, so the
+//! pre-push hook, which checks the ledger a stamp names, checks the team ledger. The file
+//! ledger is only read: it stays as it was, for the user to keep or delete.
 
 use std::path::{Path, PathBuf};
 
 use super::stamp::{self, Stamp};
 use super::{Context, Error, Result};
 use crate::ledger::server::ServerUrl;
-use crate::ledger::{Conflict, Imported, Ledger, Place, Task};
+use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Place, WorktreeKey};
 
 /// What a copy did.
 #[derive(Debug)]
@@ -55,65 +56,113 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
         ));
     };
     let export = file.read(|view| view.export())?;
+    let mut stamps = Stamps::default();
+    for slot in slots_of(&export) {
+        stamps.read(slot, &export, &from);
+    }
     let machine = ctx.machine()?;
     let mut team = Ledger::open_team(to, None)?.on_machine(&machine);
     ctx.note(team.take_notices());
     let label = from.display().to_string();
+    let asked: Vec<LeaseId> = stamps
+        .found
+        .iter()
+        .map(|f| f.stamp.lease_id.clone())
+        .collect();
     let imported = team
-        .write(|tx| tx.import(&export, &label))?
-        .map_err(|found| refused(&found, &from))?;
+        .write(|tx| tx.import(&export, &label, &asked))?
+        .map_err(|found| refused(&found, &from, to))?;
     let mut copied = Copied {
         from,
         to: to.clone(),
         machine,
         imported,
         restamped: vec![],
-        unstamped: vec![],
+        unstamped: stamps.unreadable,
     };
-    let tasks: Vec<Task> = copied
-        .imported
-        .copied
-        .iter()
-        .chain(&copied.imported.already)
-        .cloned()
-        .collect();
-    for task in &tasks {
-        restamp(&mut copied, task);
+    for found in stamps.found {
+        if copied.imported.present.contains(&found.stamp.lease_id) {
+            restamp(&mut copied, found);
+        }
     }
     Ok(copied)
 }
 
-/// Points the stamp in `task`'s slot at the team ledger, when it names the task's slot lease
-/// and the copied file ledger (a stamp of another tenure is left alone: it is judged as before).
-fn restamp(copied: &mut Copied, task: &Task) {
-    let Some(slot) = &task.slot_path else { return };
-    let slot = Path::new(slot.as_str());
-    let admin = match crate::git::link::admin_dir_of(slot) {
-        Ok(admin) => admin,
-        Err(e) => return copied.unstamped.push((slot.to_path_buf(), e.to_string())),
-    };
-    let found = match stamp::read(&admin) {
-        Ok(Some(found)) => found,
-        Ok(None) => return,
-        Err(e) => return copied.unstamped.push((slot.to_path_buf(), e.to_string())),
-    };
-    let ours = Some(&found.lease_id) == task.lease_id.as_ref()
-        && found.ledger == Place::File(copied.from.clone());
-    if !ours {
-        return;
+/// Every slot of the file ledger, and any open task's slot it no longer lists.
+fn slots_of(export: &Export) -> Vec<&WorktreeKey> {
+    let mut slots: Vec<&WorktreeKey> = export.slots.iter().map(|s| &s.path).collect();
+    for path in export.tasks.iter().filter_map(|t| t.slot_path.as_ref()) {
+        if !slots.contains(&path) {
+            slots.push(path);
+        }
     }
+    slots
+}
+
+/// The stamps of the file ledger's slots that name it, read before the copy: the team ledger
+/// is asked which of their leases it has once the copy is written.
+#[derive(Default)]
+struct Stamps {
+    /// Each stamp that names the copied file ledger.
+    found: Vec<Found>,
+    /// Open tasks' slots whose stamp cannot be read, and why (a free slot's is skipped: its
+    /// directory may be gone, and nothing pushes from it then).
+    unreadable: Vec<(PathBuf, String)>,
+}
+
+/// A slot's stamp that names the copied file ledger.
+struct Found {
+    slot: PathBuf,
+    admin: PathBuf,
+    stamp: Stamp,
+}
+
+impl Stamps {
+    fn read(&mut self, slot: &WorktreeKey, export: &Export, from: &Path) {
+        let path = Path::new(slot.as_str()).to_path_buf();
+        let found = crate::git::link::admin_dir_of(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|admin| match stamp::read(&admin) {
+                Ok(stamp) => Ok(stamp.map(|s| (admin, s))),
+                Err(e) => Err(e.to_string()),
+            });
+        match found {
+            Ok(Some((admin, stamp))) if stamp.ledger == Place::File(from.to_path_buf()) => {
+                self.found.push(Found {
+                    slot: path,
+                    admin,
+                    stamp,
+                });
+            }
+            Ok(_) => {}
+            Err(why) => {
+                if export
+                    .tasks
+                    .iter()
+                    .any(|t| t.slot_path.as_ref() == Some(slot))
+                {
+                    self.unreadable.push((path, why));
+                }
+            }
+        }
+    }
+}
+
+/// Points `found` (a stamp that names the file ledger and a lease the team ledger now has) at
+/// the team ledger.
+fn restamp(copied: &mut Copied, found: Found) {
     let moved = Stamp {
         ledger: Place::Server(copied.to.clone()),
-        ..found
+        ..found.stamp
     };
-    match stamp::write(&admin, &moved) {
-        Ok(()) => copied.restamped.push(slot.to_path_buf()),
-        Err(e) => copied.unstamped.push((slot.to_path_buf(), e.to_string())),
+    match stamp::write(&found.admin, &moved) {
+        Ok(()) => copied.restamped.push(found.slot),
+        Err(e) => copied.unstamped.push((found.slot, e.to_string())),
     }
 }
 
 /// The refusal of a copy: each conflict, and that nothing was changed on either side.
-fn refused(found: &[Conflict], from: &Path) -> Error {
+fn refused(found: &[Conflict], from: &Path, to: &ServerUrl) -> Error {
     let mut message = String::from("cannot copy the ledger into the team ledger: ");
     let reasons: Vec<String> = found.iter().map(conflict_text).collect();
     message.push_str(&reasons.join("; "));
@@ -132,6 +181,11 @@ fn refused(found: &[Conflict], from: &Path) -> Error {
                 "git hand teardown <task>   # here, then spawn it again on the team ledger".into()
             }
             Conflict::Unsettled { .. } => "git hand doctor --repair   # settle it first".into(),
+            Conflict::SlotNumber { repo, .. } => format!(
+                "cd {} && GIT_HAND_LEDGER='{to}' git hand list --json   # this machine's tasks \
+                 and free slots there, with their paths",
+                worktree_of(repo)
+            ),
         };
         if !hints.contains(&hint) {
             hints.push(hint);
@@ -166,5 +220,27 @@ fn conflict_text(c: &Conflict) -> String {
         Conflict::Unsettled { task, state } => {
             format!("task {task} is {state}, neither active nor done")
         }
+        Conflict::SlotNumber {
+            repo,
+            n,
+            ours,
+            theirs,
+            pruned,
+        } => format!(
+            "slot {n} of this machine's repository {} is {theirs} on the team ledger{}, not \
+             {ours} as here (a repository's slot numbers are unique there)",
+            worktree_of(repo),
+            if *pruned { " (pruned)" } else { "" }
+        ),
+    }
+}
+
+/// The main worktree of the repository whose common dir is `common_dir`, as a user names it
+/// (`/src/app` for `/src/app/.git`).
+fn worktree_of(common_dir: &str) -> String {
+    let dir = Path::new(common_dir);
+    match dir.file_name() {
+        Some(name) if name == ".git" => dir.parent().unwrap_or(dir).display().to_string(),
+        _ => common_dir.to_string(),
     }
 }

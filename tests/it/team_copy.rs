@@ -67,6 +67,54 @@ fn sha(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
+/// Switches the laptop over to the team ledger the way a user does after a copy: the command the
+/// copy printed in `stdout` (the URL without its password), and the password in `~/.pgpass`.
+/// Returns the URL the command names.
+fn use_the_team_ledger(l: &mut Laptop, db: &pg::Database, stdout: &str) -> String {
+    let printed = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("git config --global hand.ledger "))
+        .unwrap()
+        .trim_matches('\'')
+        .to_string();
+    l.env
+        .git(&l.repo, &["config", "--global", "hand.ledger", &printed]);
+    let pgpass = l.env.path("home/.pgpass");
+    let port = pg::cluster().port;
+    let password = password_of(&db.tcp_url());
+    std::fs::write(
+        &pgpass,
+        format!("127.0.0.1:{port}:{}:postgres:{password}\n", db.name),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    // The test world's GIT_HAND_LEDGER names the file; empty, git config decides.
+    l.env.vars.push(("GIT_HAND_LEDGER".into(), String::new()));
+    printed
+}
+
+/// The `git-hand:` lines of a refused push, with the ages in them (`since 3s ago`) taken out:
+/// the words a pre-push hook says, whichever ledger it asked, and however long the test took.
+fn refusal_words(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("git-hand:"))
+        .map(|line| match line.split_once(" since ") {
+            Some((head, tail)) => {
+                let rest = tail.split_once(" ago").map_or("", |(_, rest)| rest);
+                format!("{head} since [age] ago{rest}")
+            }
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+/// The text of the stamp in `slot`'s admin dir.
+fn stamp_of(env: &TestEnv, slot: &Path) -> String {
+    let admin = env.git(slot, &["rev-parse", "--absolute-git-dir"]);
+    std::fs::read_to_string(PathBuf::from(admin.trim()).join("git-hand-stamp")).unwrap()
+}
+
 #[test]
 fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() {
     let db = pg::database();
@@ -112,26 +160,7 @@ fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() 
         "the slot's resource moved under the machine's key with its last token"
     );
 
-    // From now on this machine uses the team ledger: the command the copy printed (the URL
-    // without its password), and the password in ~/.pgpass.
-    let printed = copied
-        .stdout
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("git config --global hand.ledger "))
-        .unwrap()
-        .trim_matches('\'');
-    l.env
-        .git(&l.repo, &["config", "--global", "hand.ledger", printed]);
-    let pgpass = l.env.path("home/.pgpass");
-    let port = pg::cluster().port;
-    std::fs::write(
-        &pgpass,
-        format!("127.0.0.1:{port}:{}:postgres:{password}\n", db.name),
-    )
-    .unwrap();
-    std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    // The test world's GIT_HAND_LEDGER names the file; empty, git config decides.
-    l.env.vars.push(("GIT_HAND_LEDGER".into(), String::new()));
+    let printed = use_the_team_ledger(&mut l, &db, &copied.stdout);
     let list = l.env.hand(&l.repo, &["list", "--json"]).json();
     let mut names: Vec<&str> = list["tasks"]
         .as_array()
@@ -151,9 +180,9 @@ fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() 
         &["-q", "origin", "HEAD:refs/heads/hand/fix-login"],
     );
     assert_ne!(zombie.code, 0, "the zombie's push went through");
-    // Ended tenures are not copied: the team ledger never granted the zombie's lease.
+    // Its ended tenure was copied: refused as on the laptop, as a lease superseded since.
     assert!(
-        zombie.stderr.contains("push refused (unknown-lease)"),
+        zombie.stderr.contains("push refused (stale)"),
         "{}",
         zombie.stderr
     );
@@ -267,4 +296,139 @@ fn an_issue_live_on_the_team_ledger_for_someone_else_refuses_the_copy_and_change
         stamp.contains(&format!("ledger={}", l.env.ledger().display())),
         "the stamp still names the laptop's ledger:\n{stamp}"
     );
+}
+
+#[test]
+fn a_zombie_of_a_lease_superseded_on_the_laptop_is_judged_stale_on_the_team_ledger_in_the_same_words()
+ {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let mut l = laptop();
+    let branch = ["-q", "origin", "HEAD:refs/heads/hand/fix-login"];
+    let on_laptop = push(&l.env, &l.slot, &cred(&l.zombie), &branch);
+    assert!(
+        on_laptop.stderr.contains("push refused (stale)"),
+        "{}",
+        on_laptop.stderr
+    );
+
+    let copied = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
+    assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+    use_the_team_ledger(&mut l, &db, &copied.stdout);
+    let zombie_lease = l.zombie["lease_id"].as_str().unwrap();
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT t.token || ' ' || t.holder || ' ' || t.end_reason || ' ' || r.key \
+             FROM tenures t JOIN resources r ON r.id = t.resource_id \
+             WHERE t.lease_id = '{zombie_lease}'"
+        )),
+        format!(
+            "{} {} released laptop:{}",
+            l.zombie["token"],
+            l.zombie["holder"].as_str().unwrap(),
+            l.slot.display()
+        ),
+        "the zombie's ended tenure is on the team ledger as it was on the laptop"
+    );
+
+    let on_team = push(&l.env, &l.slot, &cred(&l.zombie), &branch);
+    assert_ne!(on_team.code, 0, "the zombie's push went through");
+    assert_eq!(
+        refusal_words(&on_team.stderr),
+        refusal_words(&on_laptop.stderr),
+        "the team ledger refuses the zombie in the laptop's words"
+    );
+}
+
+#[test]
+fn a_zombie_of_a_lease_released_on_the_laptop_is_judged_released_on_the_team_ledger() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let mut l = laptop();
+    // `gone` is torn down and its slot stays free: its lease is the slot's last, released.
+    let gone = spawn(&l.env, &l.repo, "gone", &[]);
+    let gone_slot = PathBuf::from(gone["path"].as_str().unwrap());
+    l.env.commit(&gone_slot, "gone.txt", "late\n");
+    l.env.hand(&l.repo, &["teardown", "gone", "--force"]).ok();
+    let branch = ["-q", "origin", "HEAD:refs/heads/hand/gone"];
+    let on_laptop = push(&l.env, &gone_slot, &cred(&gone), &branch);
+    assert!(
+        on_laptop.stderr.contains("push refused (released)"),
+        "{}",
+        on_laptop.stderr
+    );
+
+    let copied = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
+    assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+    let printed = use_the_team_ledger(&mut l, &db, &copied.stdout);
+    // The free slot's stamp names the released lease, which the team ledger now has: it names
+    // the team ledger, so the laptop's file may go (docs/team.md says the user may delete it).
+    let stamp = stamp_of(&l.env, &gone_slot);
+    assert!(stamp.contains(&format!("ledger={printed}")), "{stamp}");
+    std::fs::rename(l.env.ledger(), l.env.path("state/ledger.sqlite.kept")).unwrap();
+
+    for presented in [cred(&gone), vec![]] {
+        let on_team = push(&l.env, &gone_slot, &presented, &branch);
+        assert_ne!(on_team.code, 0, "the released lease's push went through");
+        assert_eq!(
+            refusal_words(&on_team.stderr),
+            refusal_words(&on_laptop.stderr),
+            "the team ledger refuses it in the laptop's words"
+        );
+    }
+}
+
+#[test]
+fn a_slot_number_this_machine_has_at_another_path_on_the_team_ledger_is_a_worded_conflict() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let l = laptop();
+    // This machine tried the team ledger once before: its repository there has another id, so
+    // its slot 1 is in another pool directory.
+    let team = [("GIT_HAND_LEDGER", url.as_str())];
+    let tried = l
+        .env
+        .hand_env(&l.repo, &["spawn", "tried", "--json"], &team);
+    assert_eq!(tried.code, 0, "{}", tried.stderr);
+    let tried = tried.json();
+    assert_eq!(tried["slot"], 1, "{tried:#}");
+    let theirs = tried["path"].as_str().unwrap().to_string();
+    assert_ne!(Path::new(&theirs), l.slot.as_path());
+    let done = l
+        .env
+        .hand_env(&l.repo, &["teardown", "tried", "--force"], &team);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let before = team_rows(&db);
+    let file_before = sha(&l.env.ledger());
+
+    let refused = l.env.hand(&l.repo, &["ledger", "copy", "--to", &url]);
+    assert_eq!(refused.code, 3, "{}{}", refused.stdout, refused.stderr);
+    let ours = l.slot.display().to_string();
+    let words = "slot 1 of this machine's repository";
+    for part in [
+        words,
+        &theirs,
+        &ours,
+        "nothing was changed",
+        "git hand list",
+    ] {
+        assert!(
+            refused.stderr.contains(part),
+            "no {part:?} in:\n{}",
+            refused.stderr
+        );
+    }
+    assert!(
+        !refused.stderr.contains("duplicate key"),
+        "{}",
+        refused.stderr
+    );
+    let json = l
+        .env
+        .hand(&l.repo, &["ledger", "copy", "--to", &url, "--json"])
+        .code(3)
+        .json();
+    assert_eq!(json["error"]["kind"], "precondition", "{json:#}");
+    assert_eq!(team_rows(&db), before, "the team ledger is as it was");
+    assert_eq!(sha(&l.env.ledger()), file_before, "and so is the laptop's");
 }
