@@ -116,19 +116,30 @@ impl Symrefs {
 
 /// The target a loose ref file names (`ref: refs/heads/main`). `None`: no such file (the ref is
 /// packed, or does not exist), a directory (the name is a prefix of others: git refuses to
-/// write it), or a plain ref holding an object id.
+/// write it), or a plain ref holding an object id. A symbolic link is read as git reads it
+/// (`lstat` first): one whose text starts with `refs/` is a symbolic ref to that name (what
+/// `core.preferSymlinkRefs` writes), never a path to follow; any other link is refused.
 fn loose_target(path: &Path) -> Result<Option<String>, SymrefError> {
+    let unreadable = |source| SymrefError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let link = std::fs::read_link(path).map_err(unreadable)?;
+        return match link.to_str().filter(|t| t.starts_with("refs/")) {
+            Some(target) => Ok(Some(target.to_string())),
+            None => Err(unreadable(std::io::Error::other(format!(
+                "a symbolic link to {} is no ref git-hand can judge",
+                link.display()
+            )))),
+        };
+    }
     let text = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound) || path.is_dir() => {
             return Ok(None);
         }
-        Err(source) => {
-            return Err(SymrefError::Unreadable {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
+        Err(source) => return Err(unreadable(source)),
     };
     let text = String::from_utf8_lossy(&text);
     Ok(text
@@ -165,6 +176,16 @@ mod tests {
         for itself in ["refs/heads/plain", "refs/heads/absent", "refs/heads/team"] {
             assert_eq!(s.written(itself).unwrap(), itself);
         }
+    }
+
+    #[test]
+    fn a_symbolic_link_naming_a_ref_is_a_symbolic_ref_to_it_and_any_other_link_an_error() {
+        let (dir, s) = files(&[("refs/heads/main", &format!("{}\n", "1".repeat(40)))]);
+        let heads = dir.path().join("refs/heads");
+        std::os::unix::fs::symlink("refs/heads/main", heads.join("master")).unwrap();
+        std::os::unix::fs::symlink("main", heads.join("odd")).unwrap();
+        assert_eq!(s.written("refs/heads/master").unwrap(), "refs/heads/main");
+        assert!(s.written("refs/heads/odd").is_err());
     }
 
     #[test]

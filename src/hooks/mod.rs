@@ -132,6 +132,21 @@ pub enum HookError {
         path.display()
     )]
     NameTaken { path: PathBuf },
+    /// `install --server`: the repository looks like GitLab's (whose Gitaly runs
+    /// `custom_hooks/pre-receive.d`) and has a `hooks/pre-receive` that dispatches `hooks/pre-receive.d`
+    /// (Gitea's, Forgejo's, or a hand-written one): only one of them is what the server runs, and
+    /// a fence written to the other would never run.
+    #[error(
+        "{} looks like a GitLab repository ({gitlab}) and also has a pre-receive that dispatches {}; git-hand cannot tell which one the server runs and changed nothing",
+        repo.display(),
+        dispatched.display()
+    )]
+    LayoutAmbiguous {
+        repo: PathBuf,
+        gitlab: String,
+        dispatched: PathBuf,
+        custom_hooks: PathBuf,
+    },
     #[error("{} is not a regular file; git-hand leaves it alone", path.display())]
     NotAFile { path: PathBuf },
     /// Another process kept changing the hook while we installed: retrying is safe.
@@ -202,6 +217,20 @@ impl HookError {
                 "mv {} <another name in the same directory>, then run: git hand install --server",
                 show(path)
             )],
+            HookError::LayoutAmbiguous {
+                dispatched,
+                custom_hooks,
+                ..
+            } => vec![
+                format!(
+                    "git hand install --server --hooks-dir {}   # GitLab (Gitaly) runs these",
+                    show(custom_hooks)
+                ),
+                format!(
+                    "git hand install --server --hooks-dir {}   # Gitea, Forgejo or your dispatcher runs these",
+                    show(&dispatched.parent().unwrap_or(dispatched).to_path_buf())
+                ),
+            ],
         }
     }
 
@@ -216,6 +245,7 @@ impl HookError {
                 | HookError::RestoreBlocked { .. }
                 | HookError::Contended { .. }
                 | HookError::NameTaken { .. }
+                | HookError::LayoutAmbiguous { .. }
         )
     }
 }

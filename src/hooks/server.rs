@@ -46,7 +46,7 @@ pub const DISPATCHED_NAME: &str = "00-git-hand";
 /// points `core.hooksPath` at its own hooks while it receives, and runs these from there).
 pub const GITLAB_CUSTOM_HOOKS: &str = "custom_hooks";
 
-/// The key Gitaly writes into a GitLab repository's configuration ([`is_gitlab`]).
+/// The key Gitaly writes into a GitLab repository's configuration ([`gitlab_signs`]).
 pub const GITLAB_FULLPATH: &str = "gitlab.fullpath";
 
 /// Where the server shim lives; its word is `layout` in `install --server --json`.
@@ -86,11 +86,12 @@ pub struct ServerReport {
 
 /// Installs the server's shim and turns push options on.
 ///
-/// With [`ServerTarget::Detect`], in this order: a GitLab repository ([`is_gitlab`], or a
+/// With [`ServerTarget::Detect`], in this order: a GitLab repository ([`gitlab_signs`], or a
 /// `custom_hooks/` directory in it) gets the shim in `custom_hooks/pre-receive.d/`, created if
 /// missing (Gitaly never runs the repository's `hooks/`); a hooks directory with a
 /// `pre-receive.d/` that the `pre-receive` beside it dispatches gets it there (and a dispatcher an
-/// earlier git-hand chained is put back first); anything else gets the chained layout. A
+/// earlier git-hand chained is put back first); both at once is refused (`LayoutAmbiguous`:
+/// `--hooks-dir` says which); anything else gets the chained layout. A
 /// `pre-receive.d/` nothing dispatches would never run git-hand, so it does not count: the fence
 /// fails open only if it is written where nothing runs it.
 pub fn install_server(
@@ -102,7 +103,7 @@ pub fn install_server(
     let active = location.active.clone();
     let dispatch_dir = match target {
         ServerTarget::Dispatcher(dir) => Some(dir.join(DISPATCH_DIR)),
-        ServerTarget::Detect => detect_dispatch_dir(&location, is_gitlab(git, &location)),
+        ServerTarget::Detect => detect_dispatch_dir(&location, gitlab_signs(git, &location))?,
     };
     let (layout, dir, hooks) = match dispatch_dir {
         Some(dir) => {
@@ -167,16 +168,37 @@ pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
 }
 
 /// The `pre-receive.d/` directory the server dispatches for this repository, if it has one.
-fn detect_dispatch_dir(location: &HooksLocation, gitlab: bool) -> Option<PathBuf> {
+fn detect_dispatch_dir(
+    location: &HooksLocation,
+    gitlab: Option<String>,
+) -> Result<Option<PathBuf>, HookError> {
     let custom_hooks = gitlab_custom_hooks(location);
-    if gitlab || custom_hooks.is_dir() {
-        return Some(custom_hooks.join(DISPATCH_DIR));
-    }
+    let gitlab = gitlab.or_else(|| {
+        custom_hooks
+            .is_dir()
+            .then(|| format!("it has {}", custom_hooks.display()))
+    });
     let dir = location.active.join(DISPATCH_DIR);
     let head = location.active.join(HookName::PreReceive.as_str());
     let chained = chained_path(&location.active, HookName::PreReceive);
     let runs_dir = is_dispatcher(&head) || (is_ours(&head) && is_dispatcher(&chained));
-    (dir.is_dir() && runs_dir).then_some(dir)
+    let hooks_dispatched = (dir.is_dir() && runs_dir).then_some(dir);
+    match (gitlab, hooks_dispatched) {
+        // A repository copied from GitLab into Gitea keeps `gitlab.fullpath`; one GitLab keeps
+        // may have been given a dispatcher by hand. Guessing wrong leaves no fence at all.
+        (Some(gitlab), Some(dispatched)) => Err(HookError::LayoutAmbiguous {
+            repo: location
+                .default
+                .parent()
+                .unwrap_or(&location.default)
+                .into(),
+            gitlab,
+            dispatched,
+            custom_hooks,
+        }),
+        (Some(_), None) => Ok(Some(custom_hooks.join(DISPATCH_DIR))),
+        (None, dispatched) => Ok(dispatched),
+    }
 }
 
 /// Whether GitLab keeps this repository: Gitaly writes `gitlab.fullpath` (the project's path)
@@ -184,16 +206,21 @@ fn detect_dispatch_dir(location: &HooksLocation, gitlab: bool) -> Option<PathBuf
 /// under `@hashed/` (hashed storage, every project since GitLab 14.0) or, behind Praefect,
 /// `@cluster/` (its generated replica paths, GitLab 15.0 and later). Gitaly never runs such a
 /// repository's `hooks/`, so a chained shim there would be written where nothing runs it.
-fn is_gitlab(git: &Git, location: &HooksLocation) -> bool {
+/// `Some`: what says so, in words for an error.
+fn gitlab_signs(git: &Git, location: &HooksLocation) -> Option<String> {
     let fullpath = git
         .run(&["config", "--local", "--get", GITLAB_FULLPATH])
         .is_ok_and(|v| !v.trim().is_empty());
     let repo = location.default.parent().unwrap_or(&location.default);
-    let stored = repo.components().any(|c| {
-        let name = c.as_os_str();
-        name == "@hashed" || name == "@cluster"
+    let stored = repo.components().find_map(|c| {
+        let name = c.as_os_str().to_string_lossy();
+        (name == "@hashed" || name == "@cluster").then(|| name.into_owned())
     });
-    fullpath || stored
+    match (fullpath, stored) {
+        (true, _) => Some(format!("{GITLAB_FULLPATH} is set in its config")),
+        (false, Some(name)) => Some(format!("its path is under {name}/")),
+        (false, None) => None,
+    }
 }
 
 /// `<repository>/custom_hooks`: beside the repository's own hooks directory.

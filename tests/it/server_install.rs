@@ -408,6 +408,47 @@ fn a_gitlab_repository_without_custom_hooks_gets_them_and_never_the_chained_layo
     }
 }
 
+/// A repository copied from GitLab into Gitea keeps `gitlab.fullpath` and gets Gitea's
+/// dispatcher: only one of the two layouts runs, and a fence written to the other would never
+/// run. Refused, nothing written, both `--hooks-dir` commands named; `--hooks-dir` then decides.
+#[test]
+fn a_gitlab_sign_beside_a_gitea_dispatcher_is_refused_until_hooks_dir_says_which() {
+    let (env, _repo, origin) = gitea_like();
+    env.git(&origin, &["config", "gitlab.fullpath", "team/app"]);
+    let before = tree(&origin);
+    let out = env.hand(&origin, &["install", "--server"]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("looks like a GitLab repository (gitlab.fullpath is set in its config)"),
+        "{}",
+        out.stderr
+    );
+    let hooks = origin.join("hooks");
+    assert!(
+        out.stderr
+            .contains(&format!("--hooks-dir {}", hooks.display())),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("custom_hooks"), "{}", out.stderr);
+    assert_eq!(tree(&origin), before, "something was written");
+    let chosen = env
+        .hand(
+            &origin,
+            &[
+                "install",
+                "--server",
+                "--hooks-dir",
+                hooks.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .json();
+    assert_eq!(chosen["layout"], "dispatched", "{chosen}");
+    assert!(hooks.join("pre-receive.d/00-git-hand").exists());
+}
+
 #[test]
 fn a_new_file_that_cannot_be_written_leaves_the_old_chained_fence_in_place() {
     let (env, repo, origin) = gitea_like();
