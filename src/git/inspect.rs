@@ -407,8 +407,9 @@ impl Repo {
 
     /// Every linked worktree git knows about. An admin dir whose `gitdir` file does not name a
     /// place (empty or unreadable: a `git worktree add` killed before writing it) is no worktree
-    /// to git: `git worktree list` leaves it out and `git worktree prune` removes it ("invalid
-    /// gitdir file"), and so it is left out here, instead of failing every verb that lists.
+    /// to git: `git worktree list` leaves it out, and so it is left out here, instead of failing
+    /// every verb that lists. `git worktree prune` removes it ("invalid gitdir file") unless it
+    /// is locked, which a slot's is (`--lock` is written first): such debris then stays, harmless.
     pub fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
         let proxies = self
             .repo

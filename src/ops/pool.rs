@@ -115,8 +115,10 @@ pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
 /// repository fail ("failed to read .git/worktrees/<id>/commondir"), so one killed spawn used to
 /// fail every spawn that needed a new slot until `doctor --repair` ran. An admin dir is cleared
 /// only when it is certainly such a one: its `commondir` is empty and its `gitdir` names a slot
-/// of `pool_dir`. Every spawn registers a slot under this lock, so its maker is dead; the slot's
-/// own task is stuck in spawning and its repair removes the rest, as for any killed spawn.
+/// of `pool_dir`. Every spawn registers a slot under this lock, so its maker is dead (a git-hand
+/// killed alone may leave its `worktree add` running for a moment: that spawn then fails, and
+/// nothing is lost); the slot's own task is stuck in spawning and its repair removes the rest,
+/// as for any killed spawn.
 pub fn add_worktree(
     git: &crate::git::Git,
     args: &[&str],

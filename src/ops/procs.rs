@@ -180,6 +180,18 @@ fn examine(pid: i64, proc_dir: &Path, dir: &Path) -> Option<PathBuf> {
     unsettled
 }
 
+/// This process's ancestors (parent, its parent, ...), by pid: `git hand` waits in a `git`
+/// process while git-hand runs, which is no other git at work.
+pub fn ancestors() -> Vec<i64> {
+    let mut out = vec![];
+    let mut pid = std::process::id() as i64;
+    while let Some(parent) = stat_field(pid, 4).filter(|&p| p > 1 && !out.contains(&p)) {
+        out.push(parent);
+        pid = parent;
+    }
+    out
+}
+
 /// Every process whose current directory is `dir` or below it, except a live git-hand's own git
 /// children (see [`is_git_hands_own_git`]). `Err` when this cannot be proven (no `/proc`): the
 /// caller must then treat the directory as occupied.

@@ -289,12 +289,14 @@ impl SlotGuard {
         }
     }
 
-    /// Removes the lock file git's message names, if it is the slot's own and no process is
-    /// inside the slot. The slot's own: in its admin dir, or the lock of
-    /// the branch checked out in it (`refs/heads/<branch>.lock` in the common dir: `reset --hard`
-    /// writes through HEAD to that branch). git moves a branch checked out in a worktree only from
-    /// that worktree (`git branch -f` and `switch` elsewhere refuse it), so with nobody inside,
-    /// nothing but a killed git can have left that lock either.
+    /// Removes the lock file git's message names, if it is the slot's own, no process is inside
+    /// the slot and no other git runs in the repository. The slot's own: in its admin dir, or the
+    /// lock of the branch checked out in it (`refs/heads/<branch>.lock` in the common dir: `reset
+    /// --hard` writes through HEAD to that branch). git moves a branch checked out in a worktree
+    /// only from that worktree (`git branch -f` and `switch` elsewhere refuse it); but `git gc
+    /// --auto` and `git maintenance`, started from any worktree of the repository, expire reflogs
+    /// holding those same locks for seconds. With nobody inside and no other git in the
+    /// repository, only a killed git can have left the lock.
     ///
     /// Returns the lock it removed; never one already in `removed` (a lock back after its removal
     /// is somebody's).
@@ -308,10 +310,36 @@ impl SlotGuard {
         let is_lock = lock.extension().is_some_and(|e| e == "lock");
         let ours = lock.parent() == Some(admin) || self.is_checked_out_branch_lock(admin, &lock);
         let nobody_inside = || super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
-        (is_lock && ours && !removed.contains(&lock) && nobody_inside())
+        let unheld = || nobody_inside() && !self.another_git_in_the_repository();
+        (is_lock && ours && !removed.contains(&lock) && unheld())
             .then(|| std::fs::remove_file(&lock).ok())
             .flatten()
             .map(|()| lock)
+    }
+
+    /// Whether a git that is not this process's own (nor one of its callers: `git hand` runs
+    /// git-hand under a waiting `git`) runs in the repository: in its common dir, its main
+    /// worktree or any linked worktree. Unprovable (no `/proc`) counts as yes.
+    fn another_git_in_the_repository(&self) -> bool {
+        let mut places = vec![self.common_dir.clone()];
+        if self.common_dir.file_name() == Some(".git".as_ref()) {
+            places.extend(self.common_dir.parent().map(Path::to_path_buf));
+        }
+        for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
+            let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+            places.extend(Path::new(gitdir.trim_end()).parent().map(Path::to_path_buf));
+        }
+        let callers = super::procs::ancestors();
+        places
+            .iter()
+            .filter(|p| !p.as_os_str().is_empty())
+            .any(|place| {
+                super::procs::occupants(place).map_or(true, |found| {
+                    found
+                        .iter()
+                        .any(|o| o.command == "git" && !callers.contains(&o.pid))
+                })
+            })
     }
 
     /// Whether `lock` is the lock file of the branch the slot's HEAD names (`ref: refs/heads/..`

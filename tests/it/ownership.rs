@@ -334,6 +334,54 @@ fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
     );
 }
 
+/// `git gc --auto` and `git maintenance` expire reflogs from any worktree of the repository,
+/// holding a branch's lock for seconds: a lock may be removed only while no other git runs in
+/// the repository. Here a process named `git` waits in the main worktree: the lock stays and the
+/// teardown fails, naming it; once that git is gone the same teardown ends.
+#[test]
+fn a_branch_lock_is_left_alone_while_another_git_runs_in_the_repository() {
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let a = path_of(&spawn(&env, &repo, "a", &[]));
+    env.commit(&a, "f", "a's work\n");
+    std::fs::write(a.join("f"), "changed, not committed\n").unwrap();
+    let common = PathBuf::from(env.git(
+        &a,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    ));
+    let lock = common.join("refs/heads/hand/a.lock");
+    std::fs::write(&lock, "").unwrap();
+    let bin = env.path("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let sleep = which::which("sleep").unwrap();
+    std::fs::copy(&sleep, bin.join("git")).unwrap();
+    let gc = Killed(
+        std::process::Command::new(bin.join("git"))
+            .arg("600")
+            .current_dir(&repo)
+            .spawn()
+            .unwrap(),
+    );
+    let held = env.hand(&repo, &["teardown", "a", "--force"]);
+    assert_ne!(held.code, 0, "teardown took a lock another git may hold");
+    assert!(held.stderr.contains("hand/a.lock"), "{}", held.stderr);
+    assert!(lock.exists(), "the lock was removed while another git ran");
+    drop(gc);
+    env.hand(&repo, &["teardown", "a", "--force"]).ok();
+    assert!(
+        env.git(&repo, &["branch", "--list", "hand/a"])
+            .contains("hand/a"),
+        "the task's branch is gone"
+    );
+}
+
 #[test]
 fn a_lock_file_a_killed_git_left_in_a_slot_never_wedges_it() {
     let env = TestEnv::new();
