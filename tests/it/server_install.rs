@@ -598,3 +598,49 @@ fn install_server_names_a_team_ledger_without_its_password() {
     // Opened as a writing verb opens it: the schema is there for the hook to read.
     assert!(!db.psql("SELECT count(*) FROM clock").trim().is_empty());
 }
+
+/// Run as root for a repository of the git server's user (the usual way an admin installs),
+/// the ledger `install --server` opens from root's environment or default place is one the hook,
+/// run as that user, may never read: said, with the setting that fixes it; not said once the
+/// repository's own configuration names the ledger.
+#[test]
+fn install_server_for_another_users_repository_warns_that_its_default_ledger_is_not_the_hooks() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    let origin = bare(&env, "srv/app.git");
+    let me = std::fs::metadata("/proc/self").unwrap().uid();
+    let own = env.hand(&origin, &["install", "--server"]);
+    assert!(!own.stderr.contains("belongs to uid"), "{}", own.stderr);
+    if me != 0 {
+        // Only root can give a repository to another user: the warning itself is not reached.
+        return;
+    }
+    let nobody = 65534;
+    std::os::unix::fs::chown(&origin, Some(nobody), Some(nobody)).unwrap();
+    // git refuses another user's repository unless told it is safe (as an admin must).
+    let safe = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "safe.directory"),
+        ("GIT_CONFIG_VALUE_0", "*"),
+    ];
+    let theirs = env.hand_env(&origin, &["install", "--server"], &safe);
+    assert!(
+        theirs
+            .stderr
+            .contains(&format!("belongs to uid {nobody}, not to you (uid 0)")),
+        "{}",
+        theirs.stderr
+    );
+    assert!(
+        theirs.stderr.contains("config hand.ledger"),
+        "{}",
+        theirs.stderr
+    );
+    let ledger = env.path("state/git-hand/ledger.sqlite");
+    let set = ["-c", "safe.directory=*", "config", "hand.ledger"];
+    env.git(&origin, &[&set[..], &[ledger.to_str().unwrap()]].concat());
+    // This shell's GIT_HAND_LEDGER is the test's; without it the repository's setting is read.
+    let unset = [&safe[..], &[("GIT_HAND_LEDGER", "")]].concat();
+    let named = env.hand_env(&origin, &["install", "--server"], &unset);
+    assert!(!named.stderr.contains("belongs to uid"), "{}", named.stderr);
+}
