@@ -113,16 +113,33 @@ fn shape(r: &Report) -> ConfigJson<'_> {
 }
 
 /// A team ledger's URL (`hand.ledger`) is shown without its password, as everywhere else; one
-/// that does not parse is not shown at all (its password could be anywhere in it).
+/// that does not parse is not shown at all (its password could be anywhere in it). Any other
+/// URL with a password (an https `hand.remoteUrl` with a token in it) is shown with `***` for
+/// the password.
 fn without_passwords(r: &mut Report) {
     use crate::ledger::server::{ServerUrl, is_server_url};
     let values = r.entries.iter_mut().flat_map(|e| e.values.iter_mut());
-    for v in values.filter(|v| is_server_url(v)) {
-        *v = match ServerUrl::parse(v) {
-            Ok(url) => url.to_string(),
-            Err(_) => "postgres://... (not shown: it does not parse)".into(),
-        };
+    for v in values {
+        if is_server_url(v) {
+            *v = match ServerUrl::parse(v) {
+                Ok(url) => url.to_string(),
+                Err(_) => "postgres://... (not shown: it does not parse)".into(),
+            };
+        } else if let Some(masked) = password_masked(v) {
+            *v = masked;
+        }
     }
+}
+
+/// `scheme://user:password@host/...` as `scheme://user:***@host/...`; `None` for a value with
+/// no password. The host starts after the last `@` before the first `/`, `?` or `#` (where git
+/// ends the authority), so a password holding an unencoded `@` is masked whole.
+fn password_masked(value: &str) -> Option<String> {
+    let (scheme, rest) = value.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (userinfo, host) = rest[..end].rsplit_once('@')?;
+    let (user, _password) = userinfo.split_once(':')?;
+    Some(format!("{scheme}://{user}:***@{host}{}", &rest[end..]))
 }
 
 fn text(ctx: &Context, r: &Report) -> String {
@@ -189,4 +206,35 @@ fn file_line(r: &Report) -> String {
         settings::FILE_NAME,
         file.path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::password_masked;
+
+    #[test]
+    fn a_url_password_is_masked_and_nothing_else_is_touched() {
+        let cases = [
+            (
+                "https://ci:tok3n@example.com/o/app.git",
+                Some("https://ci:***@example.com/o/app.git"),
+            ),
+            (
+                "https://:tok3n@example.com",
+                Some("https://:***@example.com"),
+            ),
+            (
+                "http://u:p@ss@host:8080?x#y",
+                Some("http://u:***@host:8080?x#y"),
+            ),
+            ("https://ci@example.com/o/app", None),
+            ("https://example.com/o/app@v1", None),
+            ("git@example.com:o/app.git", None),
+            ("ssh://git@example.com:22/o/app", None),
+            ("/srv/git/app.git", None),
+        ];
+        for (value, want) in cases {
+            assert_eq!(password_masked(value).as_deref(), want, "{value}");
+        }
+    }
 }

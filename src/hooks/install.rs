@@ -399,14 +399,21 @@ pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
 /// One look at the hook's files (see [`look`] for why one may not be enough).
 fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
     let head = dir.join(hook.as_str());
-    let under_pre_commit = precommit::is_script(&head);
-    let path = match under_pre_commit {
-        true => precommit::legacy_path(dir, hook),
-        false => head,
+    let head_meta = fs::symlink_metadata(&head);
+    // The hook file is read once: its bytes say whether it is pre-commit's script and, when it
+    // is not, everything else judged below.
+    let (head_found, head_bytes) = found_at(hook, &head, &head_meta)?;
+    let under_pre_commit = head_bytes.as_deref().is_some_and(precommit::is_script_in);
+    let (path, path_meta, found, bytes) = match under_pre_commit {
+        true => {
+            let legacy = precommit::legacy_path(dir, hook);
+            let meta = fs::symlink_metadata(&legacy);
+            let (found, bytes) = found_at(hook, &legacy, &meta)?;
+            (legacy, meta, found, bytes)
+        }
+        false => (head, head_meta, head_found, head_bytes),
     };
     let chained = chained_path(dir, hook);
-    let path_meta = fs::symlink_metadata(&path);
-    let (found, bytes) = found_at(hook, &path, &path_meta)?;
     let chained_meta = match fs::symlink_metadata(&chained) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -850,5 +857,60 @@ pub(super) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error
         action,
         path,
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The read syscalls this thread has made (`syscr` in `/proc/thread-self/io`): a count of
+    /// this thread's own, so tests running beside it on other threads do not change it.
+    fn reads_so_far() -> u64 {
+        let io = fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|l| l.strip_prefix("syscr: "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap()
+    }
+
+    /// The read syscalls `f` makes: the count around it, less the count around nothing (reading
+    /// the count makes read syscalls of its own).
+    fn reads_of(f: impl FnOnce()) -> u64 {
+        let around = |f: &mut dyn FnMut()| {
+            let before = reads_so_far();
+            f();
+            reads_so_far() - before
+        };
+        let asking = around(&mut || {});
+        let mut f = Some(f);
+        around(&mut || f.take().into_iter().for_each(|f| f())) - asking
+    }
+
+    #[test]
+    fn a_look_reads_the_hook_file_once_and_pre_commits_legacy_hook_once_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let hook = HookName::PrePush;
+        let head = dir.path().join(hook.as_str());
+        fs::write(&head, "#!/bin/sh\necho a hook of the user's own\n").unwrap();
+        let one_file = reads_of(|| drop(fs::read(&head).unwrap()));
+
+        let mut seen = None;
+        let look = reads_of(|| seen = Some(look_once(dir.path(), hook).unwrap()));
+        assert_eq!(seen.as_ref().map(|s| s.found), Some(Found::Foreign));
+        assert_eq!(look, one_file, "the hook file was read more than once");
+
+        // Under pre-commit's script, its legacy hook is the one judged: two files, each once.
+        fs::write(
+            &head,
+            "#!/usr/bin/env bash\n# ID: 138fd403232d2ddd5efb44317e38bf03\n",
+        )
+        .unwrap();
+        let legacy = precommit::legacy_path(dir.path(), hook);
+        fs::write(&legacy, "#!/bin/sh\necho a hook of the user's own\n").unwrap();
+        let look = reads_of(|| seen = Some(look_once(dir.path(), hook).unwrap()));
+        let seen = seen.unwrap();
+        assert_eq!((seen.found, &seen.path), (Found::Foreign, &legacy));
+        assert_eq!(look, 2 * one_file);
     }
 }

@@ -301,10 +301,14 @@ pub(super) mod precommit {
     /// took 1.9 M of a spawn's 7.2 M instructions (three hook files read, six ids each).
     /// The ids are ASCII, so reading the file lossily finds them wherever they are.
     pub fn is_script(path: &Path) -> bool {
-        std::fs::read(path).is_ok_and(|bytes| {
-            let text = String::from_utf8_lossy(&bytes);
-            IDS.iter().any(|id| text.contains(id))
-        })
+        std::fs::read(path).is_ok_and(|bytes| is_script_in(&bytes))
+    }
+
+    /// [`is_script`] of bytes already read (a hook file `install::look` read once for all it
+    /// judges).
+    pub fn is_script_in(bytes: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(bytes);
+        IDS.iter().any(|id| text.contains(id))
     }
 
     /// `<dir>/<hook>.legacy`: the hook pre-commit's script runs first.

@@ -124,7 +124,8 @@ pub enum LedgerError {
     #[error("team ledger error: {}", pg_message(.0))]
     Pg(postgres::Error),
     /// The team ledger's server did not answer a statement within `read_timeout` (the
-    /// connection was dropped). An operation reports it as [`LedgerError::ConnectionLost`].
+    /// connection was dropped). An operation, and opening a ledger, report it as
+    /// [`LedgerError::ConnectionLost`].
     #[error("team ledger error: {0}")]
     NoAnswer(server::NoAnswer),
     #[error(

@@ -215,7 +215,7 @@ pub fn pre_receive(
         ));
     }
     let refs = written_refs(repo, refs)?;
-    let remotes = served_remotes(common, &super::settings::remote_urls(repo));
+    let remotes = served_remotes(common, &super::settings::remote_urls(repo).urls);
     let location = ctx.ledger_location()?;
     let Some(mut ledger) = ctx.open_existing(&location.place)? else {
         return Err(no_ledger(&location, common));

@@ -116,10 +116,30 @@ pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
     repo.config_string(name)
 }
 
-/// `hand.remoteUrl` on a server's bare repository: every URL its clients push to it by (only
-/// git's configuration sets it; the server hook reads no `.handconfig`).
-pub fn remote_urls(repo: &Repo) -> Vec<String> {
-    repo.config_strings("hand.remoteUrl")
+/// `hand.remoteUrl` on a server's bare repository, as the pre-receive hook reads it: every URL
+/// its clients push to it by (only git's configuration sets it; the server hook reads no
+/// `.handconfig`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteUrls {
+    /// Every value that is not blank, as written, in git's order.
+    pub urls: Vec<String>,
+    /// How many values were blank (skipped: `git config --add hand.remoteUrl ""` names no
+    /// remote).
+    pub skipped: usize,
+}
+
+/// `hand.remoteUrl`, read ([`RemoteUrls`]): the hook and `git hand config` both read it here,
+/// so what the config shows is what the hook fences.
+pub fn remote_urls(repo: &Repo) -> RemoteUrls {
+    let mut read = RemoteUrls::default();
+    for url in repo.config_strings("hand.remoteUrl") {
+        if url.trim().is_empty() {
+            read.skipped += 1;
+        } else {
+            read.urls.push(url);
+        }
+    }
+    read
 }
 
 /// `hand.machine`: this machine's id on a team ledger, from git's configuration only (each
@@ -415,8 +435,8 @@ pub struct Entry {
     pub origin: Origin,
     /// Why git-hand would refuse the value.
     pub problem: Option<String>,
-    /// What else to know about how the values are read (empty `hand.requireLease` values
-    /// skipped).
+    /// What else to know about how the values are read (empty `hand.requireLease` and
+    /// `hand.remoteUrl` values skipped).
     pub note: Option<String>,
 }
 
@@ -462,8 +482,10 @@ pub fn report(repo: &Repo) -> super::Result<Report> {
 /// `k`'s values in effect, where they come from, and why git-hand would refuse them.
 fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
     let origin = settings.origin(k.name);
-    if k.name == "hand.requireLease" {
-        return require_lease_entry(settings.repo, k, origin);
+    match k.name {
+        "hand.requireLease" => return require_lease_entry(settings.repo, k, origin),
+        "hand.remoteUrl" => return remote_urls_entry(settings.repo, k, origin),
+        _ => {}
     }
     let (values, problem) = if k.multi {
         (settings.strings(k.name), None)
@@ -505,21 +527,39 @@ fn require_lease_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
             .collect::<Vec<_>>()
             .join("; ")
     });
-    let note = (read.skipped > 0).then(|| {
-        format!(
-            "{}: {} empty value{} skipped (the hook ignores {})",
-            k.name,
-            read.skipped,
-            if read.skipped == 1 { "" } else { "s" },
-            if read.skipped == 1 { "it" } else { "them" }
-        )
-    });
     Entry {
         key: k.name,
         multi: k.multi,
         values: read.patterns,
         origin,
         problem,
-        note,
+        note: skipped_note(k, read.skipped),
     }
+}
+
+/// `hand.remoteUrl` as the hook reads it: blank values skipped (and said so), the others as
+/// written.
+fn remote_urls_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
+    let read = remote_urls(repo);
+    Entry {
+        key: k.name,
+        multi: k.multi,
+        values: read.urls,
+        origin,
+        problem: None,
+        note: skipped_note(k, read.skipped),
+    }
+}
+
+/// The note for a server key whose `skipped` empty values the hook ignores.
+fn skipped_note(k: &Key, skipped: usize) -> Option<String> {
+    (skipped > 0).then(|| {
+        format!(
+            "{}: {} empty value{} skipped (the hook ignores {})",
+            k.name,
+            skipped,
+            if skipped == 1 { "" } else { "s" },
+            if skipped == 1 { "it" } else { "them" }
+        )
+    })
 }

@@ -121,7 +121,12 @@ fn config_lists_every_key_and_every_value_of_a_multi_valued_one() {
     // The server's bare repository: no .handconfig, its keys from git's configuration.
     let server = env.path("work/server.git");
     env.git(&env.path("work"), &["init", "-q", "--bare", "server.git"]);
-    for url in ["git@example.com:o/app.git", "https://example.com/o/app"] {
+    // A blank value (which the hook skips) and a password (which is never shown) among them.
+    for url in [
+        "git@example.com:o/app.git",
+        "https://ci:tok3n@example.com/o/app",
+        "",
+    ] {
         env.git(&server, &["config", "--add", "hand.remoteUrl", url]);
     }
     for pattern in ["main", "release/*"] {
@@ -133,7 +138,10 @@ fn config_lists_every_key_and_every_value_of_a_multi_valued_one() {
     let urls = setting(&bare_json, "hand.remoteUrl");
     assert_eq!(
         urls["values"],
-        serde_json::json!(["git@example.com:o/app.git", "https://example.com/o/app"])
+        serde_json::json!([
+            "git@example.com:o/app.git",
+            "https://ci:***@example.com/o/app"
+        ])
     );
     assert_eq!(urls["origin"], "git");
     let required = setting(&bare_json, "hand.requireLease");
@@ -367,5 +375,65 @@ fn on_teardown_runs_before_anything_is_discarded_and_its_failure_stops_the_teard
     insta::assert_snapshot!(
         "on_teardown",
         shot(&env, "git hand teardown a --force", &failed, Shown::Text)
+    );
+}
+
+/// `git hand config` shows `hand.remoteUrl` as the server's hook reads it: blank values skipped
+/// and said so (the hook ignores them), and a password in a URL masked, in text and JSON (as
+/// `hand.ledger`'s is).
+#[test]
+fn config_shows_remote_urls_as_the_hook_reads_them_without_their_password() {
+    let env = TestEnv::new();
+    let server = env.path("work/server.git");
+    std::fs::create_dir_all(env.path("work")).unwrap();
+    env.git(&env.path("work"), &["init", "-q", "--bare", "server.git"]);
+    for url in [
+        "https://ci:tok3n@example.com/o/app",
+        "",
+        "  ",
+        "git@example.com:o/app.git",
+    ] {
+        env.git(&server, &["config", "--add", "hand.remoteUrl", url]);
+    }
+    let text = env.hand(&server, &["config"]).code(0);
+    let rows: Vec<&str> = text
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("hand.remoteUrl"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", text.stdout);
+    assert!(
+        rows[0].contains("https://ci:***@example.com/o/app"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("note: hand.remoteUrl: 2 empty values skipped (the hook ignores them)"),
+        "{}",
+        text.stdout
+    );
+    let json = env.hand(&server, &["config", "--json"]).code(0);
+    for out in [&text.stdout, &text.stderr, &json.stdout, &json.stderr] {
+        assert!(!out.contains("tok3n"), "the password is shown: {out}");
+    }
+    let json = json.json();
+    let urls = json["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "hand.remoteUrl")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        urls["values"],
+        serde_json::json!([
+            "https://ci:***@example.com/o/app",
+            "git@example.com:o/app.git"
+        ])
+    );
+    assert_eq!(
+        urls["note"],
+        "hand.remoteUrl: 2 empty values skipped (the hook ignores them)"
     );
 }

@@ -6,9 +6,13 @@
 //! that had connected. Before it, each of these waited forever.
 //!
 //! The server is frozen after git-hand connected: in the middle of a transaction at the library
-//! level, and at a paused git command through the binary. A [`Thaw`] resumes every server
-//! process when it is dropped, so a failing test never leaves a stopped server behind.
+//! level, at a paused git command through the binary, and between the connection's startup and
+//! the schema check that opens a ledger ([`FreezeAt`], a relay that freezes the server before it
+//! forwards that statement). A [`Thaw`] resumes every server process when it is dropped, so a
+//! failing test never leaves a stopped server behind.
 
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -16,7 +20,7 @@ use std::time::Duration;
 use git_hand::ledger::server::ServerUrl;
 use git_hand::ledger::{Fate, Ledger, LedgerError, Resource};
 
-use crate::pg::{self, Cluster};
+use crate::pg::{self, Cluster, Database};
 use crate::support::{GitPause, TestEnv, finish, path_of, spawn};
 
 /// What each URL here adds: a short deadline for an answer, and for connecting again.
@@ -175,4 +179,142 @@ fn teardown_on_a_server_frozen_after_it_connected_fails_with_exit_3_naming_the_l
     env.hand(&repo, &["teardown", "t1"]).ok();
     assert_eq!(db.psql("SELECT state FROM tasks"), "done");
     assert!(slot.exists());
+}
+
+/// A TCP relay to a private cluster that freezes the whole server before it forwards the first
+/// client message containing a text, then forwards it: the connection's startup went through,
+/// and the statement waits in a frozen server's socket. Freezing from outside could not be
+/// timed between the startup and the first statement (the server answers in microseconds);
+/// freezing before the verb starts ends it at the connect timeout instead, as an unreachable
+/// server (tests/it/team_connect.rs).
+struct FreezeAt {
+    port: u16,
+}
+
+impl FreezeAt {
+    /// Relays every connection to `cluster` on 127.0.0.1; the first one freezes the server at
+    /// its first message containing `text` (one freeze, however many connections a verb makes).
+    fn new(cluster: &Cluster, text: &'static str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server_port = cluster.port;
+        let postmaster = cluster.pid().expect("the cluster's server runs");
+        std::thread::spawn(move || {
+            let mut first = true;
+            for client in listener.incoming().flatten() {
+                let server = TcpStream::connect(("127.0.0.1", server_port)).unwrap();
+                let (c_in, s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let freeze = first.then_some((text, postmaster));
+                first = false;
+                std::thread::spawn(move || pump(c_in, s_out, freeze));
+                std::thread::spawn(move || pump(server, client, None));
+            }
+        });
+        Self { port }
+    }
+
+    /// The superuser's URL for `db` through the relay (no TLS: the relay reads the protocol),
+    /// with the short deadlines.
+    fn url(&self, db: &Database) -> String {
+        format!(
+            "postgres://{}:{}@127.0.0.1:{}/{}?sslmode=disable&{SHORT}",
+            pg::SUPERUSER,
+            pg::encode(pg::SUPERUSER_PASSWORD),
+            self.port,
+            db.name
+        )
+    }
+}
+
+/// Copies `from` to `to`; with `freeze` (a text and the postmaster), stops the server before
+/// forwarding the first chunk that contains the text.
+fn pump(mut from: TcpStream, mut to: TcpStream, mut freeze: Option<(&str, u32)>) {
+    let mut buf = vec![0; 64 * 1024];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        let chunk = &buf[..n];
+        if let Some((text, postmaster)) = freeze
+            && chunk.windows(text.len()).any(|w| w == text.as_bytes())
+        {
+            freeze = None;
+            let mut pids = children_of(postmaster);
+            pids.push(postmaster);
+            assert!(signal("STOP", &pids) > 0, "no server process to stop");
+        }
+        if to.write_all(chunk).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// The processes whose parent is `pid` (the postmaster's: every backend and worker), from the
+/// fourth field of `/proc/<pid>/stat`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                // The command name may hold spaces and parentheses: fields follow its last ')'.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// Runs `args` on a team ledger whose server freezes once the connection is made, before the
+/// schema check that opens the ledger (a fresh database: nothing else runs first).
+fn frozen_at_opening(args: &[&str]) -> (crate::support::Run, Database, u16) {
+    let cluster = pg::private_cluster();
+    let db = cluster.database();
+    let relay = FreezeAt::new(&cluster, "ledger_meta");
+    let env = TestEnv::on_team_ledger(&relay.url(&db));
+    let repo = env.repo("app");
+    let run = bounded(&cluster, || env.hand(&repo, args));
+    (run, db, relay.port)
+}
+
+#[test]
+fn a_verb_whose_server_freezes_while_the_ledger_opens_fails_with_exit_3_as_a_lost_connection() {
+    // `list` only reads (the schema check of `open_existing`); `lease acquire` writes (the
+    // migration's version check of `open`).
+    for args in [&["list"][..], &["lease", "acquire", "42"]] {
+        let (run, db, port) = frozen_at_opening(args);
+        let run = run.code(3);
+        assert!(
+            run.stderr
+                .contains("the connection to the team ledger at postgres://"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("127.0.0.1:{port}/{}", db.name)),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("no answer within 2 s (read_timeout)"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("nothing was changed"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains(pg::SUPERUSER_PASSWORD),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
 }

@@ -111,7 +111,7 @@ impl Team {
     /// (refusing a newer one untouched).
     pub fn open(url: &ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
         let mut found = Vec::new();
-        let client = connect(url, &mut found, LOCK_TIMEOUT)?;
+        let client = connect(url, &mut found, LOCK_TIMEOUT).map_err(|e| opening(e, url))?;
         Ok(Self::connected(client, url, clock, found))
     }
 
@@ -121,7 +121,7 @@ impl Team {
     pub fn open_existing(url: &ServerUrl) -> Result<Option<Self>> {
         let mut found = Vec::new();
         let mut client = server::connect(url, &mut found, LOCK_TIMEOUT)?;
-        if !schema::check_for_reading(&mut client, &url.to_string())? {
+        if !schema::check_for_reading(&mut client, &url.to_string()).map_err(|e| opening(e, url))? {
             return Ok(None);
         }
         Ok(Some(Self::connected(client, url, None, found)))
@@ -365,6 +365,16 @@ fn set_lock_timeout(client: &mut Client, timeout: Duration) -> Result<()> {
         .max(1);
     client.batch_execute(&format!("SET lock_timeout = {ms}"))?;
     Ok(())
+}
+
+/// `e`, met while a ledger was being opened (the schema's version read or a migration run after
+/// connecting), said as a connection lost during an operation: the server that stops answering
+/// there is the same server, and the user's next step is the same (exit 3, try again once it
+/// answers). Nothing was changed: the operation never started, and a migration whose `COMMIT`
+/// went unanswered is either done or not, which the next opening finds out and finishes (its
+/// version check runs under the migration lock).
+fn opening(e: LedgerError, url: &ServerUrl) -> LedgerError {
+    lost(e, url, Fate::NothingWritten)
 }
 
 /// `e` as [`LedgerError::ConnectionLost`] with `fate` when it says the connection broke, or
