@@ -178,17 +178,21 @@ pub struct RequireLease {
 #[error("hand.requireLease={value:?} is not a branch pattern: {why}")]
 pub struct BadPattern {
     pub value: String,
+    /// The value as written (spaces around it included), which `git config --fixed-value`
+    /// matches.
+    pub raw: String,
     pub why: String,
 }
 
 impl BadPattern {
-    /// The command that takes the value away, in the repository at `dir`.
+    /// The command that takes the value away, in the repository at `dir` (every line of it:
+    /// `--unset` alone fails on a value given twice).
     pub fn hint(&self, dir: &std::path::Path) -> String {
         let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
         format!(
-            "git -C {} config --fixed-value --unset hand.requireLease {}",
+            "git -C {} config --fixed-value --unset-all hand.requireLease {}",
             quote(&dir.to_string_lossy()),
-            quote(&self.value)
+            quote(&self.raw)
         )
     }
 }
@@ -196,8 +200,8 @@ impl BadPattern {
 /// `hand.requireLease`, read and judged ([`RequireLease`]).
 pub fn require_lease(repo: &Repo) -> RequireLease {
     let mut read = RequireLease::default();
-    for value in repo.config_strings("hand.requireLease") {
-        let value = value.trim();
+    for raw in repo.config_strings("hand.requireLease") {
+        let value = raw.trim();
         if value.is_empty() {
             read.skipped += 1;
             continue;
@@ -205,6 +209,7 @@ pub fn require_lease(repo: &Repo) -> RequireLease {
         if let Some(why) = crate::git::refname::invalid_branch_pattern(value) {
             read.invalid.push(BadPattern {
                 value: value.to_string(),
+                raw: raw.clone(),
                 why,
             });
         }

@@ -482,20 +482,9 @@ fn install_with_a_git_hand_that_then_vanishes(env: &TestEnv, repo: &Path) {
     fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("git-hand");
     fs::copy(bin(), &copy).unwrap();
-    // Another test thread forking while the copy was open for writing keeps it "busy" for a
-    // moment (ETXTBSY): try again until that child has exec'd.
-    let run = loop {
-        match env
-            .command(&copy, repo)
-            .args(["install", "--force"])
-            .output()
-        {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            out => break Run::from(out.unwrap()),
-        }
-    };
+    let mut install = env.command(&copy, repo);
+    install.args(["install", "--force"]);
+    let run = Run::from(crate::support::output_of_fresh_executable(&mut install));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let shim = fs::read_to_string(git_path_hooks(env, repo).join("pre-push")).unwrap();
     assert!(shim.contains(&format!("='{}'", copy.display())), "{shim}");

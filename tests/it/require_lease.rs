@@ -310,7 +310,7 @@ fn an_invalid_require_lease_pattern_refuses_every_push_and_names_the_fix() {
         refused_by_remote(&run, &format!("hand.requireLease={bad:?}"));
         assert!(
             run.stderr
-                .contains("config --fixed-value --unset hand.requireLease"),
+                .contains("config --fixed-value --unset-all hand.requireLease"),
             "{bad}: {}",
             run.stderr
         );
@@ -322,6 +322,34 @@ fn an_invalid_require_lease_pattern_refuses_every_push_and_names_the_fix() {
             "{bad}: {shown}"
         );
     }
+}
+
+/// The command a refusal names for an invalid pattern takes it away, given twice and with spaces
+/// around it as it was; the push then passes.
+#[test]
+fn the_fix_an_invalid_pattern_names_takes_every_copy_of_it_away() {
+    let (env, repo, origin) = served();
+    spawn(&env, &repo, "a", &[]);
+    require(&env, &origin, &[" refs/tags/v* ", " refs/tags/v* ", "main"]);
+    let plain = plain_clone(&env, &origin);
+    let run = push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/feature"]);
+    refused_by_remote(&run, "hand.requireLease=\"refs/tags/v*\"");
+    let fix = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("on the server, run: ")
+                .map(|(_, c)| c.to_string())
+        })
+        .unwrap_or_else(|| panic!("no command named: {}", run.stderr));
+    let mut sh = env.command("sh", &origin);
+    sh.args(["-c", &fix]);
+    Run::from(sh.output().unwrap()).ok();
+    assert_eq!(
+        env.git(&origin, &["config", "--get-all", "hand.requireLease"]),
+        "main"
+    );
+    push_past_hooks(&env, &plain, &origin, &[], &["HEAD:refs/heads/feature"]).ok();
 }
 
 #[test]

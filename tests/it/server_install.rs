@@ -161,7 +161,7 @@ fn the_dispatched_fence_fails_closed_when_git_hand_is_gone() {
     std::fs::copy(crate::support::BIN, &copy).unwrap();
     let mut install = env.command(&copy, &origin);
     install.args(["install", "--server"]);
-    Run::from(install.output().unwrap()).ok();
+    Run::from(crate::support::output_of_fresh_executable(&mut install)).ok();
     assert!(origin.join("hooks/pre-receive.d/00-git-hand").exists());
     std::fs::remove_file(&copy).unwrap();
 

@@ -1006,3 +1006,17 @@ pub fn a_ledger_of_many_pages(path: &Path) {
     conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
         .unwrap();
 }
+
+/// Runs `cmd`, whose program was just written (a copy of the binary under test): another test
+/// thread forking while the copy was open for writing keeps it "busy" (ETXTBSY) for a moment, so
+/// it is tried again until that child has exec'd.
+pub fn output_of_fresh_executable(cmd: &mut Command) -> std::process::Output {
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            out => return out.unwrap(),
+        }
+    }
+}
