@@ -299,12 +299,9 @@ fn doctor_reports_a_free_slot_no_spawn_will_take() {
     env.hand(&repo, &["doctor"]).ok();
 }
 
-/// A git killed while `reset --hard` wrote through the slot's HEAD leaves the lock of the branch
-/// checked out there in the common dir (a randomized trial found it: every later teardown of the
-/// task failed on "cannot lock ref"). Teardown removes it, as the slot's own; another branch's
-/// lock is nobody's to remove.
-#[test]
-fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
+/// Task `a` in a slot with a commit and an uncommitted change (so teardown --force resets it),
+/// and the repository's common dir, where its branch's lock lives.
+fn slot_with_uncommitted_work() -> (TestEnv, PathBuf, PathBuf, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let a = path_of(&spawn(&env, &repo, "a", &[]));
@@ -314,6 +311,16 @@ fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
         &a,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     ));
+    (env, repo, a, common)
+}
+
+/// A git killed while `reset --hard` wrote through the slot's HEAD leaves the lock of the branch
+/// checked out there in the common dir (a randomized trial found it: every later teardown of the
+/// task failed on "cannot lock ref"). Teardown removes it, as the slot's own; another branch's
+/// lock is nobody's to remove.
+#[test]
+fn the_lock_of_the_slots_branch_a_killed_git_left_never_wedges_a_teardown() {
+    let (env, repo, a, common) = slot_with_uncommitted_work();
     let other = common.join("refs/heads/other.lock");
     std::fs::write(&other, "").unwrap();
     let lock = common.join("refs/heads/hand/a.lock");
@@ -347,15 +354,7 @@ fn a_branch_lock_is_left_alone_while_another_git_runs_in_the_repository() {
             let _ = self.0.wait();
         }
     }
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let a = path_of(&spawn(&env, &repo, "a", &[]));
-    env.commit(&a, "f", "a's work\n");
-    std::fs::write(a.join("f"), "changed, not committed\n").unwrap();
-    let common = PathBuf::from(env.git(
-        &a,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    ));
+    let (env, repo, _a, common) = slot_with_uncommitted_work();
     let lock = common.join("refs/heads/hand/a.lock");
     std::fs::write(&lock, "").unwrap();
     let bin = env.path("fake-bin");
