@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use super::output::say;
 use super::{Done, Failure, Kind};
-use crate::ledger::Task;
 use crate::ledger::server::{ServerError, ServerUrl, is_server_url};
+use crate::ledger::{Place, Task};
 use crate::ops::Context;
-use crate::ops::ledger_copy::{self, Copied};
+use crate::ops::ledger_copy::{self, Changed, Copied};
 
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
@@ -37,10 +37,32 @@ pub fn run(ctx: &Context, cmd: LedgerCommand, json: bool) -> Result<Done, Failur
             )
         }));
     }
+    say(copied.changed.iter().map(|c| changed_text(c, &copied)));
     if json {
         return Done::json(&CopyJson::of(&copied), None);
     }
     Ok(Done::ok(text(&copied)))
+}
+
+/// The warning for a slot leased again while the copy ran: its stamp was left as it is.
+fn changed_text(c: &Changed, copied: &Copied) -> String {
+    let left = match &c.now {
+        Some(now) if now.ledger == Place::File(copied.from.clone()) => format!(
+            "its stamp was left as it is: task {} stays on the file ledger {}",
+            now.task, now.ledger
+        ),
+        Some(now) => format!(
+            "its stamp was left as it is: task {} stays on the ledger {}",
+            now.task, now.ledger
+        ),
+        None => "it has no stamp now".to_string(),
+    };
+    format!(
+        "warning: slot {} was leased again while the copy ran ({left}); the team ledger has \
+         task {} there, as this ledger had it when the copy read it",
+        c.slot.display(),
+        c.read
+    )
 }
 
 /// `--to`: a team ledger URL, parsed before anything is opened (a usage error otherwise, which

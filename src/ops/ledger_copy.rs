@@ -7,9 +7,14 @@
 //! (a copied task's, or the ended one of a free slot) are pointed at the team ledger, so the
 //! pre-push hook, which checks the ledger a stamp names, checks the team ledger. The file
 //! ledger is only read: it stays as it was, for the user to keep or delete.
+//!
+//! A stamp is rewritten only if it is still the one read before the copy: the user may keep
+//! working while the copy runs, and a slot torn down and spawned again on the file ledger
+//! meanwhile carries a new lease's stamp, which must keep naming the file ledger.
 
 use std::path::{Path, PathBuf};
 
+use super::slot::SlotLock;
 use super::stamp::{self, Stamp};
 use super::{Context, Error, Result};
 use crate::ledger::server::ServerUrl;
@@ -30,6 +35,19 @@ pub struct Copied {
     /// Stamps that could not be rewritten, and why (the push from that slot is still checked
     /// against the file ledger until `ledger copy` is run again).
     pub unstamped: Vec<(PathBuf, String)>,
+    /// Slots leased again while the copy ran: their stamp was left as it is.
+    pub changed: Vec<Changed>,
+}
+
+/// A slot whose stamp changed between the copy's read and its rewrite (torn down and spawned
+/// again meanwhile): left as it is, so the task it names now stays on the ledger it names.
+#[derive(Debug)]
+pub struct Changed {
+    pub slot: PathBuf,
+    /// The task whose stamp the copy read (copied to the team ledger as it was then).
+    pub read: String,
+    /// The stamp there now; `None` when there is none.
+    pub now: Option<Stamp>,
 }
 
 /// Copies the configured file ledger into the team ledger at `to`, as this machine.
@@ -79,6 +97,7 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
         imported,
         restamped: vec![],
         unstamped: stamps.unreadable,
+        changed: vec![],
     };
     for found in stamps.found {
         if copied.imported.present.contains(&found.stamp.lease_id) {
@@ -149,13 +168,42 @@ impl Stamps {
 }
 
 /// Points `found` (a stamp that names the file ledger and a lease the team ledger now has) at
-/// the team ledger.
+/// the team ledger, if it is still the stamp read before the copy. The slot may have been torn
+/// down and spawned again on the file ledger since (the user kept working): its stamp then
+/// names the new lease, and replacing it would make the new holder's pushes present the old
+/// lease, which is live on the team ledger. Spawn writes a stamp under the slot's lock, so the
+/// stamp is read again and rewritten under that lock, and nothing changes it in between.
 fn restamp(copied: &mut Copied, found: Found) {
+    let locked = crate::git::link::common_dir_of(&found.admin)
+        .ok_or_else(|| format!("{} is not a linked worktree's", found.admin.display()))
+        .and_then(|common| SlotLock::acquire(&common, &found.slot).map_err(|e| e.to_string()));
+    let _lock = match locked {
+        Ok(lock) => lock,
+        Err(why) => return copied.unstamped.push((found.slot, why)),
+    };
+    // Read where the slot's `.git` leads now: a slot made again has a new admin dir.
+    let now = crate::git::link::admin_dir_of(&found.slot)
+        .map_err(|e| e.to_string())
+        .and_then(|admin| match stamp::read(&admin) {
+            Ok(stamp) => Ok((admin, stamp)),
+            Err(e) => Err(e.to_string()),
+        });
+    let admin = match now {
+        Ok((admin, Some(now))) if now == found.stamp => admin,
+        Ok((_, now)) => {
+            return copied.changed.push(Changed {
+                slot: found.slot,
+                read: found.stamp.task,
+                now,
+            });
+        }
+        Err(why) => return copied.unstamped.push((found.slot, why)),
+    };
     let moved = Stamp {
         ledger: Place::Server(copied.to.clone()),
         ..found.stamp
     };
-    match stamp::write(&found.admin, &moved) {
+    match stamp::write(&admin, &moved) {
         Ok(()) => copied.restamped.push(found.slot),
         Err(e) => copied.unstamped.push((found.slot, e.to_string())),
     }

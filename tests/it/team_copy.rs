@@ -7,8 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use git_hand::ledger::server::ServerUrl;
+
 use crate::pg;
-use crate::support::{Shown, TestEnv, cred, leased_again, push, shot, spawn};
+use crate::support::{
+    BIN, COMMAND_TIMEOUT, Shown, TestEnv, cred, finish, leased_again, path_of, push, shot, spawn,
+};
 
 /// The rows of the team ledger a copy may write, as psql prints them.
 fn team_rows(db: &pg::Database) -> String {
@@ -431,4 +438,88 @@ fn a_slot_number_this_machine_has_at_another_path_on_the_team_ledger_is_a_worded
     assert_eq!(json["error"]["kind"], "precondition", "{json:#}");
     assert_eq!(team_rows(&db), before, "the team ledger is as it was");
     assert_eq!(sha(&l.env.ledger()), file_before, "and so is the laptop's");
+}
+
+/// Whether a git-hand session on `db` is waiting for a lock (the copy, at the writers' lock).
+fn a_session_waits_for_a_lock(db: &pg::Database) -> bool {
+    db.psql(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'git-hand' AND wait_event_type = 'Lock'",
+    ) != "0"
+}
+
+#[test]
+fn a_slot_leased_again_while_the_copy_runs_keeps_its_new_stamp_on_the_file_ledger() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let l = laptop();
+    // The team ledger's schema, so that this test can take its writers' lock.
+    git_hand::ledger::Ledger::open_team(&ServerUrl::parse(&url).unwrap(), None).unwrap();
+    // Another writer holds the team ledger: the copy, having read the laptop's ledger and the
+    // slots' stamps, waits at its transaction's first statement (`UPDATE clock`).
+    let mut writer = postgres::Client::connect(&db.url(), postgres::NoTls).unwrap();
+    writer
+        .batch_execute("BEGIN; UPDATE clock SET max_now = max_now")
+        .unwrap();
+    let copy = l
+        .env
+        .command("timeout", &l.repo)
+        .args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+        .args(["ledger", "copy", "--to", &url, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !a_session_waits_for_a_lock(&db) {
+        assert!(
+            Instant::now() < deadline,
+            "the copy never reached the writers' lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Meanwhile the user goes on working: fix-login is torn down and `next` spawned into its
+    // slot, on the laptop's ledger.
+    l.env
+        .hand(&l.repo, &["teardown", "fix-login", "--force"])
+        .ok();
+    let next = spawn(&l.env, &l.repo, "next", &[]);
+    assert_eq!(path_of(&next), l.slot, "next got fix-login's slot");
+    let stamped = stamp_of(&l.env, &l.slot);
+
+    writer.batch_execute("ROLLBACK").unwrap();
+    let copied = finish(copy);
+    assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+
+    // The copy wrote what it had read (fix-login, live then), but left the slot's new stamp
+    // alone: next's lease is on the laptop's ledger, not the team's.
+    assert_eq!(
+        stamp_of(&l.env, &l.slot),
+        stamped,
+        "the new stamp was rewritten"
+    );
+    assert!(
+        stamped.contains(&format!("lease_id={}", next["lease_id"].as_str().unwrap())),
+        "{stamped}"
+    );
+    let json = copied.json();
+    let api_slot = path_of(&l.api);
+    assert_eq!(
+        json["restamped"],
+        serde_json::json!([api_slot]),
+        "the other slot's stamp now names the team ledger: {json:#}"
+    );
+    let warning = copied
+        .stderr
+        .lines()
+        .find(|line| line.contains(&l.slot.display().to_string()))
+        .unwrap_or_else(|| panic!("no word of the slot:\n{}", copied.stderr));
+    for part in [
+        "leased again while the copy ran",
+        "task next stays on the file ledger",
+        "fix-login",
+    ] {
+        assert!(warning.contains(part), "no {part:?} in {warning:?}");
+    }
 }
