@@ -237,7 +237,7 @@ mod tests {
                 ExpiredLease = "expired-lease", MissingSlot = "missing-slot",
                 UnknownSlot = "unknown-slot", UnusableSlot = "unusable-slot",
                 UnprovenSlot = "unproven-slot", PrunableWorktree = "prunable-worktree",
-                HooksNotInForce = "hooks-not-in-force",
+                HalfAddedWorktree = "half-added-worktree", HooksNotInForce = "hooks-not-in-force",
             }
         }
     }

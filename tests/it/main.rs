@@ -6,6 +6,7 @@
 mod base_ref;
 mod completion;
 mod crash;
+mod doctor_debris;
 mod engine;
 mod fence;
 mod hooks_install;

@@ -10,6 +10,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::doctor_debris::half_added;
 use crate::support::{
     Shown, TestEnv, a_ledger_of_many_pages, cred, git_with, installed, leased_again, path_of, said,
     said_each, shot, spawn, write_hook,
@@ -237,6 +238,26 @@ fn the_text_of_each_doctor_finding_about_a_task_or_the_hooks_and_its_repair() {
         &[&["doctor"], &["doctor", "--repair"], &["doctor"]],
     );
     insta::assert_snapshot!("doctor_tasks_and_hooks", settled(text));
+}
+
+#[test]
+fn the_text_of_each_doctor_finding_about_a_half_added_worktree_and_its_repair() {
+    let (env, repo) = installed();
+    spawn(&env, &repo, "a", &[]);
+    // A killed spawn's add (removed), a killed plain add (removed), one locked by someone else
+    // and one unlocked (left), and one holding more than a killed add writes (left).
+    half_added(&repo, "app1", "git-hand slot", false);
+    half_added(&repo, "plain", "initializing", true);
+    half_added(&repo, "theirs", "on the backup disk", true);
+    std::fs::create_dir_all(repo.join(".git/worktrees/unlocked")).unwrap();
+    let fuller = half_added(&repo, "fuller", "git-hand slot", true);
+    std::fs::write(fuller.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let text = said_each(
+        &env,
+        &repo,
+        &[&["doctor"], &["doctor", "--repair"], &["doctor"]],
+    );
+    insta::assert_snapshot!("doctor_half_added_worktrees", settled(text));
 }
 
 /// `status` and `check` in `slot` presenting `vars`, labelled with `what` was done to the hooks.

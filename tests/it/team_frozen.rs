@@ -272,9 +272,15 @@ fn children_of(pid: u32) -> Vec<u32> {
 /// Runs `args` on a team ledger whose server freezes once the connection is made, before the
 /// schema check that opens the ledger (a fresh database: nothing else runs first).
 fn frozen_at_opening(args: &[&str]) -> (crate::support::Run, Database, u16) {
+    frozen_at("ledger_meta", args)
+}
+
+/// Runs `args` on a team ledger whose server freezes before its first statement containing
+/// `text` (on the verb's first connection).
+fn frozen_at(text: &'static str, args: &[&str]) -> (crate::support::Run, Database, u16) {
     let cluster = pg::private_cluster();
     let db = cluster.database();
-    let relay = FreezeAt::new(&cluster, "ledger_meta");
+    let relay = FreezeAt::new(&cluster, text);
     let env = TestEnv::on_team_ledger(&relay.url(&db));
     let repo = env.repo("app");
     let run = bounded(&cluster, || env.hand(&repo, args));
@@ -317,4 +323,33 @@ fn a_verb_whose_server_freezes_while_the_ledger_opens_fails_with_exit_3_as_a_los
         );
         assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     }
+}
+
+/// doctor's first line on a team ledger is this machine's clock against the server's, read by
+/// a statement of its own: a server that freezes there is a lost connection too (exit 3, as
+/// every other wait), not a failure (exit 1) that reads as a fault of the ledger.
+#[test]
+fn doctor_whose_server_freezes_as_it_reads_the_servers_clock_fails_with_exit_3_as_a_lost_connection()
+ {
+    let (run, db, port) = frozen_at("SELECT hand_now()", &["doctor"]);
+    let run = run.code(3);
+    assert!(
+        run.stderr
+            .contains("the connection to the team ledger at postgres://"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("127.0.0.1:{port}/{}", db.name)),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("no answer within 2 s (read_timeout)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }

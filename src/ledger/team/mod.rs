@@ -319,12 +319,27 @@ impl Team {
     /// How far this machine's clock is ahead of the server's (negative: behind), in
     /// milliseconds: the server's time against the middle of this machine's readings taken
     /// around one round trip. Nothing depends on it (every lease time is the server's); `doctor`
-    /// reports it.
+    /// reports it. It is a read: a broken connection, or a server that stops answering, is met
+    /// as [`Team::read`] meets it (once more on a new connection, then a lost connection, exit 3),
+    /// not as a failure of the ledger.
     pub fn clock_skew_ms(&mut self) -> Result<i64> {
+        self.reconnect_if_closed()?;
+        match self.clock_skew_once() {
+            Err(LedgerError::ConnectionLost(lost)) => {
+                self.reconnect(*lost)?;
+                self.clock_skew_once()
+            }
+            other => other,
+        }
+    }
+
+    fn clock_skew_once(&mut self) -> Result<i64> {
+        let url = &self.url;
         let before = crate::clock::SystemClock.now_ms();
         let rows = self
             .client
-            .query_typed(&format!("SELECT {SERVER_NOW}"), &[])?;
+            .query_typed(&format!("SELECT {SERVER_NOW}"), &[])
+            .map_err(|e| lost(e.into(), url, Fate::NothingWritten))?;
         let server: Millis = rows
             .first()
             .map(|r| r.get(0))

@@ -7,9 +7,11 @@
 //! One file per kind of finding, each an `impl` of [`Checkup`]: the ledger file itself
 //! (`ops::recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
 //! ledger and the disk disagree about (`slots`), slots that are not themselves (`unproven`),
-//! worktrees git lists that are gone (`worktrees`) and hooks that are not in force (`hooks`); on
-//! a team ledger, this machine's clock against the server's (`clock_skew`, here).
+//! worktrees git lists that are gone (`worktrees`), admin dirs a killed `git worktree add` left
+//! (`half_added`) and hooks that are not in force (`hooks`); on a team ledger, this machine's
+//! clock against the server's (`clock_skew`, here).
 
+mod half_added;
 mod hooks;
 mod leases;
 mod slots;
@@ -36,6 +38,7 @@ pub enum ProblemKind {
     UnusableSlot,
     UnprovenSlot,
     PrunableWorktree,
+    HalfAddedWorktree,
     HooksNotInForce,
     ClockSkew,
 }
@@ -134,6 +137,7 @@ fn checkup(
     checkup.unusable_free_slots(ledger, &mut problems)?;
     checkup.unknown_slots(ledger, &mut problems)?;
     checkup.prunable_worktrees(ledger, &mut problems)?;
+    checkup.half_added_worktrees(&mut problems)?;
     checkup.hooks_not_in_force(ledger, &mut problems)?;
     if repair {
         // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
