@@ -220,7 +220,7 @@ fn install_server(
         None => ServerTarget::Detect,
     };
     let report = hooks::install_server(git, rewrite, target)?;
-    warn(another_users_ledger(git, &ledger));
+    warn(another_users_ledger(ctx.repo()?, git, &ledger));
     let wrote = report.advertised || report.hooks.iter().any(|h| h.change.wrote());
     let outcome = match wrote {
         true => OutcomeWord::Installed,
@@ -266,19 +266,22 @@ fn install_server(
 /// repository of `git` is the usual case), and the ledger was found where only this user looks
 /// (`GIT_HAND_LEDGER` in this shell, this user's default place or global configuration), not in
 /// the repository's own or the system's configuration, which the hook reads too.
-fn another_users_ledger(git: &Git, ledger: &LedgerLocation) -> Option<String> {
+fn another_users_ledger(
+    repo: &crate::git::Repo,
+    git: &Git,
+    ledger: &LedgerLocation,
+) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let shared = ["--local", "--system"].iter().any(|scope| {
-        git.run(&["config", scope, "--get", "hand.ledger"])
-            .is_ok_and(|v| !v.trim().is_empty())
-    });
-    if shared && ledger.source == "git config hand.ledger" {
-        return None;
-    }
     // /proc/self belongs to the process's effective user.
     let me = std::fs::metadata("/proc/self").ok()?.uid();
     let owner = std::fs::metadata(git.dir()).ok()?.uid();
-    (me != owner).then(|| {
+    if me == owner {
+        return None;
+    }
+    let shared = repo
+        .config_origin("hand.ledger")
+        .is_some_and(|o| matches!(o.scope, "local" | "system"));
+    (!(shared && ledger.source == "git config hand.ledger")).then(|| {
         format!(
             "warning: {} belongs to uid {owner}, not to you (uid {me}): the hook runs as the git server's user, with its own environment and configuration, so it may not read {} (found by {}); name the clients' ledger where every user reads it: git -C {} config hand.ledger <path-or-url>",
             git.dir().display(),

@@ -361,13 +361,11 @@ fn a_branch_lock_is_left_alone_while_another_git_runs_in_the_repository() {
     std::fs::create_dir_all(&bin).unwrap();
     let sleep = which::which("sleep").unwrap();
     std::fs::copy(&sleep, bin.join("git")).unwrap();
-    let gc = Killed(
+    let gc = Killed(crate::support::spawn_fresh_executable(
         std::process::Command::new(bin.join("git"))
             .arg("600")
-            .current_dir(&repo)
-            .spawn()
-            .unwrap(),
-    );
+            .current_dir(&repo),
+    ));
     let held = env.hand(&repo, &["teardown", "a", "--force"]);
     assert_ne!(held.code, 0, "teardown took a lock another git may hold");
     assert!(held.stderr.contains("hand/a.lock"), "{}", held.stderr);

@@ -1007,16 +1007,24 @@ pub fn a_ledger_of_many_pages(path: &Path) {
         .unwrap();
 }
 
-/// Runs `cmd`, whose program was just written (a copy of the binary under test): another test
-/// thread forking while the copy was open for writing keeps it "busy" (ETXTBSY) for a moment, so
-/// it is tried again until that child has exec'd.
-pub fn output_of_fresh_executable(cmd: &mut Command) -> std::process::Output {
+/// Starts `cmd`, whose program was just written (a copy of a binary): another test thread
+/// forking while the copy was open for writing keeps it "busy" (ETXTBSY) for a moment, so it is
+/// tried again until that child has exec'd.
+pub fn spawn_fresh_executable(cmd: &mut Command) -> std::process::Child {
     loop {
-        match cmd.output() {
+        match cmd.spawn() {
             Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            out => return out.unwrap(),
+            child => return child.unwrap(),
         }
     }
+}
+
+/// Runs `cmd` as [`spawn_fresh_executable`] starts it, to its end.
+pub fn output_of_fresh_executable(cmd: &mut Command) -> Output {
+    // As `Command::output` runs it: nothing on stdin, both outputs captured.
+    let piped = cmd.stdin(Stdio::null()).stdout(Stdio::piped());
+    let child = spawn_fresh_executable(piped.stderr(Stdio::piped()));
+    child.wait_with_output().unwrap()
 }
