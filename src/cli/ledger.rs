@@ -87,7 +87,8 @@ fn team_url(to: &str) -> Result<ServerUrl, Failure> {
 
 /// The command that points git-hand at the team ledger (its URL without the password).
 fn next_command(c: &Copied) -> String {
-    format!("git config --global hand.ledger '{}'", c.to)
+    let url = crate::hooks::shim::sh_quote(&c.to.to_string());
+    format!("git config --global hand.ledger {url}")
 }
 
 fn text(c: &Copied) -> String {

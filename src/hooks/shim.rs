@@ -83,8 +83,12 @@ pub fn reachable() -> Option<PathBuf> {
 /// A template with the recorded path put in, single-quoted for sh (`''` when there is none).
 fn render(template: &str, exe: Option<&Path>) -> String {
     let text = exe.and_then(Path::to_str).unwrap_or_default();
-    let quoted = format!("'{}'", text.replace('\'', r"'\''"));
-    template.replace(INSTALLED_SLOT, &quoted)
+    template.replace(INSTALLED_SLOT, &sh_quote(text))
+}
+
+/// `text` as one sh word: single-quoted, each `'` in it written `'\''`.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// Whether these bytes are a hook git-hand wrote (any version).

@@ -127,8 +127,9 @@ fn live_in_repo(
     Ok(live_tenure(view, lease_id, presented)?.map(|tenure| (task, tenure)))
 }
 
-/// The tenure of `lease_id` when it is live and not the one the pusher `presented`.
-fn live_tenure(
+/// The tenure of `lease_id` when it is live and not the one the pusher `presented` (pre-push's
+/// fence and the server's pre-receive alike).
+pub(super) fn live_tenure(
     view: &View<'_>,
     lease_id: &LeaseId,
     presented: Option<&LeaseId>,

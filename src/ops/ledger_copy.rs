@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use super::slot::SlotLock;
 use super::stamp::{self, Stamp};
 use super::{Context, Error, Result};
+use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;
 use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Place, WorktreeKey};
 
@@ -69,7 +70,8 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
                 from.display()
             ),
             vec![format!(
-                "git config --global hand.ledger '{to}'   # start on the team ledger"
+                "git config --global hand.ledger {}   # start on the team ledger",
+                sh_quote(&to.to_string())
             )],
         ));
     };
@@ -230,9 +232,10 @@ fn refused(found: &[Conflict], from: &Path, to: &ServerUrl) -> Error {
             }
             Conflict::Unsettled { .. } => "git hand doctor --repair   # settle it first".into(),
             Conflict::SlotNumber { repo, .. } => format!(
-                "cd {} && GIT_HAND_LEDGER='{to}' git hand list --json   # this machine's tasks \
+                "cd {} && GIT_HAND_LEDGER={} git hand list --json   # this machine's tasks \
                  and free slots there, with their paths",
-                worktree_of(repo)
+                worktree_of(repo),
+                sh_quote(&to.to_string())
             ),
         };
         if !hints.contains(&hint) {

@@ -475,13 +475,10 @@ fn fenced_ref(
         let Some(index) = refs.iter().position(|r| branch_of(r) == Some(&task.branch)) else {
             continue;
         };
-        let Some(lease_id) = task.lease_id.clone() else {
+        let Some(lease_id) = &task.lease_id else {
             continue;
         };
-        let Some(tenure) = v.tenure(&lease_id)? else {
-            continue;
-        };
-        if tenure.is_live(v.now()) && current != Some(&tenure.lease_id) {
+        if let Some(tenure) = fence::live_tenure(v, lease_id, current)? {
             return Ok(Some((index, task, tenure)));
         }
     }

@@ -188,7 +188,7 @@ impl BadPattern {
     /// The command that takes the value away, in the repository at `dir` (every line of it:
     /// `--unset` alone fails on a value given twice).
     pub fn hint(&self, dir: &std::path::Path) -> String {
-        let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+        let quote = crate::hooks::shim::sh_quote;
         format!(
             "git -C {} config --fixed-value --unset-all hand.requireLease {}",
             quote(&dir.to_string_lossy()),
