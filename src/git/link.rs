@@ -100,6 +100,22 @@ pub fn prove(common_dir: &Path, worktree: &Path) -> Result<PathBuf, LinkError> {
     Ok(admin)
 }
 
+/// The worktree an admin dir's `gitdir` names (the directory of the `.git` file it names, as a
+/// realpath when it exists); `None` when `gitdir` is missing, unreadable or empty. git writes an
+/// absolute path, or one relative to the admin dir with `worktree.useRelativePaths`.
+pub fn worktree_of(admin: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    let named = text.trim_end_matches('\n');
+    if named.is_empty() {
+        return None;
+    }
+    let git_file = admin.join(named);
+    std::fs::canonicalize(&git_file)
+        .unwrap_or(git_file)
+        .parent()
+        .map(Path::to_path_buf)
+}
+
 /// Proves that the admin dir's `gitdir` names `worktree/.git` (`worktree` a realpath): the way
 /// back of the link.
 pub fn names_back(admin: &Path, worktree: &Path) -> Result<(), LinkError> {
@@ -132,4 +148,30 @@ pub fn head_of(worktree: &Path) -> Option<String> {
             .trim()
             .to_string(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worktree_an_admin_dir_names_absolute_or_relative_and_none_for_an_empty_gitdir() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let admin = root.join("repo/.git/worktrees/w");
+        let worktree = root.join("w");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(worktree.join(".git"), "gitdir: x\n").unwrap();
+        let gitdir = admin.join("gitdir");
+        std::fs::write(&gitdir, format!("{}\n", worktree.join(".git").display())).unwrap();
+        assert_eq!(worktree_of(&admin), Some(worktree.clone()));
+        // worktree.useRelativePaths: relative to the admin dir.
+        std::fs::write(&gitdir, "../../../../w/.git\n").unwrap();
+        assert_eq!(worktree_of(&admin), Some(worktree));
+        std::fs::write(&gitdir, "").unwrap();
+        assert_eq!(worktree_of(&admin), None);
+        std::fs::remove_file(&gitdir).unwrap();
+        assert_eq!(worktree_of(&admin), None);
+    }
 }

@@ -107,6 +107,15 @@ impl Error {
         }
     }
 
+    /// A directory or file git-hand set out to remove and could not (`what` says what it is):
+    /// named, with the command to look at it.
+    pub fn cannot_remove(path: &std::path::Path, what: &str, e: std::io::Error) -> Self {
+        Error::failed(
+            format!("cannot remove {}{what}: {e}", path.display()),
+            vec![format!("ls -la {}", path.display())],
+        )
+    }
+
     /// Adds the command that gets the user out of this error, whatever its variant.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         match &mut self {

@@ -141,15 +141,8 @@ pub fn add_worktree(
         let Some(admin) = debris.filter(|a| !cleared.contains(a)) else {
             return Err(failure.into());
         };
-        std::fs::remove_dir_all(&admin).map_err(|e| {
-            Error::failed(
-                format!(
-                    "cannot remove {}, a half-written worktree admin dir: {e}",
-                    admin.display()
-                ),
-                vec![format!("ls -la {}", admin.display())],
-            )
-        })?;
+        std::fs::remove_dir_all(&admin)
+            .map_err(|e| Error::cannot_remove(&admin, ", a half-written worktree admin dir", e))?;
         cleared.push(admin);
     }
 }
@@ -162,8 +155,7 @@ fn half_written_slot_admin(stderr: &str, common: &Path, pool_dir: &Path) -> Opti
     let id = Path::new(&rest[..at]).file_name()?;
     let admin = common.join("worktrees").join(id);
     let commondir = std::fs::read_to_string(admin.join("commondir")).ok()?;
-    let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
-    let slot = Path::new(gitdir.trim_end()).parent()?;
+    let slot = crate::git::link::worktree_of(&admin)?;
     let in_pool = slot.parent()?.parent()? == pool_dir;
     (commondir.trim().is_empty() && in_pool).then_some(admin)
 }

@@ -196,6 +196,11 @@ pub fn ancestors() -> Vec<i64> {
 /// children (see [`is_git_hands_own_git`]). `Err` when this cannot be proven (no `/proc`): the
 /// caller must then treat the directory as occupied.
 pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
+    occupants_of(&[dir])
+}
+
+/// [`occupants`] of any of `dirs`, in one walk of `/proc`.
+pub fn occupants_of(dirs: &[&Path]) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
     for entry in std::fs::read_dir("/proc")? {
         let Ok(entry) = entry else { continue };
@@ -212,9 +217,9 @@ pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
         let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
             continue;
         };
-        if !cwd.starts_with(dir) {
+        let Some(dir) = dirs.iter().find(|d| cwd.starts_with(d)) else {
             continue;
-        }
+        };
         if let Some(cwd) = examine(pid, &entry.path(), dir) {
             let command = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
             found.push(Occupant {

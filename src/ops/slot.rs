@@ -321,29 +321,30 @@ impl SlotGuard {
     /// git-hand under a waiting `git`) runs in the repository: in its common dir, its main
     /// worktree or any linked worktree. Unprovable (no `/proc`) counts as yes.
     fn another_git_in_the_repository(&self) -> bool {
-        let mut places = vec![self.common_dir.clone()];
-        if self.common_dir.file_name() == Some(".git".as_ref()) {
-            places.extend(self.common_dir.parent().map(Path::to_path_buf));
-        }
-        for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
-            let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
-            places.extend(Path::new(gitdir.trim_end()).parent().map(Path::to_path_buf));
-        }
+        // The main worktree holds a `.git` common dir; a bare one is its own place.
+        let mut places = match self.common_dir.file_name() == Some(".git".as_ref()) {
+            true => self
+                .common_dir
+                .parent()
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
+            false => vec![self.common_dir.clone()],
+        };
+        let admins = link::admin_dirs(&self.common_dir).unwrap_or_default();
+        places.extend(admins.iter().filter_map(|admin| link::worktree_of(admin)));
+        let places: Vec<&Path> = places.iter().map(PathBuf::as_path).collect();
         let callers = super::procs::ancestors();
-        places
-            .iter()
-            .filter(|p| !p.as_os_str().is_empty())
-            .any(|place| {
-                super::procs::occupants(place).map_or(true, |found| {
-                    found
-                        .iter()
-                        .any(|o| o.command == "git" && !callers.contains(&o.pid))
-                })
-            })
+        super::procs::occupants_of(&places).map_or(true, |found| {
+            found
+                .iter()
+                .any(|o| o.command == "git" && !callers.contains(&o.pid))
+        })
     }
 
     /// Whether `lock` is the lock file of the branch the slot's HEAD names (`ref: refs/heads/..`
-    /// in its admin dir), as the same file in the common dir however either path is spelled.
+    /// in its admin dir), as the same file in the common dir however either path is spelled (it
+    /// exists: git just failed to create it).
     fn is_checked_out_branch_lock(&self, admin: &Path, lock: &Path) -> bool {
         let Ok(head) = std::fs::read_to_string(admin.join("HEAD")) else {
             return false;
@@ -351,18 +352,9 @@ impl SlotGuard {
         let Some(branch) = head.trim_end().strip_prefix("ref: refs/heads/") else {
             return false;
         };
-        let same_dir = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        let expected = self
-            .common_dir
-            .join("refs/heads")
-            .join(format!("{branch}.lock"));
-        match (expected.parent(), lock.parent()) {
-            (Some(want), Some(got)) => {
-                expected.file_name() == lock.file_name() && same_dir(want, got)
-            }
+        let expected = self.common_dir.join(format!("refs/heads/{branch}.lock"));
+        match (expected.canonicalize(), lock.canonicalize()) {
+            (Ok(expected), Ok(lock)) => expected == lock,
             _ => false,
         }
     }
@@ -393,12 +385,7 @@ impl SlotGuard {
     fn unmake(&self, ledger: &mut Ledger) -> Result<()> {
         self.ensure_still_held(ledger)?;
         let _list = super::pool::lock_worktree_list(&self.common_dir)?;
-        let failed = |what: &Path, e: std::io::Error| {
-            Error::failed(
-                format!("cannot remove {} ({e})", what.display()),
-                vec![format!("ls -la {}", what.display())],
-            )
-        };
+        let failed = |what: &Path, e| Error::cannot_remove(what, "", e);
         for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
             if link::names_back(&admin, &self.path).is_ok() {
                 std::fs::remove_dir_all(&admin).map_err(|e| failed(&admin, e))?;

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
+use crate::git::link;
 use crate::ops::{Error, Result, pool};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
@@ -37,12 +38,8 @@ impl Checkup<'_> {
             if h.removable() {
                 // A plain `git worktree add` (not git-hand's) could be between its `locked` and
                 // its `gitdir` this very moment: it then fails to write them, and loses nothing.
-                std::fs::remove_dir_all(&h.admin).map_err(|e| {
-                    Error::failed(
-                        format!("cannot remove {}: {e}", h.admin.display()),
-                        vec![format!("ls -la {}", h.admin.display())],
-                    )
-                })?;
+                std::fs::remove_dir_all(&h.admin)
+                    .map_err(|e| Error::cannot_remove(&h.admin, "", e))?;
                 p.repaired = true;
             }
             out.push(p);
@@ -119,13 +116,11 @@ impl HalfAdded {
 /// empty one, or one that cannot be read), sorted by name. An admin dir that names one is a
 /// worktree, seen by the other checks.
 fn half_added(common: &Path) -> Vec<HalfAdded> {
-    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
-        return vec![];
-    };
-    let mut found: Vec<HalfAdded> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| judge(&e.path()))
+    let mut found: Vec<HalfAdded> = link::admin_dirs(common)
+        .unwrap_or_default()
+        .iter()
+        .filter(|admin| std::fs::symlink_metadata(admin).is_ok_and(|m| m.is_dir()))
+        .filter_map(|admin| judge(admin))
         .collect();
     found.sort_by(|a, b| a.admin.cmp(&b.admin));
     found
