@@ -968,24 +968,6 @@ impl<'a> Tx<'a> {
         }
     }
 
-    /// This transaction as acting for `machine` (a team ledger's [`Ledger::write`]).
-    fn for_machine(&self, machine: &Machine) -> Self {
-        Self {
-            db: self.db,
-            now: self.now,
-            machine: machine.clone(),
-            after_unanswered_commit: self.after_unanswered_commit,
-        }
-    }
-
-    /// This transaction as the retry of a write whose first run's commit may have happened.
-    fn retrying_an_unanswered_commit(self) -> Self {
-        Self {
-            after_unanswered_commit: true,
-            ..self
-        }
-    }
-
     /// Whether this is the second run of an [`Idempotent`] write whose first run sent its
     /// `COMMIT` and lost the answer: the first run may have done what this one is asked to, and
     /// others may have acted since (a release then finds its tenure already ended).

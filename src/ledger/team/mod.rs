@@ -174,16 +174,27 @@ impl Team {
     /// ([`Tx::retries_an_unanswered_commit`]): a release then takes its tenure already ended as
     /// released for the first run's work, whoever acquired the resource in between.
     pub fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let out = self.once_more_if_lost(|team, unanswered| team.write_tx(&f, unanswered));
+        self.refusal(out)
+    }
+
+    /// Runs `run` (on a connection reopened first if it is closed) and, if the connection is
+    /// lost, once more on a new one, telling the second run whether the first one's `COMMIT`
+    /// went unanswered: what [`Team::read`], [`Team::write_retrying`] and
+    /// [`Team::clock_skew_ms`] do alike.
+    fn once_more_if_lost<T>(
+        &mut self,
+        mut run: impl FnMut(&mut Self, bool) -> Result<T>,
+    ) -> Result<T> {
         self.reconnect_if_closed()?;
-        let out = match self.write_tx(&f, false) {
+        match run(self, false) {
             Err(LedgerError::ConnectionLost(lost)) => {
                 let unanswered = lost.fate == Fate::Unknown;
                 self.reconnect(*lost)?;
-                self.write_tx(&f, unanswered)
+                run(self, unanswered)
             }
             other => other,
-        };
-        self.refusal(out)
+        }
     }
 
     /// A role's refusal to write said as such.
@@ -226,10 +237,12 @@ impl Team {
         let cell = RefCell::new(tx);
         let out = {
             let shared: &RefCell<dyn PgTx + '_> = &cell;
-            let mut tx = Tx::new(Db::Pg(shared), now).for_machine(&machine);
-            if retrying_unanswered {
-                tx = tx.retrying_an_unanswered_commit();
-            }
+            let tx = Tx {
+                db: Db::Pg(shared),
+                now,
+                machine: machine.clone(),
+                after_unanswered_commit: retrying_unanswered,
+            };
             f(&tx).map_err(before_commit)?
         };
         cell.into_inner()
@@ -242,14 +255,7 @@ impl Team {
     /// with one more run on a new connection: a read changes nothing, so running it again
     /// cannot either.
     pub fn read<T>(&mut self, f: impl Fn(&View<'_>) -> Result<T>) -> Result<T> {
-        self.reconnect_if_closed()?;
-        match self.read_tx(&f) {
-            Err(LedgerError::ConnectionLost(lost)) => {
-                self.reconnect(*lost)?;
-                self.read_tx(&f)
-            }
-            other => other,
-        }
+        self.once_more_if_lost(|team, _| team.read_tx(&f))
     }
 
     fn read_tx<T>(&mut self, f: impl FnOnce(&View<'_>) -> Result<T>) -> Result<T> {
@@ -323,14 +329,7 @@ impl Team {
     /// as [`Team::read`] meets it (once more on a new connection, then a lost connection, exit 3),
     /// not as a failure of the ledger.
     pub fn clock_skew_ms(&mut self) -> Result<i64> {
-        self.reconnect_if_closed()?;
-        match self.clock_skew_once() {
-            Err(LedgerError::ConnectionLost(lost)) => {
-                self.reconnect(*lost)?;
-                self.clock_skew_once()
-            }
-            other => other,
-        }
+        self.once_more_if_lost(|team, _| team.clock_skew_once())
     }
 
     fn clock_skew_once(&mut self) -> Result<i64> {

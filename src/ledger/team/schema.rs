@@ -19,12 +19,9 @@ use postgres::types::Type;
 use crate::ledger::server::{Client, ClientError, Transaction};
 use crate::ledger::{LedgerError, Result};
 
-/// One schema step: the SQL that moves a team ledger from `version - 1` to `version`.
-#[derive(Debug, Clone, Copy)]
-pub struct Migration {
-    pub version: i64,
-    pub sql: &'static str,
-}
+/// One schema step, as the SQLite ledger's: the SQL that moves a team ledger from `version - 1`
+/// to `version`.
+pub use crate::ledger::schema::Migration;
 
 /// The advisory lock every migrating transaction takes ("git-hand" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6769_742d_6861_6e64;
