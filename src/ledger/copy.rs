@@ -141,48 +141,20 @@ impl View<'_> {
                 Ok((resource, r.get(2)?))
             },
         )?;
-        let held_ids: Vec<LeaseId> = self.db.rows(
-            "SELECT lease_id FROM tenures WHERE ended_at IS NULL ORDER BY acquired_at, lease_id",
+        let held =
+            self.tenures_where("t.ended_at IS NULL ORDER BY t.acquired_at, t.lease_id", &[])?;
+        let ended = self.tenures_where(
+            "t.ended_at IS NOT NULL ORDER BY t.resource_id, t.token",
             &[],
-            |r| r.get(0),
         )?;
-        let mut held = Vec::with_capacity(held_ids.len());
-        for id in &held_ids {
-            held.extend(self.tenure(id)?);
-        }
-        let ended_ids: Vec<LeaseId> = self.db.rows(
-            "SELECT lease_id FROM tenures WHERE ended_at IS NOT NULL ORDER BY resource_id, token",
-            &[],
-            |r| r.get(0),
-        )?;
-        let mut ended = Vec::with_capacity(ended_ids.len());
-        for id in &ended_ids {
-            ended.extend(self.tenure(id)?);
-        }
         let slots = self.db.rows(
             "SELECT repo_id, n, path, created_at, machine FROM slots \
              WHERE removed_at IS NULL ORDER BY repo_id, n",
             &[],
             super::tasks::slot_from_row,
         )?;
-        let task_ids: Vec<i64> = self.db.rows(
-            "SELECT id FROM tasks WHERE state <> 'done' ORDER BY id",
-            &[],
-            |r| r.get(0),
-        )?;
-        let mut tasks = Vec::with_capacity(task_ids.len());
-        for id in task_ids {
-            tasks.extend(self.task(id)?);
-        }
-        let done_ids: Vec<i64> = self.db.rows(
-            "SELECT id FROM tasks WHERE state = 'done' AND lease_id IS NOT NULL ORDER BY id",
-            &[],
-            |r| r.get(0),
-        )?;
-        let mut done = Vec::with_capacity(done_ids.len());
-        for id in done_ids {
-            done.extend(self.task(id)?);
-        }
+        let tasks = self.tasks_where("state <> 'done' ORDER BY id", &[])?;
+        let done = self.tasks_where("state = 'done' AND lease_id IS NOT NULL ORDER BY id", &[])?;
         Ok(Export {
             repos,
             resources,

@@ -109,7 +109,7 @@ impl View<'_> {
             .row(&sql, args, |r| TenureRow::from_row(r)?.try_into())
     }
 
-    fn tenures_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Tenure>> {
+    pub(super) fn tenures_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Tenure>> {
         let sql = format!("SELECT {TENURE_COLUMNS} WHERE {clause}");
         self.db
             .rows(&sql, args, |r| TenureRow::from_row(r)?.try_into())

@@ -173,7 +173,7 @@ impl View<'_> {
             .row(&sql, args, |r| TaskRow::from_row(r)?.try_into())
     }
 
-    fn tasks_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Task>> {
+    pub(super) fn tasks_where(&self, clause: &str, args: &[&dyn Param]) -> Result<Vec<Task>> {
         let sql = format!("SELECT {TASK_COLUMNS} WHERE {clause}");
         self.db
             .rows(&sql, args, |r| TaskRow::from_row(r)?.try_into())
