@@ -629,7 +629,15 @@ pub fn leased_again(
 
 /// A repository `app` with its bare origin ([`TestEnv::repo`]) and git-hand's hooks installed.
 pub fn installed() -> (TestEnv, PathBuf) {
-    let env = TestEnv::new();
+    installed_in(TestEnv::new())
+}
+
+/// The same on the team ledger at `url` (`TestEnv::on_team_ledger`).
+pub fn installed_on(url: &str) -> (TestEnv, PathBuf) {
+    installed_in(TestEnv::on_team_ledger(url))
+}
+
+fn installed_in(env: TestEnv) -> (TestEnv, PathBuf) {
     let repo = env.repo("app");
     env.hand(&repo, &["install"]).ok();
     (env, repo)

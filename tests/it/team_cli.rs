@@ -5,22 +5,16 @@
 //! allowing an unmanaged worktree with a warning). The URLs carry a password, and no output of
 //! any verb may show it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::pg;
-use crate::support::{Run, TestEnv, cred, leased_again, path_of, push, remote_oid, shot, spawn};
+use crate::support::{
+    Run, TestEnv, cred, installed_on, leased_again, path_of, push, remote_oid, shot, spawn,
+};
 use crate::team_machines::{Machines, two_machines};
 
 /// The password of the harness's superuser, in every TCP URL these tests use.
 const PASSWORD: &str = pg::SUPERUSER_PASSWORD;
-
-/// A repository `app` with its origin and the hooks installed, on the team ledger at `url`.
-fn installed_on(url: &str) -> (TestEnv, PathBuf) {
-    let env = TestEnv::on_team_ledger(url);
-    let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    (env, repo)
-}
 
 /// Asserts that nothing a command printed shows the password.
 #[track_caller]

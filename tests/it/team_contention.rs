@@ -23,7 +23,7 @@ use git_hand::ledger::{
 };
 
 use crate::pg::{self, Database};
-use crate::support::{GitPause, Run, TestEnv, finish, path_of, spawn};
+use crate::support::{GitPause, Run, TestEnv, finish, installed_on, path_of, spawn};
 
 fn issue(n: &str) -> Resource {
     Resource::issue("github.com/o/r", n)
@@ -390,14 +390,6 @@ fn a_write_whose_answer_was_lost_is_not_retried_and_says_it_may_have_happened() 
 
 // ---------------------------------------------------------------------------------------------
 // Through the binary.
-
-/// A repository `app` with its origin and hooks on the team ledger at `url`.
-fn installed_on(url: &str) -> (TestEnv, PathBuf) {
-    let env = TestEnv::on_team_ledger(url);
-    let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    (env, repo)
-}
 
 #[test]
 fn lease_verbs_cut_off_before_their_write_reach_the_server_on_a_new_connection() {

@@ -68,7 +68,8 @@ fn with_short_deadline(url: &str) -> String {
 }
 
 /// Runs `op` on a thread of its own and returns what it returned, or panics when it is still
-/// waiting after [`HUNG`] (the scope's thaw then lets it finish).
+/// waiting after [`HUNG`]; either way the server's processes are resumed before it returns (the
+/// scope's thaw), so a test needs no thaw of its own.
 fn bounded<T: Send>(cluster: &Cluster, op: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         let _thaw = Thaw(cluster);
@@ -105,7 +106,6 @@ fn a_read_from_a_frozen_server_fails_by_the_read_timeout_with_nothing_changed() 
             });
             out.map(|held| held.is_some())
         });
-        signal("CONT", &cluster.server_processes());
         let Err(LedgerError::ConnectionLost(lost)) = got else {
             panic!("not a lost connection: {got:?}");
         };
@@ -131,7 +131,6 @@ fn a_write_whose_commit_meets_a_frozen_server_says_it_may_have_been_recorded() {
             Ok(matches!(got, git_hand::ledger::Acquire::Acquired { .. }))
         })
     });
-    signal("CONT", &cluster.server_processes());
     let Err(LedgerError::ConnectionLost(lost)) = got else {
         panic!("not a lost connection: {got:?}");
     };
@@ -146,9 +145,7 @@ fn teardown_on_a_server_frozen_after_it_connected_fails_with_exit_3_naming_the_l
     let cluster = pg::private_cluster();
     let db = cluster.database();
     let url = with_short_deadline(&db.tcp_url());
-    let env = TestEnv::on_team_ledger(&url);
-    let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
+    let (env, repo) = crate::support::installed_on(&url);
     let slot = path_of(&spawn(&env, &repo, "t1", &[]));
 
     let pause = GitPause::new(&env, "detach", "switch --detach");
@@ -159,7 +156,6 @@ fn teardown_on_a_server_frozen_after_it_connected_fails_with_exit_3_naming_the_l
         pause.release();
         finish(child)
     });
-    signal("CONT", &cluster.server_processes());
     let run = run.code(3);
     assert!(
         run.stderr.contains("no answer within 2 s (read_timeout)"),
