@@ -75,14 +75,21 @@ fn in_shell(
 
 /// The three options of a spawn's task, as its JSON names them.
 fn options_of(v: &serde_json::Value) -> [String; 3] {
-    [
-        format!("hand.lease={}", v["lease_id"].as_str().unwrap()),
-        format!("hand.token={}", v["token"]),
-        format!("hand.task={}", v["task"].as_str().unwrap()),
-    ]
+    let task = v["task"].as_str().unwrap();
+    crate::pre_receive::options(v, task).try_into().unwrap()
 }
 
 const SHELLS: [&str; 3] = ["sh", "bash", "zsh"];
+
+/// Entries a shell already carries when it evaluates its credential: a push option and another
+/// setting, under a count with a leading zero, as git (strtoul) reads it.
+const CARRIED: [(&str, &str); 5] = [
+    ("GIT_CONFIG_COUNT", "02"),
+    ("GIT_CONFIG_KEY_0", "push.pushOption"),
+    ("GIT_CONFIG_VALUE_0", "ci.skip"),
+    ("GIT_CONFIG_KEY_1", "test.probe"),
+    ("GIT_CONFIG_VALUE_1", "kept"),
+];
 
 #[test]
 fn a_push_under_env_presents_its_lease_as_push_options_in_sh_bash_and_zsh() {
@@ -127,17 +134,9 @@ fn entries_the_environment_already_carries_survive_and_still_apply() {
         git push -q origin HEAD"#,
         seen = seen.display()
     );
-    // A count with a leading zero, as git (strtoul) reads it.
-    let vars = [
-        ("GIT_CONFIG_COUNT", "02"),
-        ("GIT_CONFIG_KEY_0", "push.pushOption"),
-        ("GIT_CONFIG_VALUE_0", "ci.skip"),
-        ("GIT_CONFIG_KEY_1", "test.probe"),
-        ("GIT_CONFIG_VALUE_1", "kept"),
-    ];
     for shell in SHELLS {
         env.commit(&slot, "f", shell);
-        let run = in_shell(&env, &slot, shell, &script, &vars);
+        let run = in_shell(&env, &slot, shell, &script, &CARRIED);
         assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
         let want = lines(&["ci.skip", &lease, &token, &task]);
         assert_eq!(presented(&origin), want, "{shell}");
@@ -162,15 +161,8 @@ fn in_fish_env_shell_fish_presents_the_lease_after_the_entries_already_there() {
          git push -q origin HEAD",
         seen = seen.display()
     );
-    let vars = [
-        ("GIT_CONFIG_COUNT", "02"),
-        ("GIT_CONFIG_KEY_0", "push.pushOption"),
-        ("GIT_CONFIG_VALUE_0", "ci.skip"),
-        ("GIT_CONFIG_KEY_1", "test.probe"),
-        ("GIT_CONFIG_VALUE_1", "kept"),
-    ];
     env.commit(&slot, "f", "fish");
-    let run = in_shell(&env, &slot, "fish", &script, &vars);
+    let run = in_shell(&env, &slot, "fish", &script, &CARRIED);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         presented(&origin),
