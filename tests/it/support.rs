@@ -1036,3 +1036,11 @@ pub fn output_of_fresh_executable(cmd: &mut Command) -> Output {
     let child = spawn_fresh_executable(piped.stderr(Stdio::piped()));
     child.wait_with_output().unwrap()
 }
+
+/// Waits (a bounded poll: nothing signals these) until `done`.
+pub fn wait_until(what: &str, deadline: Instant, done: impl Fn() -> bool) {
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

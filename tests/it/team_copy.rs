@@ -15,6 +15,7 @@ use git_hand::ledger::server::ServerUrl;
 use crate::pg;
 use crate::support::{
     BIN, COMMAND_TIMEOUT, Shown, TestEnv, cred, finish, leased_again, path_of, push, shot, spawn,
+    wait_until,
 };
 
 /// The rows of the team ledger a copy may write, as psql prints them.
@@ -201,15 +202,7 @@ fn a_laptop_moves_in_and_its_credentials_stamps_and_tokens_keep_their_meaning() 
     );
     assert_eq!(pushed.code, 0, "{}", pushed.stderr);
     // And from its stamp alone, which now names the team ledger (without the password).
-    let stamp = std::fs::read_to_string(
-        PathBuf::from(
-            l.env
-                .git(&l.slot, &["rev-parse", "--absolute-git-dir"])
-                .trim(),
-        )
-        .join("git-hand-stamp"),
-    )
-    .unwrap();
+    let stamp = stamp_of(&l.env, &l.slot);
     assert!(stamp.contains(&format!("ledger={printed}")), "{stamp}");
     assert!(!stamp.contains(&password), "{stamp}");
     let stamped = push(
@@ -290,15 +283,7 @@ fn an_issue_live_on_the_team_ledger_for_someone_else_refuses_the_copy_and_change
 
     assert_eq!(team_rows(&db), before, "the team ledger is as it was");
     assert_eq!(sha(&l.env.ledger()), file_before, "and so is the laptop's");
-    let stamp = std::fs::read_to_string(
-        PathBuf::from(
-            l.env
-                .git(&l.slot, &["rev-parse", "--absolute-git-dir"])
-                .trim(),
-        )
-        .join("git-hand-stamp"),
-    )
-    .unwrap();
+    let stamp = stamp_of(&l.env, &l.slot);
     assert!(
         stamp.contains(&format!("ledger={}", l.env.ledger().display())),
         "the stamp still names the laptop's ledger:\n{stamp}"
@@ -354,7 +339,7 @@ fn a_zombie_of_a_lease_released_on_the_laptop_is_judged_released_on_the_team_led
     let mut l = laptop();
     // `gone` is torn down and its slot stays free: its lease is the slot's last, released.
     let gone = spawn(&l.env, &l.repo, "gone", &[]);
-    let gone_slot = PathBuf::from(gone["path"].as_str().unwrap());
+    let gone_slot = path_of(&gone);
     l.env.commit(&gone_slot, "gone.txt", "late\n");
     l.env.hand(&l.repo, &["teardown", "gone", "--force"]).ok();
     let branch = ["-q", "origin", "HEAD:refs/heads/hand/gone"];
@@ -471,13 +456,9 @@ fn a_slot_leased_again_while_the_copy_runs_keeps_its_new_stamp_on_the_file_ledge
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !a_session_waits_for_a_lock(&db) {
-        assert!(
-            Instant::now() < deadline,
-            "the copy never reached the writers' lock"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("the copy reaches the writers' lock", deadline, || {
+        a_session_waits_for_a_lock(&db)
+    });
 
     // Meanwhile the user goes on working: fix-login is torn down and `next` spawned into its
     // slot, on the laptop's ledger.

@@ -13,6 +13,7 @@ use git_hand::ledger::team::schema::LATEST_VERSION;
 use git_hand::ledger::{Acquire, By, LeaseId, Ledger, LedgerError, Release, Resource, Tenure};
 
 use crate::pg::{self, Database};
+use crate::support::wait_until;
 
 fn issue(n: &str) -> Resource {
     Resource::issue("github.com/o/r", n)
@@ -700,14 +701,6 @@ fn contend(i: usize, c: &Contest) -> Vec<(LeaseId, i64)> {
         }
     }
     told
-}
-
-/// Waits (a bounded poll: nothing signals these) until `done`.
-fn wait_until(what: &str, deadline: Instant, done: impl Fn() -> bool) {
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]
