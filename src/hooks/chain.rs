@@ -169,11 +169,11 @@ fn spawn(cmd: &mut Command) -> io::Result<std::process::Child> {
 
 /// A copy of our own shim under the chained name (only ever put there by hand) would exec
 /// `git-hand hook`, which would run it again, forever.
-fn is_our_shim(path: &Path) -> bool {
+pub(super) fn is_our_shim(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|bytes| super::shim::is_ours(&bytes))
 }
 
 /// A regular file (through symlinks) with an execute bit: what git accepts as a hook.
-fn is_executable_file(path: &Path) -> bool {
+pub(super) fn is_executable_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -21,7 +21,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::chain::chained_path;
+use super::chain::{chained_path, is_executable_file, is_our_shim};
 use super::install::{
     self, Change, HookChange, Over, Rewrite, UninstallReport, Written, install_hooks_into,
     is_executable, remove_if_present, uninstall_hooks_from, write_atomic,
@@ -181,7 +181,7 @@ fn detect_dispatch_dir(
     let dir = location.active.join(DISPATCH_DIR);
     let head = location.active.join(HookName::PreReceive.as_str());
     let chained = chained_path(&location.active, HookName::PreReceive);
-    let runs_dir = is_dispatcher(&head) || (is_ours(&head) && is_dispatcher(&chained));
+    let runs_dir = is_dispatcher(&head) || (is_our_shim(&head) && is_dispatcher(&chained));
     let hooks_dispatched = (dir.is_dir() && runs_dir).then_some(dir);
     match (gitlab, hooks_dispatched) {
         // A repository copied from GitLab into Gitea keeps `gitlab.fullpath`; one GitLab keeps
@@ -263,16 +263,11 @@ fn is_dispatcher(path: &Path) -> bool {
         return false;
     };
     let text = String::from_utf8_lossy(&bytes);
-    fs::metadata(path).is_ok_and(|m| m.is_file())
-        && is_executable(path)
+    is_executable_file(path)
         && !shim::is_ours(&bytes)
         && DISPATCH_DIR_SPELLINGS
             .iter()
             .any(|spelling| text.contains(spelling))
-}
-
-fn is_ours(path: &Path) -> bool {
-    fs::read(path).is_ok_and(|b| shim::is_ours(&b))
 }
 
 /// When an earlier install chained the dispatcher (shim in front, dispatcher kept as
@@ -288,7 +283,7 @@ fn unchain_dispatcher(active: &Path, dispatch_dir: &Path) -> Result<Vec<HookChan
         return Ok(vec![change]);
     }
     let head = active.join(HookName::PreReceive.as_str());
-    match is_ours(&head) && is_dispatcher(&chained_path(active, HookName::PreReceive)) {
+    match is_our_shim(&head) && is_dispatcher(&chained_path(active, HookName::PreReceive)) {
         true => uninstall_hooks_from(active, &[HookName::PreReceive]),
         false => Ok(vec![]),
     }
@@ -377,7 +372,7 @@ fn uninstall_dispatched(dir: &Path) -> Result<Option<HookChange>, HookError> {
     let Ok(meta) = fs::symlink_metadata(&path) else {
         return Ok(None);
     };
-    let ours = meta.is_file() && is_ours(&path);
+    let ours = meta.is_file() && is_our_shim(&path);
     if ours {
         remove_if_present(&path)?;
     }
