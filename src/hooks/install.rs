@@ -232,20 +232,16 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
 /// `git hand uninstall`: removes git-hand's shims from where git runs hooks and from the
 /// repository's own hooks directory, putting chained hooks back.
 pub fn uninstall(git: &Git) -> Result<UninstallReport, HookError> {
-    uninstall_hooks(git, |_| HookName::ALL.to_vec())
+    uninstall_hooks(locate(git)?, |_| HookName::ALL.to_vec())
 }
 
 /// [`uninstall`] for the shims `hooks_in` names for each directory: the client hooks, or those
 /// and the server's `pre-receive` in a bare repository ([`super::server::uninstall_server`]).
 pub(super) fn uninstall_hooks(
-    git: &Git,
+    location: HooksLocation,
     hooks_in: impl Fn(&Path) -> Vec<HookName>,
 ) -> Result<UninstallReport, HookError> {
-    let location = locate(git)?;
-    let mut dirs = vec![location.active.clone()];
-    if location.is_redirected() {
-        dirs.push(location.default.clone());
-    }
+    let dirs: Vec<PathBuf> = location.dirs().into_iter().cloned().collect();
     // Refuse before touching either directory.
     for dir in &dirs {
         for hook in hooks_in(dir) {

@@ -27,6 +27,16 @@ impl HooksLocation {
     pub fn is_redirected(&self) -> bool {
         self.active != self.default
     }
+
+    /// Where git-hand's shims may be: where git runs hooks from, and the repository's own hooks
+    /// directory when `core.hooksPath` sends git elsewhere.
+    pub fn dirs(&self) -> Vec<&PathBuf> {
+        let mut dirs = vec![&self.active];
+        if self.is_redirected() {
+            dirs.push(&self.default);
+        }
+        dirs
+    }
 }
 
 /// Asks git where `git.dir()` runs hooks from. One git call, two when `core.hooksPath` redirects

@@ -141,15 +141,12 @@ pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
     let location = locate(git)?;
     let mut dropped = Vec::new();
     let mut stale = Vec::new();
-    let mut dirs = vec![&location.active];
-    if location.is_redirected() {
-        dirs.push(&location.default);
-    }
-    for dir in dirs {
+    for dir in location.dirs() {
         dropped.extend(drop_identical_chained(dir)?);
         stale.extend(stale_dispatcher_copy(dir));
     }
-    let mut report = install::uninstall_hooks(git, |dir| {
+    let dispatch_dirs = dispatch_dirs(&location);
+    let mut report = install::uninstall_hooks(location, |dir| {
         let mut hooks = HookName::ALL.to_vec();
         if !stale.iter().any(|s| s.path.parent() == Some(dir)) {
             hooks.extend(HookName::SERVER);
@@ -158,7 +155,7 @@ pub fn uninstall_server(git: &Git) -> Result<UninstallReport, HookError> {
     })?;
     report.hooks.extend(dropped);
     report.hooks.extend(stale);
-    for dir in dispatch_dirs(&location) {
+    for dir in dispatch_dirs {
         if let Some(change) = uninstall_dispatched(&dir)? {
             report.dirs.push(dir);
             report.hooks.push(change);
@@ -231,10 +228,11 @@ fn gitlab_custom_hooks(location: &HooksLocation) -> PathBuf {
 
 /// Every `pre-receive.d/` an install may have written to.
 fn dispatch_dirs(location: &HooksLocation) -> Vec<PathBuf> {
-    let mut dirs = vec![location.active.join(DISPATCH_DIR)];
-    if location.is_redirected() {
-        dirs.push(location.default.join(DISPATCH_DIR));
-    }
+    let mut dirs: Vec<PathBuf> = location
+        .dirs()
+        .iter()
+        .map(|d| d.join(DISPATCH_DIR))
+        .collect();
     dirs.push(gitlab_custom_hooks(location).join(DISPATCH_DIR));
     dirs
 }
