@@ -35,7 +35,11 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
         crate::ops::names::task_name(name)?;
     }
     let mut ledger = ctx.open_ledger()?;
-    let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
+    let task = match args.task.as_deref() {
+        Some(name) => tasks::resolve_task(ctx, &mut ledger, Some(name))?,
+        None => tasks::this_task(ctx, &mut ledger)?
+            .map_err(|f| super::refusal::not_current(&f, "env"))?,
+    };
     let (tenure, now) = tasks::tenure_of(&mut ledger, &task)?;
     // A dead credential is no credential: handing it out would only earn a refused push later.
     if !tenure.is_live(now) {

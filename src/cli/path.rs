@@ -27,7 +27,12 @@ pub fn path(ctx: &Context, args: PathArgs, json: bool) -> Result<Done, Failure> 
         crate::ops::names::task_name(name)?;
     }
     let mut ledger = ctx.ledger_for_reading()?;
-    let (task, dir, slot) = tasks::task_dir(ctx, &mut ledger, args.task.as_deref())?;
+    let task = match args.task.as_deref() {
+        Some(name) => tasks::named_task(ctx, &mut ledger, name)?,
+        None => tasks::this_task(ctx, &mut ledger)?
+            .map_err(|f| super::refusal::not_current(&f, "path"))?,
+    };
+    let (task, dir, slot) = tasks::task_dir(&mut ledger, task)?;
     if json {
         let shape = PathJson {
             task: &task.name,

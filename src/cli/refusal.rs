@@ -2,9 +2,10 @@
 //! `status` print when a push or a ref update is (or would be) refused. `ops::on_hook` decides and
 //! returns the facts; the sentences are built here.
 
+use super::{Failure, Kind};
 use crate::clock::relative;
 use crate::ids;
-use crate::ledger::{Task, Tenure};
+use crate::ledger::{Task, TaskState, Tenure};
 use crate::ops::on_hook::{PrePush, Refusal, Said};
 use crate::ops::verdict::{Finding, Verdict};
 
@@ -30,10 +31,11 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
                 lines.push(voice.reload.clone());
             }
             if f.verdict == Verdict::NoCredential {
-                // Only the holder should take the credential: say whose it is, not "take it".
+                // Only the holder may take the credential: no command that prints it is handed
+                // to whoever reads this, who may be a zombie that lost its own (issue 22).
                 let name = task_of(f).unwrap_or_else(|| "<task>".into());
                 lines.push(format!(
-                    "if you hold task {name}: eval \"$(git hand env {name})\" and {} again",
+                    "if you hold task {name}: present the credential its spawn handed you (spawn --exec sets it) and {} again; a shell that held an older lease here holds none now",
                     if said == Said::RefUpdate {
                         "run the command"
                     } else {
@@ -64,9 +66,11 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
                 "{refused}: branch {branch} belongs to live task {} (held by {}, token {}); only that task's lease may push it.",
                 task.name, tenure.holder, tenure.token
             ));
+            // Never the command that prints the live task's credential: whoever reads this
+            // does not hold it, and agents follow hints (issue 22).
             lines.push(format!(
-                "push it from the task's slot {}: eval \"$(git hand env {})\"",
-                voice.carried, task.name
+                "if you hold task {}: push it from the task's slot {}",
+                task.name, voice.carried
             ));
             lines.push(ANOTHER_BRANCH.into());
         }
@@ -83,6 +87,35 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
         )),
     }
     lines
+}
+
+/// The refusal of an unnamed `env`, `renew` or `path` (`verb`) whose caller presents a credential
+/// that is not this worktree's current lease ([`crate::ops::tasks::this_task`]): the verdict in
+/// the words a push from here would get. Nothing was changed, and nothing points at the
+/// slot's holder now: a zombie follows a hint to whatever credential it names (issue 22).
+pub fn not_current(f: &Finding, verb: &str) -> Failure {
+    let voice = Voice::of(Said::Check);
+    let whose = f
+        .task
+        .as_ref()
+        .map_or_else(String::new, |t| format!(" is task {}'s", t.name));
+    let mut failure = Failure::new(
+        Kind::Precondition,
+        format!(
+            "git hand {verb} refused ({}): {} The credential in this environment{whose}; nothing was changed.",
+            f.verdict.as_str(),
+            verdict_reason(f, f.now, &voice)
+        ),
+    );
+    if let Some(task) = f.task.as_ref().filter(|t| t.state != TaskState::Done) {
+        failure = failure.hint(format!(
+            "git hand teardown {}   # commits stay on {}",
+            task.name, task.branch
+        ));
+    }
+    failure.hint(
+        "unset GIT_HAND_LEASE GIT_HAND_TOKEN GIT_HAND_TASK   # this shell holds no lease here",
+    )
 }
 
 /// The server's `hand.requireLease` refusal: the branch, the pattern and where it is set, what
@@ -193,9 +226,18 @@ fn verdict_reason(f: &Finding, now: i64, voice: &Voice) -> String {
     };
     match f.verdict {
         Verdict::Stale => {
-            let now_held = f.newest.as_ref().map_or_else(|| "?".into(), holder_now);
+            // The newest tenure may have ended too (a spawn that claimed the slot, found a
+            // process inside and took another): then nothing holds it (issue 22).
+            let now_held = match &f.newest {
+                Some(n) if n.is_live(now) => format!("it is now held by {}", holder_now(n)),
+                Some(n) => format!(
+                    "it was since leased to {} with token {}, which no longer holds it: it is free now",
+                    n.holder, n.token
+                ),
+                None => "it is now held by ?".into(),
+            };
             format!(
-                "{} was leased again. You present {}; it is now held by {now_held}.",
+                "{} was leased again. You present {}; {now_held}.",
                 voice.slot,
                 yours.unwrap_or_else(|| "an older lease".into())
             )

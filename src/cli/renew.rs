@@ -34,7 +34,11 @@ pub fn renew(ctx: &Context, args: RenewArgs, json: bool) -> Result<Done, Failure
         crate::ops::names::task_name(name)?;
     }
     let mut ledger = ctx.open_ledger()?;
-    let task = tasks::resolve_task(ctx, &mut ledger, args.task.as_deref())?;
+    let task = match args.task.as_deref() {
+        Some(name) => tasks::resolve_task(ctx, &mut ledger, Some(name))?,
+        None => tasks::this_task(ctx, &mut ledger)?
+            .map_err(|f| super::refusal::not_current(&f, "renew"))?,
+    };
     let r = tasks::renew(&mut ledger, &task, args.ttl)?;
     if json {
         let shape = RenewJson {

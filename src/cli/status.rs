@@ -238,7 +238,15 @@ fn render_finding(f: &Finding) -> String {
             task.state.as_str()
         ));
     }
-    if let Some(t) = &f.tenure {
+    if let Some(t) = f.tenure.as_ref().filter(|t| t.ended_at.is_some()) {
+        // An ended lease is nobody's now: "held by" would name a holder it no longer has.
+        out.push_str(&format!(
+            "lease:   token {} of {}, ended ({})\n",
+            t.token,
+            t.holder,
+            t.end_reason.as_deref().unwrap_or("released")
+        ));
+    } else if let Some(t) = &f.tenure {
         out.push_str(
             &format!(
                 "lease:   token {}, {} , held by {}\n",
@@ -252,12 +260,20 @@ fn render_finding(f: &Finding) -> String {
     if let (Some(n), Some(t)) = (&f.newest, &f.tenure)
         && n.token > t.token
     {
-        out.push_str(&format!(
-            "newer:   token {} held by {} since {}\n",
-            n.token,
-            n.holder,
-            relative(n.acquired_at, f.now)
-        ));
+        out.push_str(&if n.is_live(f.now) {
+            format!(
+                "newer:   token {} held by {} since {}\n",
+                n.token,
+                n.holder,
+                relative(n.acquired_at, f.now)
+            )
+        } else {
+            // Leased again and let go: nothing holds the slot now (issue 22).
+            format!(
+                "newer:   token {} of {}, which no longer holds it: the slot is free\n",
+                n.token, n.holder
+            )
+        });
     }
     if let Some(why) = &f.credential_error {
         out.push_str(&format!(

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::facts::{self, Facts};
 use super::pool::{self, SlotInfo};
 use super::procs::{self, ProcessId};
+use super::verdict::{self, Finding, Verdict};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
@@ -235,17 +236,9 @@ fn compared_with(
     })
 }
 
-/// A task's directory and its slot's number, for `git hand path`: the open task of that name
-/// (or, unnamed, the task of the current worktree), whose slot is on disk.
-pub fn task_dir(
-    ctx: &Context,
-    ledger: &mut Ledger,
-    name: Option<&str>,
-) -> Result<(Task, PathBuf, Option<i64>)> {
-    let task = match name {
-        Some(name) => named_task(ctx, ledger, name)?,
-        None => resolve_task(ctx, ledger, None)?,
-    };
+/// A task's directory and its slot's number, for `git hand path`: the task's ([`named_task`],
+/// or unnamed [`this_task`]), whose slot is on disk.
+pub fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Option<i64>)> {
     let slot = match &task.slot_path {
         Some(key) => ledger.read(|v| v.slot_by_path(key))?.map(|s| s.n),
         None => None,
@@ -262,7 +255,7 @@ pub fn task_dir(
 
 /// The open task of that name; a name only done tasks had is a precondition (exit 3), a name
 /// never used a failure (exit 1).
-fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
+pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
     let name = super::names::task_name(name)?;
     let unknown = || {
         Error::failed(
@@ -316,6 +309,72 @@ pub fn own_task(ctx: &Context, ledger: &mut Ledger) -> Result<Task> {
         .with_hint(format!("git hand done {}", task.name)));
     }
     Ok(task)
+}
+
+/// The task an unnamed `env`, `renew` or `path` acts on: the one whose credential is in the
+/// environment, else (no credential there) the one holding the current worktree's slot.
+/// `Ok(Err(finding))`: the credential is this worktree's but not its current lease (stale,
+/// expired, released, never granted, a wrong token): the caller refuses in the verdict's words
+/// and changes nothing.
+///
+/// The credential comes first (issue 22): a zombie whose lease was superseded still sits in
+/// the slot, and asking who holds the slot handed it the new holder's credential (`env`) and
+/// re-timed the new holder's lease (`renew`). A credential of a task in another worktree is
+/// refused, as [`own_task`] refuses it.
+pub fn this_task(
+    ctx: &Context,
+    ledger: &mut Ledger,
+) -> Result<std::result::Result<Task, Box<Finding>>> {
+    let Some(presented) = super::credential::env_credential() else {
+        return resolve_task(ctx, ledger, None).map(Ok);
+    };
+    let credential = presented
+        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?;
+    let repo = ctx.repo()?;
+    let key = verdict::Subject::key_of(ctx)?;
+    // The stamp only tells a slot from an unmanaged worktree here: the credential is judged.
+    let stamp = super::stamp::read(&repo.loc.admin_dir).ok().flatten();
+    let lease = credential.lease_id.clone();
+    let finding = ledger.read(|v| {
+        verdict::judge(
+            v,
+            &key,
+            stamp.as_ref(),
+            Some(Ok(credential.clone())),
+            verdict::CredentialRule::StampSuffices,
+        )
+    })?;
+    let elsewhere = finding.verdict == Verdict::Unmanaged || finding.granted_elsewhere;
+    match finding.verdict {
+        _ if elsewhere => Err(elsewhere_error(ledger, &lease)?),
+        // An issue lease lost is the task's own trouble: `renew` and `env` say it themselves.
+        Verdict::Current | Verdict::IssueLost => match finding.task {
+            Some(task) if task.state != TaskState::Done => Ok(Ok(task)),
+            _ => Err(no_task_holds(&lease)),
+        },
+        _ => Ok(Err(Box::new(finding))),
+    }
+}
+
+/// The refusal of a credential that is not this worktree's: the task it names, or none.
+fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
+    let Some(task) = ledger.read(|v| v.task_by_lease(lease))? else {
+        return Ok(no_task_holds(lease));
+    };
+    Ok(Error::usage(format!(
+        "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
+        task.name
+    ))
+    .with_hint(format!("cd \"$(git hand path {})\"   # its slot", task.name)))
+}
+
+/// A credential whose lease no open task holds.
+fn no_task_holds(lease: &LeaseId) -> Error {
+    Error::usage(format!(
+        "{} names lease {lease}, which no task holds; name the task",
+        super::credential::LEASE_ENV
+    ))
+    .with_hint("git hand list")
 }
 
 /// The task named, or the one whose slot is the current worktree.

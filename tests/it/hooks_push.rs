@@ -439,7 +439,9 @@ fn require_credential_refuses_a_stamp_only_push() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("git hand env t1"), "{}", run.stderr);
+    // Whose credential it needs, never the command that prints it (issue 22).
+    assert!(run.stderr.contains("if you hold task t1"), "{}", run.stderr);
+    assert!(!run.stderr.contains("git hand env t1"), "{}", run.stderr);
     push_as(&env, &slot, Some(&cred(&a)), &["-q", "origin", "hand/t1"]).ok();
 }
 

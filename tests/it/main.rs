@@ -56,3 +56,4 @@ mod team_machines;
 mod trials;
 mod validation;
 mod verdicts;
+mod zombie;

@@ -175,7 +175,9 @@ fn a_clone_without_git_hand_is_refused_on_a_live_tasks_branch_and_allowed_elsewh
         "remote: git-hand: push refused by the remote: branch hand/a belongs to live task a",
     );
     assert!(
-        refused.stderr.contains("git hand env a"),
+        refused
+            .stderr
+            .contains("if you hold task a: push it from the task's slot"),
         "the way out: {}",
         refused.stderr
     );
