@@ -8,7 +8,9 @@
 //! - [`git`]: what git-hand knows of git's files and of gix, and the one runner of git commands;
 //! - [`hooks`]: every file git-hand writes into a hooks directory;
 //! - [`clock`], [`ids`], [`failpoint`], [`word`]: time, random ids, crash points and the one
-//!   spelling of every enum's words, shared by everything.
+//!   spelling of every enum's words, shared by everything;
+//! - [`repo_file`], [`shown`]: the one reader of a file a repository hands git-hand, and the one
+//!   way a string from outside is shown.
 
 pub mod cli;
 pub mod clock;
@@ -18,4 +20,6 @@ pub mod hooks;
 pub mod ids;
 pub mod ledger;
 pub mod ops;
+pub mod repo_file;
+pub mod shown;
 pub mod word;

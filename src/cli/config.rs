@@ -159,7 +159,11 @@ fn text(ctx: &Context, r: &Report) -> String {
             };
             let values = match e.values.as_slice() {
                 [] => vec!["(none)".to_string()],
-                values => values.to_vec(),
+                // A value from a committed file is shown escaped (`crate::shown`).
+                values => values
+                    .iter()
+                    .map(|v| crate::shown::shown(v).into_owned())
+                    .collect(),
             };
             values
                 .into_iter()
@@ -204,7 +208,7 @@ fn file_line(r: &Report) -> String {
     format!(
         "{}: {} ({state})\n",
         settings::FILE_NAME,
-        file.path.display()
+        crate::shown::path(&file.path)
     )
 }
 

@@ -406,7 +406,8 @@ const CONFIGURATION: &[(&str, &str)] = &[
     (
         "hand.onCreate, hand.onReuse, hand.onTeardown",
         "Setup commands run in a slot when it is made, reused or torn down (from .handconfig only \
-         after git hand trust).",
+         after git hand trust, which refuses a file holding control characters unless given \
+         --allow-control-characters; every command is shown escaped).",
     ),
     (
         "hand.setupTimeout",

@@ -151,7 +151,7 @@ pub enum Command {
     /// Every hand.* value in effect and where it comes from (git config, .handconfig, default).
     Config,
     /// Approve this exact .handconfig, so its setup commands may run.
-    Trust,
+    Trust(trust::TrustArgs),
     /// What the installed hooks run (not for people).
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
@@ -311,7 +311,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Doctor(args)) => maintenance::doctor(&ctx, args, json),
         Some(Command::Check) => check::check(&ctx, json),
         Some(Command::Config) => config::config(&ctx, json),
-        Some(Command::Trust) => trust::trust(&ctx, json),
+        Some(Command::Trust(args)) => trust::trust(&ctx, &args, json),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args, json),
         Some(Command::Uninstall) => install::uninstall(&ctx, json),

@@ -15,7 +15,7 @@ pub(super) fn show(task: &str, event: SetupEvent<'_>) {
             say([format!(
                 "{task}: running {}{from}: {}",
                 cmd.hook.key(),
-                cmd.command
+                crate::shown::shown(&cmd.command)
             )]);
         }
         SetupEvent::Output(line) => {

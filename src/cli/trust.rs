@@ -1,12 +1,21 @@
 //! `git hand trust`: approve the exact content of the repository's `.handconfig`, so its setup
 //! commands may run.
 
+use clap::Args;
 use serde::Serialize;
 
 use super::{Done, Failure, Kind};
 use crate::ops::Context;
 use crate::ops::settings::{self, Settings};
 use crate::ops::setup::Hook;
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Approve it even though it holds control or bidirectional-formatting characters (which can
+    /// hide part of a command on a terminal).
+    #[arg(long)]
+    pub allow_control_characters: bool,
+}
 
 /// `trust --json`.
 #[derive(Serialize)]
@@ -24,7 +33,7 @@ struct CommandJson<'a> {
     command: &'a str,
 }
 
-pub fn trust(ctx: &Context, json: bool) -> Result<Done, Failure> {
+pub fn trust(ctx: &Context, args: &TrustArgs, json: bool) -> Result<Done, Failure> {
     let repo = ctx.repo()?;
     let settings = Settings::load(repo).map_err(crate::ops::Error::from)?;
     let Some(file) = settings.file() else {
@@ -37,6 +46,20 @@ pub fn trust(ctx: &Context, json: bool) -> Result<Done, Failure> {
                 .hint("git hand config   # the hand.* values in effect"),
         );
     };
+    let odd = crate::ops::trust::control_characters(file);
+    if !odd.is_empty() && !args.allow_control_characters {
+        let shown = crate::shown::path(file.path());
+        let mut message = format!(
+            "not trusted: {shown} holds control or bidirectional-formatting characters, which can \
+             make what a terminal shows differ from what runs; nothing was approved"
+        );
+        for line in &odd {
+            message.push_str(&format!("\n  {line}"));
+        }
+        return Err(Failure::new(Kind::Failed, message)
+            .hint(format!("cat -v {shown}   # read it with them made visible"))
+            .hint("git hand trust --allow-control-characters   # approve it as it is"));
+    }
     crate::ops::trust::approve(file)?;
     let written: Vec<(&'static str, String)> = [Hook::OnCreate, Hook::OnReuse, Hook::OnTeardown]
         .into_iter()
@@ -59,14 +82,18 @@ pub fn trust(ctx: &Context, json: bool) -> Result<Done, Failure> {
     }
     let mut out = format!(
         "trusted {} (blob {}); a change to it asks again\n",
-        shape.path.display(),
+        crate::shown::path(shape.path),
         crate::ids::short(shape.hash)
     );
     if shape.commands.is_empty() {
         out.push_str("it sets no setup command\n");
     }
     for c in &shape.commands {
-        out.push_str(&format!("  {} = {}\n", c.key, c.command));
+        out.push_str(&format!(
+            "  {} = {}\n",
+            c.key,
+            crate::shown::shown(c.command)
+        ));
     }
     Ok(Done::ok(out))
 }

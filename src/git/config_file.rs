@@ -15,6 +15,8 @@ pub struct ConfigFile {
     path: PathBuf,
     /// The file's blob id, as `git hash-object <path>` prints it: what `git hand trust` approves.
     hash: String,
+    /// The content read, as read: what was hashed and parsed.
+    bytes: Vec<u8>,
     file: gix::config::File,
 }
 
@@ -22,35 +24,43 @@ impl ConfigFile {
     /// Reads and parses the file at `path`: `Ok(None)` when there is none; an error (naming the
     /// file) when it cannot be read or is not in git's config syntax.
     pub fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
-        let unusable = |why: String| ConfigError {
+        let unusable = |why: String, unreadable: bool| ConfigError {
             key: String::new(),
             value: String::new(),
             expected: why,
             fix: None,
             file: Some(path.to_path_buf()),
+            unreadable,
         };
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(unusable(format!("it cannot be read ({e})"))),
+        // Only a regular file, never through a symlink, at most 1 MiB (`repo_file`).
+        let bytes = match crate::repo_file::read_regular(path, crate::repo_file::SETTINGS_CAP) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(unusable(e.to_string(), true)),
         };
         // One read: the content hashed is the content parsed, so what the user approved is what
         // runs.
         let hash = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
-            .map_err(|e| unusable(e.to_string()))?
+            .map_err(|e| unusable(e.to_string(), false))?
             .to_string();
         let meta = gix::config::file::Metadata::api().at(path);
         let file = gix::config::File::from_bytes_no_includes(&bytes, meta, Default::default())
-            .map_err(|e| unusable(e.to_string()))?;
+            .map_err(|e| unusable(e.to_string(), false))?;
         Ok(Some(Self {
             path: path.to_path_buf(),
             hash,
+            bytes,
             file,
         }))
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The content read (the one read that was hashed and parsed).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// The blob id of the content read (`git hash-object`).
@@ -99,8 +109,9 @@ impl ConfigFile {
             key: key.to_string(),
             value: self.string(key).unwrap_or_default(),
             expected: expected.to_string(),
-            fix,
+            fix: fix.map(Into::into),
             file: Some(self.path.clone()),
+            unreadable: false,
         }
     }
 }

@@ -30,12 +30,16 @@ pub struct ConfigError {
     pub value: String,
     /// What the value must be: "a boolean (true or false)".
     pub expected: String,
-    /// A value that works (the default), when there is one to suggest.
-    pub fix: Option<String>,
+    /// A value that works (the default), when there is one to suggest (boxed: the error stays
+    /// small enough to return by value).
+    pub fix: Option<Box<str>>,
     /// The repository's `.handconfig` when the value was read there, not from git config
     /// (`ops/settings.rs`); with an empty `key`, the file itself does not parse and `expected`
     /// says why.
     pub file: Option<PathBuf>,
+    /// With an empty `key`: the file was not even read (a symlink, a FIFO, too large:
+    /// `repo_file`), and `expected` is why, naming the file.
+    pub unreadable: bool,
 }
 
 impl ConfigError {
@@ -43,6 +47,7 @@ impl ConfigError {
         let (key, value, expected) = (&self.key, &self.value, &self.expected);
         match &self.file {
             None => format!("git config {key} is {value:?}, which is not {expected}"),
+            Some(_) if key.is_empty() && self.unreadable => expected.clone(),
             Some(file) if key.is_empty() => {
                 format!(
                     "{} is not in git's config syntax: {expected}",
@@ -59,6 +64,11 @@ impl ConfigError {
     /// The command that replaces the bad value.
     pub fn hint(&self) -> String {
         match (&self.file, &self.fix) {
+            (Some(file), _) if self.key.is_empty() && self.unreadable => format!(
+                "ls -l {}   # it must be a regular file of at most 1 MiB, not a link; \
+                 or set the hand.* values in git config",
+                crate::shown::path(file)
+            ),
             (Some(file), _) if self.key.is_empty() => {
                 format!(
                     "git config --file {} --list   # where it goes wrong",
@@ -231,8 +241,9 @@ impl Repo {
             key: key.to_string(),
             value: self.config_string(key).unwrap_or_default(),
             expected: expected.to_string(),
-            fix,
+            fix: fix.map(Into::into),
             file: None,
+            unreadable: false,
         }
     }
 

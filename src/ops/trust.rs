@@ -9,6 +9,7 @@
 //! the user's, and it must not depend on which ledger a repository uses or survive only as long
 //! as one does. The environment is read here for that directory.
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::settings::Settings;
@@ -94,13 +95,44 @@ pub fn approve(file: &ConfigFile) -> Result<PathBuf> {
         )
     };
     let dir = target.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(dir).map_err(failed)?;
+    // Private as the ledger's directory is (`0700`): trust run before any ledger exists once
+    // made the state directory `0755`. A directory already there is left as it is.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(failed)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
     let text = format!("{}\n{}\n", file.hash(), file.path().display());
     std::io::Write::write_all(&mut temp, text.as_bytes()).map_err(failed)?;
     temp.as_file().sync_all().map_err(failed)?;
     temp.persist(&target).map_err(|e| failed(e.error))?;
     Ok(target)
+}
+
+/// What in `file` holds a control or bidirectional-formatting character ([`crate::shown`]), as
+/// shown: each line of its text (tabs, line ends and a CR before one aside) and each value of a
+/// committable `hand.*` key (a quoted `\n` or `\b` in git's syntax makes one; tabs aside).
+/// `git hand trust` approves none of it unless asked (`--allow-control-characters`): such a
+/// character makes what a terminal shows differ from what runs (an `ESC[8m` once hid
+/// `; touch PWNED`, in the listing and in `cat`).
+pub fn control_characters(file: &ConfigFile) -> Vec<String> {
+    let odd = |s: &str| s.chars().any(|c| c != '\t' && crate::shown::is_unsafe(c));
+    let text = String::from_utf8_lossy(file.bytes());
+    let lines = text
+        .split('\n')
+        .map(|line| line.strip_suffix('\r').unwrap_or(line))
+        .enumerate()
+        .filter(|(_, line)| odd(line))
+        .map(|(n, line)| format!("line {}: {}", n + 1, crate::shown::shown(line.trim())));
+    let values = super::settings::KEYS
+        .iter()
+        .filter(|k| k.committable)
+        .flat_map(|k| file.strings(k.name).into_iter().map(move |v| (k.name, v)))
+        // A value whose line holds the character raw is listed by its line already.
+        .filter(|(_, v)| odd(v) && !text.contains(v.as_str()))
+        .map(|(key, v)| format!("{key} = {}", crate::shown::shown(&v)));
+    lines.chain(values).collect()
 }
 
 /// Refuses to go on when a command `hooks` would run comes from a `.handconfig` the user has not
@@ -114,7 +146,7 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()
         .iter()
         .filter_map(|h| settings.setup_command(*h))
         .filter(|c| c.from_file)
-        .map(|c| format!("{} = {}", c.hook.key(), c.command))
+        .map(|c| format!("{} = {}", c.hook.key(), crate::shown::shown(&c.command)))
         .collect();
     if from_file.is_empty() {
         return Ok(());
@@ -131,11 +163,14 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()
     Err(Error::precondition(
         format!(
             "{} asks to run {}, and {why}; nothing was run and nothing was changed",
-            file.path().display(),
+            crate::shown::path(file.path()),
             from_file.join("; ")
         ),
         vec![
-            format!("cat {}   # read what it runs", file.path().display()),
+            format!(
+                "cat -v {}   # read what it runs",
+                crate::shown::path(file.path())
+            ),
             "git hand trust   # then approve this exact content".into(),
             format!("{skip}   # or go on without setup commands"),
         ],

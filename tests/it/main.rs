@@ -12,6 +12,7 @@ mod fence;
 mod hooks_install;
 mod hooks_lapse;
 mod hooks_push;
+mod hostile_files;
 mod include;
 mod lease_cli;
 mod ledger;
