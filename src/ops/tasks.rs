@@ -143,7 +143,8 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
                 let problem = super::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
-                    .map(|e| e.to_string());
+                    .map(|e| e.to_string())
+                    .or_else(|| pool::unseen_namespace(&info));
                 FreeSlot { info, problem }
             })
             .collect();
@@ -184,10 +185,11 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
         v.exec_running = mine
             && v.task.state == TaskState::Active
             && v.task.pid.is_some_and(|pid| {
-                procs::is_running(ProcessId {
+                procs::judge(ProcessId {
                     pid,
                     start: v.task.pid_start,
-                })
+                    ns: v.task.pid_ns,
+                }) == procs::Seen::Running
             });
     }
     if active.is_empty() {
