@@ -78,8 +78,11 @@ pub enum Reach {
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
 pub struct FreeSlot {
     pub info: SlotInfo,
-    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]).
+    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]), or it was
+    /// last claimed from a PID namespace this scan cannot see into ([`pool::unseen_namespace`]).
     pub problem: Option<String>,
+    /// `doctor --repair` sets the slot aside (not for an unseen namespace: it leaves the slot).
+    pub repairable: bool,
 }
 
 pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> Result<Listing> {
@@ -140,12 +143,17 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
             .map(|info| {
-                let problem = super::slot::prove(&common, info.slot.path.as_path())
+                let unproven = super::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
-                    .map(|e| e.to_string())
-                    .or_else(|| pool::unseen_namespace(&info));
-                FreeSlot { info, problem }
+                    .map(|e| e.to_string());
+                let repairable = unproven.is_some();
+                let problem = unproven.or_else(|| pool::unseen_namespace(&info));
+                FreeSlot {
+                    info,
+                    problem,
+                    repairable,
+                }
             })
             .collect();
         Ok(Listing {
