@@ -237,8 +237,13 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
         out.push_str(&format!("free slots: {}\n", free.join(", ")));
     }
     for s in unusable {
+        let settle = if s.repairable {
+            " (git hand doctor --repair sets it aside)"
+        } else {
+            ""
+        };
         out.push_str(&p.yellow(&format!(
-            "slot {} is unusable: {} (git hand doctor --repair sets it aside)",
+            "slot {} is unusable: {}{settle}",
             s.info.slot.n,
             s.problem.as_deref().unwrap_or_default()
         )));

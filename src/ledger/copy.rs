@@ -148,7 +148,7 @@ impl View<'_> {
             &[],
         )?;
         let slots = self.db.rows(
-            "SELECT repo_id, n, path, created_at, machine FROM slots \
+            "SELECT repo_id, n, path, created_at, machine, pid_ns FROM slots \
              WHERE removed_at IS NULL ORDER BY repo_id, n",
             &[],
             super::tasks::slot_from_row,
@@ -535,8 +535,8 @@ impl Tx<'_> {
         self.db.once().exec(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
              branch, base_oid, holder, created_at, updated_at, pid, pid_start, step, \
-             checked_out, remote, base_ref, machine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             checked_out, remote, base_ref, machine, pid_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, \
+             ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
             &[
                 repo,
                 &t.name,
@@ -557,6 +557,7 @@ impl Tx<'_> {
                 &t.remote,
                 &t.base_ref,
                 &self.view().machine(),
+                &t.pid_ns,
             ],
         )?;
         let task = self.view().open_task(repo, &t.name)?.ok_or_else(|| {

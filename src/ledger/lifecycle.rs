@@ -92,12 +92,13 @@ impl Tx<'_> {
         id: i64,
         state: TaskState,
         step: Step,
-        pid: Option<(i64, Option<i64>)>,
+        pid: Option<(i64, Option<i64>, Option<i64>)>,
     ) -> Result<()> {
-        let (pid, start) = pid.map_or((None, None), |(p, s)| (Some(p), s));
+        let (pid, start, ns) = pid.map_or((None, None, None), |(p, s, n)| (Some(p), s, n));
         self.db.once().exec(
             "UPDATE tasks SET state = ?1, step = ?2, updated_at = ?3, pid = coalesce(?4, pid), \
-             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END WHERE id = ?6 \
+             pid_start = CASE WHEN ?4 IS NULL THEN pid_start ELSE ?5 END, \
+             pid_ns = CASE WHEN ?4 IS NULL THEN pid_ns ELSE ?7 END WHERE id = ?6 \
              AND state <> 'done'",
             &[
                 &state.as_str(),
@@ -106,6 +107,7 @@ impl Tx<'_> {
                 &pid,
                 &start,
                 &id,
+                &ns,
             ],
         )?;
         Ok(())

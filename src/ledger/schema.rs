@@ -154,6 +154,17 @@ ALTER TABLE slots ADD COLUMN machine TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN machine TEXT NOT NULL DEFAULT '';
 "#;
 
+/// Version 7: the PID namespace a process was recorded in (issue 22): a task's `pid` is a
+/// number in the namespace whose processes the recording `/proc` showed (`pid_ns`, the inode of
+/// its `ns/pid`), and a slot remembers the namespace of the spawn that last claimed it
+/// (`pid_ns`), so that a scan which cannot see into that namespace neither takes the spawn's
+/// process for gone nor the slot for empty. Rows from before keep `NULL` and are judged in the
+/// scan's own numbering, as they were.
+const V7_PID_NAMESPACE: &str = r#"
+ALTER TABLE tasks ADD COLUMN pid_ns INTEGER;
+ALTER TABLE slots ADD COLUMN pid_ns INTEGER;
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -179,6 +190,10 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 6,
         sql: V6_MACHINE,
+    },
+    Migration {
+        version: 7,
+        sql: V7_PID_NAMESPACE,
     },
 ];
 

@@ -33,6 +33,9 @@ pub struct Task {
     /// The process running spawn or teardown, and its start time (to tell pid reuse apart).
     pub pid: Option<i64>,
     pub pid_start: Option<i64>,
+    /// The PID namespace `pid` is a number of (see `ops::procs::proc_ns`); `None` in rows from
+    /// before schema version 7.
+    pub pid_ns: Option<i64>,
     pub step: Option<Step>,
     /// The branch the post-checkout hook last saw checked out in the slot.
     pub checked_out: Option<String>,
@@ -49,7 +52,7 @@ pub struct Task {
 
 const TASK_COLUMNS: &str = "id, repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
     branch, base_oid, holder, created_at, updated_at, done_at, done_reason, pid, pid_start, step, \
-    checked_out, remote, base_ref, machine FROM tasks";
+    checked_out, remote, base_ref, machine, pid_ns FROM tasks";
 
 /// A task as stored: the enums still as their words.
 struct TaskRow {
@@ -85,6 +88,7 @@ impl TaskRow {
                 remote: r.get(19)?,
                 base_ref: r.get(20)?,
                 machine: r.get(21)?,
+                pid_ns: r.get(22)?,
             },
             state: r.get(3)?,
             step: r.get(17)?,
@@ -136,6 +140,9 @@ pub struct Slot {
     pub created_at: Millis,
     /// The machine the slot is on (empty on a file ledger).
     pub machine: String,
+    /// The PID namespace whose processes the spawn that last claimed it could see (`None`:
+    /// never claimed since schema version 7).
+    pub pid_ns: Option<i64>,
 }
 
 impl Slot {
@@ -158,6 +165,7 @@ pub struct NewTask<'a> {
     pub holder: &'a str,
     pub pid: i64,
     pub pid_start: Option<i64>,
+    pub pid_ns: Option<i64>,
     /// Where the spawn starts: see [`Step::Intent`] and [`Step::Preparing`].
     pub step: Step,
     /// The normalized URL of the remote the branch is pushed to, if the repository has one.
@@ -296,7 +304,7 @@ impl View<'_> {
     /// The slots of a repository that have not been pruned, by number.
     pub fn slots(&self, repo_id: &RepoId) -> Result<Vec<Slot>> {
         self.db.rows(
-            "SELECT repo_id, n, path, created_at, machine FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
+            "SELECT repo_id, n, path, created_at, machine, pid_ns FROM slots WHERE repo_id = ?1 AND removed_at IS NULL ORDER BY n",
             &[repo_id],
             slot_from_row,
         )
@@ -305,7 +313,7 @@ impl View<'_> {
     /// This machine's slot at this path, unless pruned.
     pub fn slot_by_path(&self, path: &WorktreeKey) -> Result<Option<Slot>> {
         self.db.once().row(
-            "SELECT repo_id, n, path, created_at, machine FROM slots \
+            "SELECT repo_id, n, path, created_at, machine, pid_ns FROM slots \
              WHERE path = ?1 AND machine = ?2 AND removed_at IS NULL",
             &[path, &self.machine()],
             slot_from_row,
@@ -354,7 +362,7 @@ const FENCE_CANDIDATES: &str = "SELECT id, lease_id FROM tasks \
      AND branch = ?3 AND state <> 'done' AND lease_id IS NOT NULL \
      AND lease_id IS DISTINCT FROM ?4 ORDER BY id DESC";
 
-/// A slot from `SELECT repo_id, n, path, created_at, machine FROM slots ...`.
+/// A slot from `SELECT repo_id, n, path, created_at, machine, pid_ns FROM slots ...`.
 pub(super) fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
     Ok(Slot {
         repo_id: r.get(0)?,
@@ -362,6 +370,7 @@ pub(super) fn slot_from_row(r: &Row<'_>) -> Result<Slot> {
         path: r.get(2)?,
         created_at: r.get(3)?,
         machine: r.get(4)?,
+        pid_ns: r.get(5)?,
     })
 }
 
@@ -412,8 +421,8 @@ impl Tx<'_> {
         self.db.once().exec(
             "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, issue, issue_lease_id, \
              branch, base_oid, holder, created_at, updated_at, pid, pid_start, step, remote, \
-             base_ref, machine) VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, \
-             ?11, ?12, ?13, ?14, ?15, ?16)",
+             base_ref, machine, pid_ns) VALUES (?1, ?2, 'spawning', ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+             ?10, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             &[
                 t.repo_id,
                 &t.name,
@@ -431,7 +440,13 @@ impl Tx<'_> {
                 &t.remote,
                 &t.base_ref,
                 &self.view().machine(),
+                &t.pid_ns,
             ],
+        )?;
+        // The slot remembers whose processes the claiming spawn could see.
+        self.db.once().exec(
+            "UPDATE slots SET pid_ns = ?1 WHERE path = ?2 AND machine = ?3",
+            &[&t.pid_ns, t.slot_path, &self.view().machine()],
         )?;
         self.view().open_task(t.repo_id, t.name)?.ok_or_else(|| {
             LedgerError::Corrupt(format!("task {} vanished as it was recorded", t.name))

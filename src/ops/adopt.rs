@@ -110,6 +110,7 @@ fn lease_as_task(
             holder: &holder,
             pid: me.pid,
             pid_start: me.start,
+            pid_ns: me.ns,
             step: Step::Active,
             remote: remote.as_deref(),
             base_ref: None,

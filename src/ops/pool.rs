@@ -280,6 +280,14 @@ pub fn choose(
             });
             continue;
         }
+        // A process in a namespace this scan cannot see may sit in it: nothing would show it.
+        if let Some(why) = unseen_namespace(info) {
+            skipped.push(Skipped {
+                path: info.slot.path.to_string(),
+                why: vec![why],
+            });
+            continue;
+        }
         // Nothing is touched, or even probed, before the slot is proven to be itself.
         match super::slot::prove(&repo.loc.common_dir, &path) {
             Ok(_) => {}
@@ -356,6 +364,23 @@ fn leased(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = Skipped> {
                 why: vec![format!("leased to {holder}{task}")],
             }
         })
+}
+
+/// Why a slot cannot be proven empty from here, if so: the spawn that last claimed it could see
+/// the processes of a PID namespace this scan's `/proc` does not show (one above or beside it,
+/// such as the host's from inside a container with its own `/proc`), so a process of its task
+/// may sit in it unseen. Such a slot is skipped and never reset (see [`super::procs::sees`]).
+pub fn unseen_namespace(info: &SlotInfo) -> Option<String> {
+    let ns = info.slot.pid_ns?;
+    if super::procs::sees(Some(ns)) {
+        return None;
+    }
+    let here = super::procs::proc_ns().map_or_else(|| "unknown".into(), super::procs::ns_name);
+    Some(format!(
+        "last used from PID namespace {}, whose processes this /proc ({here}) cannot see: a \
+         process may be inside it unseen; spawn from that namespace or one above it to use it",
+        super::procs::ns_name(ns)
+    ))
 }
 
 fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {

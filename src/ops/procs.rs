@@ -6,20 +6,168 @@
 
 use std::path::{Path, PathBuf};
 
-/// A process as recorded in the ledger: pid and kernel start time (clock ticks since boot).
+/// A process as recorded in the ledger: pid and kernel start time (clock ticks since boot), and
+/// the PID namespace whose numbering the pid is in (that of the `/proc` it was read from).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessId {
     pub pid: i64,
     pub start: Option<i64>,
+    /// See [`proc_ns`]; `None` in rows from before schema version 7, and where it could not be
+    /// learnt: such a pid is judged in this `/proc`'s numbering, as it always was.
+    pub ns: Option<i64>,
 }
 
-/// This process.
+/// The inode of the kernel's first PID namespace (`PROC_PID_INIT_INO`): every other namespace
+/// is below it, so a scan of a `/proc` of this namespace sees every process there is.
+pub const ROOT_PID_NS: i64 = 0xEFFF_FFFC;
+
+/// This process, as the mounted `/proc` numbers it. That is not always `getpid()`: under
+/// `unshare -fp` without `--mount-proc` the process is pid 1 of its own namespace while `/proc`
+/// shows the outer one, where it has another number (and `/proc/1` is someone else).
 pub fn me() -> ProcessId {
-    let pid = i64::from(std::process::id());
+    let seen = std::fs::read_link("/proc/self")
+        .ok()
+        .and_then(|p| p.to_str()?.parse::<i64>().ok());
+    let pid = seen.unwrap_or_else(|| i64::from(std::process::id()));
     ProcessId {
         pid,
         start: start_time(pid),
+        // A process the mounted /proc does not show has no number there to record.
+        ns: seen.and_then(|_| proc_ns()),
     }
+}
+
+/// The PID namespace whose processes the mounted `/proc` shows, by the inode of its `ns/pid`
+/// link (`pid:[4026531836]`). Not this process's own namespace (`/proc/self/ns/pid`): under
+/// `unshare -fp` without `--mount-proc` this process is in a namespace below the one `/proc`
+/// shows. The first of this process and its ancestors whose `NSpid` has one entry is a member
+/// of `/proc`'s own namespace (`NSpid` lists a pid for each namespace from `/proc`'s down to the
+/// process's own); failing that, `/proc/1` is that namespace's first process.
+pub fn proc_ns() -> Option<i64> {
+    let mut pid = "self".to_string();
+    for _ in 0..64 {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            break;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|rest| rest.split_whitespace().collect::<Vec<_>>())
+        };
+        // A kernel older than 4.1 has no NSpid, and no namespaces below `/proc`'s to tell.
+        if field("NSpid:").is_none_or(|ids| ids.len() == 1) {
+            return ns_of(&pid);
+        }
+        match field("PPid:").and_then(|ids| ids.first().map(|p| p.to_string())) {
+            Some(ppid) if ppid != "0" => pid = ppid,
+            _ => break,
+        }
+    }
+    ns_of("1")
+}
+
+/// The PID namespace of process `pid` (a number, or `self`), by its inode.
+fn ns_of(pid: &str) -> Option<i64> {
+    let link = std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok()?;
+    let text = link.to_str()?;
+    text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+}
+
+/// `pid:[4026531836]`, as the kernel spells a namespace.
+pub fn ns_name(ns: i64) -> String {
+    format!("pid:[{ns}]")
+}
+
+/// The `NSpid` line of a process: its pid in each namespace from `/proc`'s down to its own.
+fn ns_pids(dir: &Path) -> Option<Vec<i64>> {
+    let status = std::fs::read_to_string(dir.join("status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
+    line.split_whitespace().map(|p| p.parse().ok()).collect()
+}
+
+/// What this `/proc` can tell of a recorded process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    Running,
+    Gone,
+    /// It was recorded in a PID namespace this `/proc` does not show (one above or beside it):
+    /// that it cannot be seen proves nothing.
+    Unseen,
+}
+
+/// Whether a recorded process still runs, as far as this `/proc` can tell (see [`Seen`]). A
+/// pid recorded in this `/proc`'s own namespace is looked up directly ([`is_running`]); one
+/// recorded in a namespace below it is found through the `NSpid` of the processes in it; a
+/// namespace this `/proc` shows no process of is either gone (and its processes with it) or one
+/// it cannot see into, which only the first namespace can tell apart (it sees them all).
+pub fn judge(p: ProcessId) -> Seen {
+    if !Path::new("/proc/self").exists() {
+        return Seen::Running;
+    }
+    let here = proc_ns();
+    let Some(ns) = p.ns.filter(|ns| Some(*ns) != here) else {
+        return if is_running(p) {
+            Seen::Running
+        } else {
+            Seen::Gone
+        };
+    };
+    let Some(depth) = depth_of(ns) else {
+        return if here == Some(ROOT_PID_NS) {
+            Seen::Gone
+        } else {
+            Seen::Unseen
+        };
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Seen::Unseen;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i64>().ok())
+        else {
+            continue;
+        };
+        // A process of a namespace beside `ns` at the same depth may have the same number
+        // there: its start time tells it apart.
+        let same = ns_pids(&entry.path()).is_some_and(|ids| ids.get(depth) == Some(&p.pid));
+        if same && is_running(ProcessId { pid, ..p }) {
+            return Seen::Running;
+        }
+    }
+    Seen::Gone
+}
+
+/// The index in `NSpid` of namespace `ns`, found through its first process (pid 1 there), when
+/// this `/proc` shows a process of it.
+fn depth_of(ns: i64) -> Option<usize> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Some(ids) = ns_pids(&entry.path()) else {
+            continue;
+        };
+        if ids.last() == Some(&1) && ids.len() > 1 && ns_of(&pid) == Some(ns) {
+            return Some(ids.len() - 1);
+        }
+    }
+    None
+}
+
+/// Whether a scan of this `/proc` sees every process of PID namespace `ns` (`None`: a record
+/// from before namespaces were recorded, judged as it always was): `ns` is `/proc`'s own
+/// namespace, a live one below it, or any at all when `/proc` is the first namespace's.
+pub fn sees(ns: Option<i64>) -> bool {
+    let Some(ns) = ns else { return true };
+    let here = proc_ns();
+    here == Some(ns) || here == Some(ROOT_PID_NS) || depth_of(ns).is_some()
 }
 
 /// Field 22 of `/proc/<pid>/stat`: when the process started.
@@ -184,7 +332,7 @@ fn examine(pid: i64, proc_dir: &Path, dir: &Path) -> Option<PathBuf> {
 /// process while git-hand runs, which is no other git at work.
 pub fn ancestors() -> Vec<i64> {
     let mut out = vec![];
-    let mut pid = std::process::id() as i64;
+    let mut pid = me().pid;
     while let Some(parent) = stat_field(pid, 4).filter(|&p| p > 1 && !out.contains(&p)) {
         out.push(parent);
         pid = parent;
@@ -309,6 +457,7 @@ mod tests {
         let id = ProcessId {
             pid: i64::from(child.id()),
             start: start_time(i64::from(child.id())),
+            ns: None,
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         while !std::fs::read_to_string(format!("/proc/{}/stat", id.pid))

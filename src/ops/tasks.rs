@@ -79,8 +79,11 @@ pub enum Reach {
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
 pub struct FreeSlot {
     pub info: SlotInfo,
-    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]).
+    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]), or it was
+    /// last claimed from a PID namespace this scan cannot see into ([`pool::unseen_namespace`]).
     pub problem: Option<String>,
+    /// `doctor --repair` sets the slot aside (not for an unseen namespace: it leaves the slot).
+    pub repairable: bool,
 }
 
 pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> Result<Listing> {
@@ -141,11 +144,17 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
             .map(|info| {
-                let problem = super::slot::prove(&common, info.slot.path.as_path())
+                let unproven = super::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
                     .map(|e| e.to_string());
-                FreeSlot { info, problem }
+                let repairable = unproven.is_some();
+                let problem = unproven.or_else(|| pool::unseen_namespace(&info));
+                FreeSlot {
+                    info,
+                    problem,
+                    repairable,
+                }
             })
             .collect();
         Ok(Listing {
@@ -185,10 +194,11 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
         v.exec_running = mine
             && v.task.state == TaskState::Active
             && v.task.pid.is_some_and(|pid| {
-                procs::is_running(ProcessId {
+                procs::judge(ProcessId {
                     pid,
                     start: v.task.pid_start,
-                })
+                    ns: v.task.pid_ns,
+                }) == procs::Seen::Running
             });
     }
     if active.is_empty() {

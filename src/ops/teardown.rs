@@ -297,9 +297,11 @@ fn teardown_running(task: &Task) -> Option<i64> {
     let runner = ProcessId {
         pid,
         start: task.pid_start,
+        ns: task.pid_ns,
     };
-    (task.state == TaskState::TearingDown && runner != procs::me() && procs::is_running(runner))
-        .then_some(pid)
+    // One in a PID namespace this /proc cannot see into may still be at work.
+    let running = || procs::judge(runner) != procs::Seen::Gone;
+    (task.state == TaskState::TearingDown && runner != procs::me() && running()).then_some(pid)
 }
 
 fn in_progress(task: &Task, pid: i64) -> Error {
@@ -318,9 +320,9 @@ fn in_progress(task: &Task, pid: i64) -> Error {
     )
 }
 
-fn me() -> (i64, Option<i64>) {
+fn me() -> (i64, Option<i64>, Option<i64>) {
     let p = procs::me();
-    (p.pid, p.start)
+    (p.pid, p.start, p.ns)
 }
 
 /// Refuses unlanded work (uncommitted files without `force`; commits on no remote-tracking ref

@@ -25,6 +25,7 @@ mod managers_lefthook;
 mod managers_lfs;
 mod managers_precommit;
 mod manpage;
+mod namespaces;
 mod newcomer;
 mod ownership;
 mod pg;

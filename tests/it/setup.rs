@@ -1,7 +1,7 @@
 //! Settings a team commits (`.handconfig`) and setup commands (`hand.onCreate`, `hand.onReuse`,
 //! `hand.onTeardown`), through the binary with real git and a real ledger. Every command that
 //! may run a setup command runs contained (`TestEnv::contained`): its own PID namespace, under a
-//! kill timeout.
+//! kill timeout (with its own `/proc` only where a test lists what is left in it).
 //!
 //! Snapshots in `tests/it/snapshots/` (`INSTA_UPDATE=always cargo test --locked setup::`).
 
@@ -284,7 +284,7 @@ fn a_setup_past_its_timeout_is_killed_with_everything_it_started() {
            grep -q '^State:[[:space:]]*Z' \"$s\" 2>/dev/null || sed -n 's/^Name:[[:space:]]*//p' \"$s\"; \
          done"
     );
-    let mut cmd = env.contained("sh", &repo);
+    let mut cmd = env.contained_with_own_proc("sh", &repo);
     cmd.args(["-c", &script]);
     let run = Run::from(cmd.output().unwrap());
     assert!(run.stdout.contains("exit 1"), "{run:?}");

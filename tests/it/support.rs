@@ -364,11 +364,13 @@ pub fn run_test_tools(what: &str) -> String {
 }
 
 impl TestEnv {
-    /// A command that runs contained: in its own PID namespace (with its own `/proc`) under a
-    /// kill timeout, so a hook that recursed or forked without bound is killed with everything
-    /// it started, and can never leave processes behind (`timeout -s KILL 120 unshare -fp
-    /// --kill-child --mount-proc`). For anything that might recurse, fork or hang: pushes through
-    /// chained hook managers above all.
+    /// A command that runs contained: in its own PID namespace under a kill timeout, so a hook
+    /// that recursed or forked without bound is killed with everything it started, and can
+    /// never leave processes behind (`timeout -s KILL 120 unshare -fp --kill-child`). For
+    /// anything that might recurse, fork or hang: pushes through chained hook managers above
+    /// all. Its `/proc` stays the test's: the namespace is below the test's, so a spawn there
+    /// and one on the host see each other's processes and reuse each other's slots (a spawn
+    /// with its own `/proc` could not, see `tests/it/namespaces.rs`).
     pub fn contained(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
         let mut cmd = self.command("timeout", dir);
         cmd.args([
@@ -377,6 +379,22 @@ impl TestEnv {
             COMMAND_TIMEOUT,
             "unshare",
             "-fp",
+            "--kill-child",
+        ])
+        .arg(program);
+        cmd
+    }
+
+    /// [`TestEnv::contained`], with the namespace's own `/proc` (`-m --mount-proc`): for a test
+    /// that lists the processes left in the namespace.
+    pub fn contained_with_own_proc(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = self.command("timeout", dir);
+        cmd.args([
+            "-s",
+            "KILL",
+            COMMAND_TIMEOUT,
+            "unshare",
+            "-fpm",
             "--kill-child",
             "--mount-proc",
         ])

@@ -517,6 +517,7 @@ fn the_owner_role_migrates_and_the_daily_role_leases_and_records_tasks() {
                 holder: "alice",
                 pid: 1,
                 pid_start: None,
+                pid_ns: None,
                 step: git_hand::ledger::Step::Active,
                 remote: None,
                 base_ref: None,

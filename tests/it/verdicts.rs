@@ -104,6 +104,7 @@ impl World {
                     holder: "alice",
                     pid: 1,
                     pid_start: None,
+                    pid_ns: None,
                     step: Step::Active,
                     remote: None,
                     base_ref: None,

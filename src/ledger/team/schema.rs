@@ -1,6 +1,6 @@
 //! The team ledger's schema on PostgreSQL and its migrations.
 //!
-//! The same tables, columns and rules as the SQLite ledger at its version 6 (`schema.rs`), so the
+//! The same tables, columns and rules as the SQLite ledger at its version 7 (`schema.rs`), so the
 //! ledger's operations run the same SQL on both; a repository, a slot and a task belong to one
 //! machine (`machine`), which their unique keys include (a file ledger is one machine); what SQLite's triggers enforce, PostgreSQL's
 //! triggers enforce here (tenures and events are history: never deleted, an ended tenure never
@@ -189,11 +189,24 @@ CREATE INDEX tasks_open_by_remote_branch ON tasks (remote, branch) WHERE state <
 CREATE INDEX tasks_open_by_remote_name ON tasks (remote, name) WHERE state <> 'done';
 "#;
 
+/// Version 2: the SQLite ledger's version 7, the PID namespace a process was recorded in (a
+/// task's `pid_ns`) and the one of the spawn that last claimed a slot (a slot's `pid_ns`).
+const V2_PID_NAMESPACE: &str = r#"
+ALTER TABLE tasks ADD COLUMN pid_ns BIGINT;
+ALTER TABLE slots ADD COLUMN pid_ns BIGINT;
+"#;
+
 /// Every migration, in order. `MIGRATIONS[i].version == i + 1`.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: V1,
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: V1,
+    },
+    Migration {
+        version: 2,
+        sql: V2_PID_NAMESPACE,
+    },
+];
 
 /// The schema version this binary writes.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

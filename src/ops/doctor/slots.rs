@@ -132,6 +132,21 @@ impl Checkup<'_> {
             if !free || slot::prove(common, path).is_err() {
                 continue;
             }
+            if let Some(why) = pool::unseen_namespace(&info) {
+                out.push(Problem {
+                    kind: ProblemKind::UnusableSlot,
+                    subject: info.slot.path.to_string(),
+                    detail: format!("free slot {}: {why}", info.slot.n),
+                    action: "none: a process doctor cannot see is not proven gone, so the slot \
+                             is neither used nor reset from here"
+                        .into(),
+                    repaired: false,
+                    command: Some(
+                        "git hand doctor   # from that PID namespace or one above it".into(),
+                    ),
+                });
+                continue;
+            }
             let dirty = match safety::dirty_files(&Git::new(path)) {
                 Ok(files) if files.is_empty() => continue,
                 Ok(files) => files,

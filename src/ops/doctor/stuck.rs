@@ -5,20 +5,23 @@ use std::path::Path;
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
-use crate::ops::procs::{self, ProcessId};
+use crate::ops::procs::{self, ProcessId, Seen};
 use crate::ops::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::teardown::{self, TeardownOptions};
-use crate::ops::{Result, spawn, stamp};
+use crate::ops::{Result, stamp};
 
 impl Checkup<'_> {
     /// Tasks left in `spawning` or `tearing-down` by a process that is gone.
     pub(super) fn stuck_tasks(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
         let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
-        for task in open.into_iter().filter(process_is_gone) {
-            let p = if task.state == TaskState::Spawning {
-                self.stuck_spawn(ledger, &task)?
-            } else {
-                self.stuck_teardown(ledger, &task)?
+        for task in open {
+            let p = match runner_seen(&task) {
+                None | Some(Seen::Running) => continue,
+                Some(Seen::Unseen) => unseen(&task),
+                Some(Seen::Gone) if task.state == TaskState::Spawning => {
+                    self.stuck_spawn(ledger, &task)?
+                }
+                Some(Seen::Gone) => self.stuck_teardown(ledger, &task)?,
             };
             out.push(p);
         }
@@ -47,7 +50,15 @@ impl Checkup<'_> {
         };
         if self.repair {
             match self.undo_spawn(ledger, task) {
-                Ok(()) => {
+                Ok(Undone::Changed(now)) => {
+                    p.detail.push_str(&format!(
+                        "; left alone: the task changed while doctor waited for the slot (it is \
+                         {} now)",
+                        now.map_or("gone", |s| s.as_str())
+                    ));
+                    p.action = "none: its spawn was still at work".into();
+                }
+                Ok(Undone::Abandoned) => {
                     record(
                         ledger,
                         &slot,
@@ -111,22 +122,72 @@ impl Checkup<'_> {
     /// detached checkout under its lock (it was clean or new before, and nobody was handed it),
     /// its stamp is removed, its leases are released and the task is marked done. A slot it
     /// had only claimed, not yet proven safe, is left exactly as it is.
-    pub(super) fn undo_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<()> {
+    ///
+    /// The judgment was made before the slot's lock was taken, and a spawn holds that lock
+    /// until its task is active: once doctor has the lock, the task is read again and nothing
+    /// is done unless it is still as judged (a spawn doctor could not see may have finished
+    /// meanwhile: resetting its slot then would end a live task). The task is ended only in
+    /// the state it was judged in, in the same transaction that reads it.
+    pub(super) fn undo_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<Undone> {
         let common = self.repo.loc.common_dir.as_path();
         let slot = task.slot_key();
         let path = slot.as_path();
+        let mut _guard = None;
         if let (Some(step @ (Step::Preparing | Step::Creating)), Some(lease)) =
             (task.step, &task.lease_id)
         {
             let guard = SlotGuard::lock(common, path, lease)?;
+            if let Some(changed) = changed_since(ledger, task)? {
+                return Ok(changed);
+            }
             // A lease that no longer holds the slot leaves it to its new holder.
             if guard.ensure_still_held(ledger).is_ok() {
                 guard.undo(ledger, SpawnWork::at(Some(step)))?;
             }
+            _guard = Some(guard);
+        } else if let Some(changed) = changed_since(ledger, task)? {
+            return Ok(changed);
+        }
+        let ended = ledger.write(|tx| {
+            if !is_as_judged(tx.view().task(task.id)?.as_ref(), task) {
+                return Ok(false);
+            }
+            tx.end_task(task, EndReason::AbandonedSpawn, IssueLease::Release)?;
+            Ok(true)
+        })?;
+        if !ended {
+            return Ok(changed_since(ledger, task)?.unwrap_or(Undone::Changed(None)));
         }
         remove_stamp_of(common, &slot, task.lease_id.as_ref());
-        spawn::abandon(ledger, task, EndReason::AbandonedSpawn, IssueLease::Release)
+        Ok(Undone::Abandoned)
     }
+}
+
+/// What [`Checkup::undo_spawn`] did.
+pub(super) enum Undone {
+    Abandoned,
+    /// Nothing: the task was no longer as judged (its state now, `None`: gone).
+    Changed(Option<TaskState>),
+}
+
+/// `Some` when the task is no longer in the state, step and process it was judged in.
+fn changed_since(ledger: &mut Ledger, judged: &Task) -> Result<Option<Undone>> {
+    let now = ledger.read(|v| v.task(judged.id))?;
+    Ok((!is_as_judged(now.as_ref(), judged)).then(|| Undone::Changed(now.map(|t| t.state))))
+}
+
+fn is_as_judged(now: Option<&Task>, judged: &Task) -> bool {
+    now.is_some_and(|t| {
+        (t.state, t.step, t.pid, t.pid_start, t.pid_ns, &t.lease_id)
+            == (
+                judged.state,
+                judged.step,
+                judged.pid,
+                judged.pid_start,
+                judged.pid_ns,
+                &judged.lease_id,
+            )
+    })
 }
 
 /// Removes the slot's stamp if it names `lease_id`, once the slot is proven to be itself (an
@@ -142,13 +203,45 @@ fn remove_stamp_of(common: &Path, slot: &WorktreeKey, lease_id: Option<&LeaseId>
     }
 }
 
-/// Whether a task is mid-spawn or mid-teardown and the process doing it is gone (a live one is
-/// still at work, not stuck).
-fn process_is_gone(task: &Task) -> bool {
-    let runner = task.pid.map(|pid| ProcessId {
-        pid,
-        start: task.pid_start,
-    });
-    matches!(task.state, TaskState::Spawning | TaskState::TearingDown)
-        && !runner.is_some_and(procs::is_running)
+/// What this scan can tell of the process doing a task's spawn or teardown (`None`: the task
+/// is in neither). A task with no process recorded counts as gone; one whose process ran in a
+/// PID namespace this `/proc` cannot see into is unseen, which proves nothing (a spawn in a
+/// container sharing the ledger may be running its setup command).
+fn runner_seen(task: &Task) -> Option<Seen> {
+    if !matches!(task.state, TaskState::Spawning | TaskState::TearingDown) {
+        return None;
+    }
+    Some(task.pid.map_or(Seen::Gone, |pid| {
+        procs::judge(ProcessId {
+            pid,
+            start: task.pid_start,
+            ns: task.pid_ns,
+        })
+    }))
+}
+
+/// A spawn or teardown whose process ran where this scan cannot see: reported, never settled.
+fn unseen(task: &Task) -> Problem {
+    let (kind, verb) = match task.state {
+        TaskState::Spawning => (ProblemKind::StuckSpawn, "spawn"),
+        _ => (ProblemKind::StuckTeardown, "teardown"),
+    };
+    let ns = task.pid_ns.map_or_else(|| "?".into(), procs::ns_name);
+    let here = procs::proc_ns().map_or_else(|| "?".into(), procs::ns_name);
+    Problem {
+        kind,
+        subject: task.name.clone(),
+        detail: format!(
+            "{verb} at step {:?} by process {} of PID namespace {ns}, which this /proc \
+             ({here}) cannot see into: it may still be at work",
+            task.step.map_or("?", |s| s.as_str()),
+            task.pid.unwrap_or(0),
+        ),
+        action: "none: a process doctor cannot see is not proven gone".into(),
+        repaired: false,
+        command: Some(format!(
+            "git hand doctor --repair   # from PID namespace {ns} or one above it, once its \
+             {verb} is over"
+        )),
+    }
 }

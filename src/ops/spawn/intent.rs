@@ -409,6 +409,7 @@ fn take_leases(
         holder: i.holder,
         pid: i.me.pid,
         pid_start: i.me.start,
+        pid_ns: i.me.ns,
         step: i.step,
         remote: i.remote,
         base_ref: i.base_ref,
