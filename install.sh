@@ -110,6 +110,13 @@ if [ "$mode" = uninstall ]; then
         [ -z "$dir" ] || rmdir "$dir" 2>/dev/null || true
     done
     say "uninstalled git-hand from $PREFIX"
+    # The hooks `git hand install` and `git hand spawn` wrote into repositories are not in the
+    # manifest (only --hooks records its repository): without the binary, every checkout there
+    # warns and every push from a slot is refused, so say so and name the way out.
+    say "note: git-hand's hooks stay in every repository where \`git hand install\` or \`git hand spawn\` put them" \
+        "(only those of ./install.sh --hooks were removed): there, checkouts warn and pushes from slots are refused."
+    say "note: to remove them, run \`git hand uninstall\` in each such repository while git-hand is installed" \
+        "(./install.sh, then \`git hand uninstall\` in each, then ./install.sh --uninstall)."
     exit 0
 fi
 

@@ -240,8 +240,8 @@ fn titled_list(roff: &mut Roff, title: &str, items: &[(&str, &str)]) {
 
 const DESCRIPTION: &[&str] = &[
     "git hand leases the worktrees of a repository to parallel tasks (coding agents or people) on \
-     one machine, records every lease in a SQLite ledger, and installs pre-push and post-checkout \
-     hooks so that git itself refuses the push of a holder whose lease was superseded, expired or \
+     one machine, records every lease in a SQLite ledger, and installs pre-push, post-checkout and \
+     reference-transaction hooks so that git itself refuses the push of a holder whose lease was superseded, expired or \
      released.",
     "git hand spawn TASK leases a slot (a linked worktree kept in a pool and reused across tasks), \
      puts the task's branch (hand/TASK) there and prints the slot's path. git hand env TASK prints \
@@ -438,7 +438,7 @@ const FILES: &[(&str, &str)] = &[
         "Slot n of a repository's pool (~/.local/share/git-hand/pools when XDG_DATA_HOME is unset).",
     ),
     (
-        "$(git rev-parse --git-path hooks)/pre-push, post-checkout",
+        "$(git rev-parse --git-path hooks)/pre-push, post-checkout, reference-transaction",
         "The hook shims git hand install writes; a hook that was there is kept as \
          <hook>.git-hand-chained and still runs.",
     ),

@@ -155,7 +155,7 @@ pub enum Command {
     /// What the installed hooks run (not for people).
     #[command(subcommand, hide = true)]
     Hook(hook::HookCommand),
-    /// Install the pre-push and post-checkout hooks into this repository.
+    /// Install the pre-push, post-checkout and reference-transaction hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
     Uninstall,

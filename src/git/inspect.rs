@@ -19,6 +19,33 @@ pub enum InspectError {
     },
     #[error("cannot read the repository: {0}")]
     Read(String),
+    /// git reads the repository but its objects are not SHA-1 (`git init --object-format=sha256`):
+    /// gix is built here for SHA-1 only, and ids are 40 hex digits throughout (issue 22 item 10).
+    #[error(
+        "{} is a {format} repository (extensions.objectFormat), which git-hand does not support yet: only sha1 repositories can be leased",
+        dir.display()
+    )]
+    ObjectFormat { dir: PathBuf, format: String },
+    /// git reads the repository but gix does not (a setting git takes and gix refuses): never
+    /// "not in a git repository", which sends the user looking for the wrong thing.
+    #[error("git-hand cannot read the repository at {} that git reads: {message}", dir.display())]
+    Unreadable { dir: PathBuf, message: String },
+}
+
+impl InspectError {
+    /// The command that gets out of it.
+    pub fn hint(&self) -> String {
+        match self {
+            InspectError::ObjectFormat { .. } => {
+                "use git-hand in a sha1 repository (git init --object-format=sha1)".into()
+            }
+            InspectError::Unreadable { .. } => {
+                "git config --list --show-origin   # look for the setting git-hand cannot read"
+                    .into()
+            }
+            _ => "run it inside a repository, or pass -C <path>".into(),
+        }
+    }
 }
 
 /// A configuration value git-hand cannot use. Its message names the key and the value, so the
@@ -128,6 +155,44 @@ pub struct Repo {
     pub(super) committed: super::config_file::ReadOnce,
 }
 
+/// Whether git reads `url` as a local path relative to the worktree (`../origin.git`, `.`):
+/// no `<scheme>://`, no `host:` before the first `/` (git's scp-like ssh form), not absolute.
+pub fn is_relative_path_url(url: &str) -> bool {
+    if url.is_empty() || url.starts_with('/') || url.starts_with('~') || url.contains("://") {
+        return false;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => slash < colon,
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
+/// Why gix could not open the repository around `dir`, asked of git itself (this path only):
+/// a repository git reads is never reported as "not in a git repository". The environment is
+/// inherited, so git honours `GIT_DIR` as discovery did.
+fn why_not_a_repo(dir: &Path, message: String) -> InspectError {
+    let dir = dir.to_path_buf();
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&dir)
+        .args(["rev-parse", "--show-object-format"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(out) if out.status.success() => {
+            let format = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if format.is_empty() || format == "sha1" {
+                InspectError::Unreadable { dir, message }
+            } else {
+                InspectError::ObjectFormat { dir, format }
+            }
+        }
+        _ => InspectError::NotARepo { dir, message },
+    }
+}
+
 pub fn canonical(path: &Path) -> Result<PathBuf, InspectError> {
     std::fs::canonicalize(path).map_err(|source| InspectError::Path {
         path: path.to_path_buf(),
@@ -144,7 +209,14 @@ impl Repo {
         let overrides = std::env::var("GIT_CONFIG_PARAMETERS")
             .map(|p| parse_config_parameters(&p))
             .unwrap_or_default();
-        let opts = gix::open::Options::default().cli_overrides(overrides);
+        let mut opts = gix::open::Options::default().cli_overrides(overrides);
+        // git reads an empty `GIT_CONFIG_COUNT` as no entries, gix refuses to open any
+        // repository over it (issue 22 item 10): with no entries there is nothing to read.
+        if std::env::var_os("GIT_CONFIG_COUNT").is_some_and(|count| count.is_empty()) {
+            let mut permissions = gix::open::Permissions::default();
+            permissions.config.env = false;
+            opts = opts.permissions(permissions);
+        }
         let trust = gix::sec::trust::Mapping {
             full: opts.clone(),
             reduced: opts,
@@ -155,10 +227,7 @@ impl Repo {
             trust,
         )
         .map(gix::Repository::from)
-        .map_err(|e| InspectError::NotARepo {
-            dir: dir.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| why_not_a_repo(dir, e.to_string()))?;
         let cwd = repo.current_dir().to_path_buf();
         let abs = |p: &Path| canonical(&cwd.join(p));
         let loc = Location {
@@ -192,6 +261,43 @@ impl Repo {
     pub fn config_string(&self, key: &str) -> Option<String> {
         let value = self.repo.config_snapshot().string(key)?;
         Some(value.to_str_lossy().into_owned())
+    }
+
+    /// Every remote URL (`remote.<name>.url` and `.pushurl`) that is a relative path, as
+    /// `(key, url)`, leaving out those some `url.<base>.insteadOf` (or `pushInsteadOf`) already
+    /// rewrites. git resolves such a path against the top of the worktree it runs in, so from a
+    /// slot under the pool it names another place (issue 22 item 11).
+    pub fn relative_remote_urls(&self) -> Vec<(String, String)> {
+        let snapshot = self.repo.config_snapshot();
+        let file = snapshot.plumbing();
+        let rewritten: Vec<String> = file
+            .sections_by_name("url")
+            .into_iter()
+            .flatten()
+            .flat_map(|section| {
+                let mut v = section.values("insteadOf");
+                v.extend(section.values("pushInsteadOf"));
+                v
+            })
+            .map(|v| v.to_str_lossy().into_owned())
+            .collect();
+        let mut found = vec![];
+        for section in file.sections_by_name("remote").into_iter().flatten() {
+            let Some(name) = section.header().subsection_name() else {
+                continue;
+            };
+            for key in ["url", "pushurl"] {
+                for url in section.values(key) {
+                    let url = url.to_str_lossy().into_owned();
+                    if is_relative_path_url(&url)
+                        && !rewritten.iter().any(|r| url.starts_with(r.as_str()))
+                    {
+                        found.push((format!("remote.{name}.{key}"), url));
+                    }
+                }
+            }
+        }
+        found
     }
 
     /// Every value of a multi-valued key, in git's order (system, global, local, `-c`); empty

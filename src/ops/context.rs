@@ -37,7 +37,7 @@ impl Context {
     pub fn repo(&self) -> Result<&Repo> {
         self.repo.as_ref().map_err(|e| Error::Usage {
             message: e.to_string(),
-            hints: vec!["run it inside a repository, or pass -C <path>".into()],
+            hints: vec![e.hint()],
         })
     }
 

@@ -23,6 +23,7 @@ pub mod procs;
 pub mod prune;
 pub mod recover;
 pub mod ref_fence;
+pub mod relative_remotes;
 pub mod safety;
 pub mod settings;
 pub mod setup;

@@ -32,21 +32,34 @@ fn the_hook_managers_are_installed_by_the_projects_own_files() {
 fn a_contained_command_cannot_leave_processes_behind() {
     let env = TestEnv::new();
     let dir = env.path("work");
-    let marker = env.path("orphan-pid");
+    // A `sleep` under a name of this test's own (its temporary directory is unique), so the
+    // look afterwards sees only what this test started, never another program's `sleep 300`.
+    let sleeper = env.path("orphan-sleeper");
+    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap();
+    std::os::unix::fs::symlink(sleep, &sleeper).unwrap();
     // A child that would outlive its parent: killed with the namespace when the parent exits.
     let run = crate::support::Run::from(
         env.contained("sh", &dir)
-            .args(["-c", &format!("sleep 300 & echo $! > {}", marker.display())])
+            .args(["-c", &format!("'{}' 300 &", sleeper.display())])
             .output()
             .unwrap(),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let survivors = std::process::Command::new("pgrep")
-        .args(["-f", "^sleep 300$"])
-        .output()
-        .unwrap();
+    let cmdline = format!("{} 300", sleeper.display());
+    let survivors: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let line = std::fs::read(e.path().join("cmdline")).ok()?;
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            (line.trim_end() == cmdline).then(|| e.file_name())
+        })
+        .collect();
     assert!(
-        String::from_utf8_lossy(&survivors.stdout).trim().is_empty(),
-        "a contained process outlived its namespace"
+        survivors.is_empty(),
+        "a contained process outlived its namespace: {survivors:?}"
     );
 }

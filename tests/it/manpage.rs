@@ -154,3 +154,20 @@ fn generate_man_names_documentation_files_only_with_a_doc_dir() {
         "{with}"
     );
 }
+
+/// `install` puts in three hooks; the man page and `-h` said two (pre-push and post-checkout),
+/// so a reader never learnt the reference-transaction hook was there (issue 22 item 15).
+#[test]
+fn the_man_page_and_help_name_all_three_hooks_install_puts_in() {
+    let env = TestEnv::new();
+    let home = env.path("home");
+    let man = plain(&page(&[])).replace("-\n", "-").replace('\n', " ");
+    let short = env.hand(&home, &["-h"]).ok();
+    let install = env.hand(&home, &["install", "-h"]).ok();
+    for (what, text) in [("man page", &man), ("-h", &short), ("install -h", &install)] {
+        assert!(
+            text.contains("reference-transaction") && !text.contains("pre-push and post-checkout"),
+            "{what} does not name all three hooks:\n{text}"
+        );
+    }
+}

@@ -442,3 +442,29 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
     assert_eq!(again.code, 0, "{again:?}");
     eprintln!("newcomer: the whole story took {:?}", started.elapsed());
 }
+
+/// `./install.sh --uninstall` removes only the hooks of `--hooks`; those `git hand install` and
+/// `spawn` left in other repositories stay, after which every checkout there warns and pushes
+/// from slots are refused: it says so and names the command that removes them (issue 22 item
+/// 15). Run over a manifest of one file, so no build is needed.
+#[test]
+fn uninstall_says_the_hooks_left_in_repositories_stay_and_names_git_hand_uninstall() {
+    let n = Newcomer::new();
+    let state = n.prefix.join("share/git-hand");
+    std::fs::create_dir_all(&state).unwrap();
+    let file = n.prefix.join("share/doc.txt");
+    std::fs::write(&file, "x").unwrap();
+    std::fs::write(
+        state.join("install-manifest"),
+        format!("file {}\ndir {}\n", file.display(), state.display()),
+    )
+    .unwrap();
+    let un = n.install_sh(&n.env.path("home"), &["--uninstall"]);
+    assert_eq!(un.code, 0, "{un:?}");
+    assert!(!file.exists());
+    assert!(
+        un.stdout.contains("hooks stay in every repository")
+            && un.stdout.contains("`git hand uninstall` in each"),
+        "{un:?}"
+    );
+}

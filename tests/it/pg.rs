@@ -1,6 +1,8 @@
 //! A private PostgreSQL cluster for the integration tests: one per test process, in a temporary
-//! directory under `target/tmp`, listening on a unix socket in that directory and on 127.0.0.1 at
-//! a free port. [`database`] gives each test a fresh empty database on it.
+//! directory under the system's temporary directory (`std::env::temp_dir`, `/tmp`), listening on
+//! a unix socket in that directory and on 127.0.0.1 at a free port. [`database`] gives each test
+//! a fresh empty database on it. Not under `target/tmp`: as root the server runs as nobody, who
+//! cannot reach a checkout under a 0700 home (issue 22 item 14).
 //!
 //! The server binaries are Debian's (`/usr/lib/postgresql/<version>/bin`, the newest, off `PATH`);
 //! `build-support/test-tools` installs the `postgresql` package when no `initdb` is found. A
@@ -95,11 +97,10 @@ impl Cluster {
     /// watchdog that stops and deletes it when this process ends.
     fn create() -> Cluster {
         let bin_dir = server_bin_dir();
-        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(tmp).unwrap();
+        let tmp = std::env::temp_dir();
         let root = tempfile::Builder::new()
-            .prefix("pg-")
-            .tempdir_in(tmp)
+            .prefix("git-hand-pg-")
+            .tempdir_in(&tmp)
             .unwrap()
             .keep();
         // The real path: the server's processes are found by their working directory.
@@ -110,8 +111,8 @@ impl Cluster {
         let socket = socket_dir.join(".s.PGSQL.65535");
         assert!(
             socket.as_os_str().len() < 108,
-            "the test cluster's socket path {} is too long for a unix socket: build in a shorter \
-             directory (CARGO_TARGET_DIR)",
+            "the test cluster's socket path {} is too long for a unix socket: point TMPDIR at a \
+             shorter directory",
             socket.display()
         );
         // The directory is ours: its owner is who this process runs as.
@@ -267,8 +268,8 @@ impl Cluster {
         assert!(
             ok,
             "the tests run as root, so the PostgreSQL server runs as nobody, who cannot reach {}\n\
-             fix: make every directory above it searchable by others (chmod o+x DIR), or run the \
-             tests as a normal user",
+             fix: make every directory above it searchable by others (chmod o+x DIR), point \
+             TMPDIR at a directory nobody can reach (e.g. /tmp), or run the tests as a normal user",
             self.root.display()
         );
     }

@@ -81,6 +81,31 @@ fn spawn_refuses_a_branch_git_would_refuse_with_exit_2_before_anything_is_writte
     spawn(&env, &repo, "t", &["--branch", "feature/x-1"]);
 }
 
+/// A task name the name rules take (`x.lock`, `a..b`) can still make a default branch
+/// (`hand/<task>`) git refuses: spawn used to lease, claim and create a slot before `git switch`
+/// failed on it (issue 22 item 10).
+#[test]
+fn a_task_name_whose_default_branch_git_refuses_is_a_usage_error_before_anything_is_written() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let cases: Vec<_> = ["x.lock", "a..b", "a.lock"]
+        .into_iter()
+        .map(|t| (repo.as_path(), vec!["spawn", t], vec![]))
+        .collect();
+    let wrong = first_commands_that_left_traces(&env, &cases);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let run = env.hand(&repo, &["spawn", "x.lock"]).code(2);
+    assert!(
+        run.stderr
+            .contains("\"hand/x.lock\" is not a valid branch name")
+            && run.stderr.contains("--branch"),
+        "{}",
+        run.stderr
+    );
+    // Such a name with a branch git takes still spawns.
+    spawn(&env, &repo, "x.lock", &["--branch", "x-lock"]);
+}
+
 #[test]
 fn usage_errors_leave_no_ledger_and_no_pool_behind() {
     let env = TestEnv::new();
@@ -631,4 +656,94 @@ fn spawning_an_open_task_again_still_needs_no_base() {
     assert_eq!(again["lease_id"], a["lease_id"]);
     env.hand(&repo, &["spawn", "u", "--base", "no-such-rev"])
         .code(2);
+}
+
+/// git reads an empty `GIT_CONFIG_COUNT` as no entries; gix refused to open any repository
+/// over it, so every verb said "not in a git repository" and the pre-push hook refused pushes
+/// from the main worktree (issue 22 item 10).
+#[test]
+fn an_empty_git_config_count_is_read_as_no_entries_as_git_reads_it() {
+    let (env, repo) = crate::support::installed();
+    let empty = [("GIT_CONFIG_COUNT", "")];
+    let run = env.hand_env(&repo, &["status"], &empty);
+    assert_eq!(run.code, 0, "{run:?}");
+    env.commit(&repo, "f", "x\n");
+    let pushed = crate::support::push(
+        &env,
+        &repo,
+        &[("GIT_CONFIG_COUNT".into(), String::new())],
+        &["-q", "origin", "main"],
+    );
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    let run = env.hand_env(&repo, &["spawn", "t", "--json"], &empty);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// A SHA-256 repository is not "not in a git repository": the error names the object format
+/// and says git-hand does not support it yet (issue 22 item 10).
+#[test]
+fn a_sha256_repository_is_refused_naming_its_object_format() {
+    let env = TestEnv::new();
+    let work = env.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    env.git(&work, &["init", "-q", "--object-format=sha256", "s"]);
+    let repo = work.join("s");
+    env.git(&repo, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    for args in [&["status"][..], &["spawn", "t"]] {
+        let run = env.hand(&repo, args);
+        assert_ne!(run.code, 0, "{args:?} {run:?}");
+        assert!(
+            run.stderr.contains("is a sha256 repository")
+                && run.stderr.contains("does not support yet")
+                && !run.stderr.contains("not in a git repository"),
+            "{args:?} {}",
+            run.stderr
+        );
+    }
+    assert!(traces(&env).is_empty(), "{:?}", traces(&env));
+}
+
+/// A remote added as a relative path (`../app-origin.git`) is resolved by git against the top
+/// of the worktree it runs in, so from a slot under the pool every push went elsewhere while
+/// `status` said it would be allowed (issue 22 item 11). spawn pins it, saying so, and the push
+/// from the slot reaches the origin the main worktree pushes to.
+#[test]
+fn a_push_from_a_slot_reaches_an_origin_added_as_a_relative_path() {
+    let (env, repo) = crate::support::installed();
+    env.git(&repo, &["remote", "set-url", "origin", "../app-origin.git"]);
+    let run = env.hand(&repo, &["spawn", "t", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("remote.origin.url is the relative path")
+            && run.stderr.contains("insteadOf"),
+        "{}",
+        run.stderr
+    );
+    let v = run.json();
+    let slot = path_of(&v);
+    let commit = env.commit(&slot, "f", "x\n");
+    let pushed = crate::support::push(
+        &env,
+        &slot,
+        &crate::support::cred(&v),
+        &["-q", "origin", "HEAD:hand/t"],
+    );
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    let origin = env.path("work/app-origin.git");
+    assert_eq!(
+        crate::support::remote_oid(&env, &origin, "hand/t").as_deref(),
+        Some(commit.as_str())
+    );
+    // The main worktree still pushes where it always did, and the user's setting is untouched.
+    env.commit(&repo, "g", "y\n");
+    let pushed = crate::support::push(&env, &repo, &[], &["-q", "origin", "main"]);
+    assert_eq!(pushed.code, 0, "{pushed:?}");
+    assert_eq!(
+        env.git(&repo, &["config", "remote.origin.url"]),
+        "../app-origin.git"
+    );
+    // A second spawn pins nothing again.
+    let run = env.hand(&repo, &["spawn", "u"]);
+    assert!(!run.stderr.contains("relative path"), "{}", run.stderr);
 }

@@ -42,7 +42,18 @@ pub fn check(
     let task = names::task_name(opts.task)?;
     let branch = match opts.branch {
         Some(b) => names::branch(b)?.to_string(),
-        None => format!("hand/{task}"),
+        // The task name rules take names (`x.lock`, `a..b`) git refuses in a branch: judge the
+        // default branch too, before anything is leased (issue 22 item 10).
+        None => {
+            let branch = format!("hand/{task}");
+            names::branch(&branch).map_err(|e| {
+                e.with_hint(format!(
+                    "git hand spawn {task} --branch hand/{}",
+                    task.replace('.', "-")
+                ))
+            })?;
+            branch
+        }
     };
     let issue = opts.issue.map(names::issue_id).transpose()?;
     names::holder(opts.holder)?;

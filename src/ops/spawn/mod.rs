@@ -113,6 +113,15 @@ pub fn spawn(
 ) -> Result<Spawned> {
     let repo = ctx.repo()?;
     let hooks_problem = hooks::ensure_in_force(repo, &repo.git(), checked.install_hooks);
+    for p in crate::ops::relative_remotes::pin(repo)? {
+        let abs = p.absolute.display();
+        ctx.note(vec![format!(
+            "{} is the relative path {:?}, which git resolves inside each worktree (a slot's \
+             would miss): pinned it with url.{abs}.insteadOf, so every worktree reaches {abs} \
+             (git config --unset url.{abs}.insteadOf undoes it)",
+            p.key, p.url
+        )]);
+    }
     failpoint::hit("spawn-after-hooks");
     let repo_id = plan::register_repo(ledger, repo)?;
     let spawned = match ledger.read(|v| v.open_task(&repo_id, &checked.task))? {
