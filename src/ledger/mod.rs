@@ -666,7 +666,9 @@ impl Ledger {
 
 /// Why a write may run a second time when its connection breaks ([`Ledger::write_idempotent`]):
 /// running it again, whether or not the first run committed, gives the outcome one run gives.
-/// Nothing else is: spawn's intent, teardown's pin and every other write fail instead.
+/// Nothing else is: spawn's intent, teardown's pin and every other write fail instead. A spawn or
+/// teardown retries its writes after git has changed the slot (a lost connection there must not
+/// strand a task half made or half freed, issue 22).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Idempotent {
     /// Acquiring for one holder: when the first run committed, the second finds that holder's
@@ -681,6 +683,15 @@ pub enum Idempotent {
     /// lease id, the second run of a release whose `COMMIT` went unanswered reports the tenure
     /// ended as released, as the first did, even when someone acquired the resource in between.
     Release,
+    /// Recording a task's step ([`Tx::set_task_step`]): a second run records the same step.
+    SetStep,
+    /// Ending a task ([`Tx::end_task`]): its leases are released by their lease ids (a second
+    /// run finds them ended and releases nothing) and only a task not yet done is marked done.
+    EndTask,
+    /// Activating a spawning task (spawn's last transaction): when the first run committed, the
+    /// second finds the task active on the same lease and returns it as the first did; when it
+    /// did not, the second is the first.
+    Activate,
 }
 
 /// How the ledger's commits reach the disk.

@@ -88,9 +88,28 @@ pub fn teardown(
             return end_row_only(ledger, &task, successor);
         }
     };
-    let discarded = put_slot_back(ledger, repo, &task, &lease_id, proof, opts, synced)?;
+    let mut reached = Reached::Pinned;
+    let freed = put_slot_back(
+        ledger,
+        repo,
+        &task,
+        &lease_id,
+        proof,
+        opts,
+        synced,
+        &mut reached,
+    )
+    .and_then(|discarded| {
+        reached = Reached::Released;
+        // Retried on a lost connection: ending a task twice ends it once.
+        let task = ledger.write_relaxed_idempotent(Idempotent::EndTask, |tx| {
+            tx.end_task(&task, EndReason::TornDown, IssueLease::Release)?;
+            Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
+        })?;
+        Ok((discarded, task))
+    });
     let slot = task.slot_key();
-    let task = finish(ledger, &task, EndReason::TornDown)?;
+    let (discarded, task) = freed.map_err(|e| cut_off(e, &task, reached))?;
     Ok(TornDown::Freed {
         task,
         slot,
@@ -236,9 +255,59 @@ fn prove_safe_to_free(
     Ok(Proof { on_disk, dirty })
 }
 
+/// How far a teardown got once it pinned the slot's lease, for the error that says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reached {
+    /// The task is `tearing-down`; the slot's files are as they were.
+    Pinned,
+    /// Uncommitted changes were discarded (`--force`); untracked files may be left.
+    Discarded,
+    /// The slot was detached from the task's branch.
+    Detached,
+    /// The slot's lease was released; only the task row was left to settle.
+    Released,
+}
+
+/// A teardown's error once it pinned the slot: a lost connection to the team ledger says what
+/// was done and that running the same teardown again resumes it (it does: the task is
+/// `tearing-down` and its process is gone), never "nothing was changed" (issue 22). Every other
+/// error is itself.
+fn cut_off(e: Error, task: &Task, reached: Reached) -> Error {
+    let Error::Ledger(crate::ledger::LedgerError::ConnectionLost(lost)) = &e else {
+        return e;
+    };
+    let name = &task.name;
+    let done = match reached {
+        Reached::Pinned => "before its files were touched".to_string(),
+        Reached::Discarded => "after uncommitted changes were discarded (--force)".into(),
+        Reached::Detached => format!(
+            "after the slot was detached from {} (its files kept)",
+            task.branch
+        ),
+        Reached::Released => format!(
+            "after the slot was detached from {} and its lease released",
+            task.branch
+        ),
+    };
+    let fate = match lost.fate {
+        crate::ledger::Fate::NothingWritten => "",
+        crate::ledger::Fate::Unknown => " (its last step may or may not have been recorded)",
+    };
+    Error::precondition(
+        format!(
+            "the connection to the team ledger at {} broke ({}) while task {name} was being torn              down, {done}; the task is left tearing-down{fate}; its commits stay on {}",
+            lost.at, lost.reason, task.branch
+        ),
+        vec![format!(
+            "git hand teardown {name}   # again once the server answers: it resumes where this              one stopped"
+        )],
+    )
+}
+
 /// Puts the pinned slot back for the next spawn: under its lock, discards what `force` allows,
 /// detaches it (so the branch is free for others), then releases the slot tenure by its lease
-/// id. Returns the files discarded.
+/// id. Returns the files discarded; `reached` says how far it got.
+#[allow(clippy::too_many_arguments)]
 fn put_slot_back(
     ledger: &mut Ledger,
     repo: &crate::git::Repo,
@@ -247,6 +316,7 @@ fn put_slot_back(
     proof: Proof,
     opts: &TeardownOptions<'_>,
     synced: PendingSync,
+    reached: &mut Reached,
 ) -> Result<Vec<String>> {
     let slot = task.slot_key();
     let guard = SlotGuard::lock(&repo.loc.common_dir, Path::new(&slot), lease_id)?;
@@ -254,6 +324,7 @@ fn put_slot_back(
     let discarded = if opts.force && !proof.dirty.is_empty() {
         // Ignored files (the build cache) survive: `clean` runs without -x.
         guard.git(ledger, &["reset", "--hard", "--quiet"])?;
+        *reached = Reached::Discarded;
         guard.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
         proof.dirty
     } else {
@@ -269,11 +340,16 @@ fn put_slot_back(
             ledger,
             &[hooks, &["switch", "--detach", "--quiet"]].concat(),
         )?;
+        *reached = Reached::Detached;
     }
     // The pin reached the disk while git worked; what follows is bookkeeping a retry or doctor
     // redoes if a power cut loses it, so it does not wait for the disk.
     synced.wait()?;
-    ledger.write_relaxed(|tx| tx.set_task_step(task.id, Step::Detached))?;
+    // Retried on a lost connection (a server restart or a terminated backend while git worked):
+    // the slot is detached already, and recording the step twice records it once.
+    ledger.write_relaxed_idempotent(Idempotent::SetStep, |tx| {
+        tx.set_task_step(task.id, Step::Detached)
+    })?;
     failpoint::hit("teardown-after-detach");
     release_slot(ledger, task, lease_id)?;
     drop(guard);

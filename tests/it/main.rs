@@ -52,6 +52,7 @@ mod team_cli;
 mod team_connect;
 mod team_contention;
 mod team_copy;
+mod team_cut;
 mod team_frozen;
 mod team_ledger;
 mod team_machines;

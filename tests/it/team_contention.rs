@@ -23,7 +23,7 @@ use git_hand::ledger::{
 };
 
 use crate::pg::{self, Database};
-use crate::support::{GitPause, Run, TestEnv, finish, installed_on, path_of, spawn};
+use crate::support::{Run, TestEnv, finish, installed_on};
 
 fn issue(n: &str) -> Resource {
     Resource::issue("github.com/o/r", n)
@@ -503,37 +503,6 @@ fn spawn_whose_intent_answer_was_lost_fails_with_exit_3_naming_where_to_look() {
     );
     assert!(run.stderr.contains("git hand list"), "{}", run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-}
-
-#[test]
-fn teardown_whose_backend_was_terminated_mid_way_fails_with_exit_3_and_changes_nothing_then_completes()
- {
-    let db = pg::database();
-    let (env, repo) = installed_on(&db.tcp_url());
-    let spawned = spawn(&env, &repo, "t1", &[]);
-    let slot = path_of(&spawned);
-
-    let pause = GitPause::new(&env, "detach", "switch --detach");
-    let child = pause.start(&env, &repo, &["teardown", "t1"]);
-    pause.wait_until_paused();
-    assert_eq!(terminate_backends(&db), 1);
-    let step_before = db.psql("SELECT state || ':' || step FROM tasks");
-    pause.release();
-    let run = finish(child).code(3);
-    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("run the same command again"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(
-        db.psql("SELECT state || ':' || step FROM tasks"),
-        step_before
-    );
-
-    env.hand(&repo, &["teardown", "t1"]).ok();
-    assert_eq!(db.psql("SELECT state FROM tasks"), "done");
-    assert!(slot.exists());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ use super::plan::Groundwork;
 use super::settle::settled_meanwhile;
 use super::{SlotSource, Spawned};
 use crate::clock::Millis;
-use crate::ledger::{self, EventKind, Ledger, LedgerError, Step, Task, TaskState, Tenure};
-use crate::ops::Result;
+use crate::ledger::{
+    self, EventKind, Fate, Idempotent, Ledger, LedgerError, Step, Task, TaskState, Tenure,
+};
+use crate::ops::{Error, Result};
 
 /// Activates the prepared and stamped slot's task; fails if it was settled meanwhile.
 pub(super) fn activate(
@@ -16,15 +18,20 @@ pub(super) fn activate(
     claimed: Claimed,
     ttl: Option<Millis>,
 ) -> Result<Spawned> {
-    let activated = ledger.write_relaxed(|tx| {
-        make_active(
-            tx,
-            &claimed.task,
-            &claimed.tenure,
-            claimed.issue_tenure.as_ref(),
-            ttl,
-        )
-    })?;
+    // Retried on a new connection when the team ledger's breaks (a server restart, a backend
+    // terminated while the setup command ran): the slot is ready, and failing here would leave
+    // the task `spawning` in a slot git already switched (issue 22).
+    let activated = ledger
+        .write_relaxed_idempotent(Idempotent::Activate, |tx| {
+            make_active(
+                tx,
+                &claimed.task,
+                &claimed.tenure,
+                claimed.issue_tenure.as_ref(),
+                ttl,
+            )
+        })
+        .map_err(|e| not_activated(e, &claimed, ground))?;
     let Some((task, tenure, issue_tenure)) = activated else {
         return Err(settled_meanwhile(&ground.task));
     };
@@ -47,6 +54,49 @@ pub(super) fn activate(
     })
 }
 
+/// The error of an activation whose connection to the team ledger broke for good (the retry
+/// could not connect either), saying what is true: the slot is ready on disk, and the task is
+/// still `spawning` (or, when the commit went unanswered, may be active). Neither `nothing was
+/// changed` nor `run the same command again` would be: the re-run is refused while the task is
+/// spawning, and `doctor --repair` settles it so that the re-run spawns it again.
+fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> Error {
+    let LedgerError::ConnectionLost(lost) = &e else {
+        return e.into();
+    };
+    let name = &ground.task;
+    let ready = format!(
+        "slot {} was made ready for task {name} (branch {} checked out, the stamp written, any          setup command run)",
+        claimed.path.display(),
+        ground.branch
+    );
+    let (state, hints) = match lost.fate {
+        Fate::NothingWritten => (
+            "the task is still recorded as spawning, holding the slot".to_string(),
+            vec![
+                "git hand doctor --repair   # once the server answers: puts the slot back and                  ends the task"
+                    .to_string(),
+                format!("git hand spawn {name}   # then again"),
+            ],
+        ),
+        Fate::Unknown => (
+            "its activation may or may not have been recorded".to_string(),
+            vec![
+                "git hand list   # once the server answers: whether the task is active".into(),
+                format!("git hand spawn {name}   # if it is active: hands it back"),
+                "git hand doctor --repair   # if it is still spawning: puts the slot back and                  ends the task, then spawn again"
+                    .into(),
+            ],
+        ),
+    };
+    Error::precondition(
+        format!(
+            "the connection to the team ledger at {} broke ({}) after {ready}; {state}",
+            lost.at, lost.reason
+        ),
+        hints,
+    )
+}
+
 /// The activation transaction: the task becomes active only if it is still spawning and its
 /// leases are still the ones its intent took (a `doctor --repair` may have settled it meanwhile),
 /// and the leases get the TTL asked for. `None` when the task was settled under us.
@@ -58,6 +108,11 @@ fn make_active(
     ttl: Option<Millis>,
 ) -> ledger::Result<Option<(Task, Tenure, Option<Tenure>)>> {
     let view = tx.view();
+    if tx.retries_an_unanswered_commit()
+        && let Some(done) = activated_already(tx, task, tenure, issue)?
+    {
+        return Ok(Some(done));
+    }
     let still_spawning = view
         .task(task.id)?
         .is_some_and(|t| t.state == TaskState::Spawning);
@@ -93,4 +148,31 @@ fn make_active(
     )?;
     let task = view.task(task.id)?.unwrap_or_else(|| task.clone());
     Ok(Some((task, tenure, issue)))
+}
+
+/// The task, its slot tenure and its issue tenure as the first run of an activation whose
+/// `COMMIT` went unanswered left them, when it committed: the task active on the lease its
+/// intent took. `None` when it did not (the second run then does the work).
+fn activated_already(
+    tx: &ledger::Tx<'_>,
+    task: &Task,
+    tenure: &Tenure,
+    issue: Option<&Tenure>,
+) -> ledger::Result<Option<(Task, Tenure, Option<Tenure>)>> {
+    let view = tx.view();
+    let Some(now) = view.task(task.id)? else {
+        return Ok(None);
+    };
+    let current = view.current(&tenure.resource)?;
+    let Some(current) = current.filter(|t| t.lease_id == tenure.lease_id) else {
+        return Ok(None);
+    };
+    if now.state != TaskState::Active || now.lease_id.as_ref() != Some(&tenure.lease_id) {
+        return Ok(None);
+    }
+    let issue = match issue {
+        Some(t) => view.tenure(&t.lease_id)?,
+        None => None,
+    };
+    Ok(Some((now, current, issue)))
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::prepare::BranchOrigin;
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
-use crate::ledger::{LeaseId, Ledger, RepoId, Resource};
+use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, base, procs};
 
@@ -66,10 +66,16 @@ impl<'a> Groundwork<'a> {
             None => base::resolve(repo, &git, opts.base)?,
         };
         let branch = checked.branch;
-        let branch_exists = repo.ref_oid(&format!("refs/heads/{branch}")).is_some();
+        let branch_tip = repo.ref_oid(&format!("refs/heads/{branch}"));
+        let branch_exists = branch_tip.is_some();
         let existing = match (branch_exists, opts.branch.is_some()) {
             (false, _) => Existing::No,
             (true, true) => Existing::Named,
+            (true, false)
+                if left_by_undone_spawn(ledger, &repo_id, &checked.task, &branch, branch_tip)? =>
+            {
+                Existing::Named
+            }
             (true, false) => Existing::Unnamed,
         };
         let branch_origin = if branch_exists {
@@ -106,6 +112,30 @@ impl<'a> Groundwork<'a> {
             holder: opts.holder,
         })
     }
+}
+
+/// Whether the branch is the one the last spawn of this task made and left where it made it
+/// (at that spawn's base, so nothing was committed on it): a spawn that `doctor --repair`
+/// undid (its process had lost the team ledger's connection, or crashed) keeps its branch, and
+/// the same spawn run again continues it rather than being refused for it (issue 22).
+fn left_by_undone_spawn(
+    ledger: &mut Ledger,
+    repo_id: &RepoId,
+    task: &str,
+    branch: &str,
+    tip: Option<String>,
+) -> Result<bool> {
+    let Some(last) = ledger.read(|v| v.task_named(repo_id, task))? else {
+        return Ok(false);
+    };
+    Ok(last.state == TaskState::Done
+        && matches!(
+            last.done_reason,
+            Some(EndReason::AbandonedSpawn | EndReason::SpawnFailed)
+        )
+        && last.branch == branch
+        && tip.is_some()
+        && last.base_oid == tip)
 }
 
 /// Whether the task's branch exists already, and whether the user named it (`--branch`).

@@ -66,12 +66,17 @@ pub(super) fn failed_spawn(
         EndReason::SpawnFailed,
         issue_lease(claimed.issue_was_held),
     );
+    // A lease that could not be released (the team ledger's connection lost) still holds the
+    // slot: saying "free" then would not be true (issue 22).
     let ended = match ended {
         Ok(()) => {
             "the task's leases were released (an issue lease held before this spawn is \
-                   kept) and it is marked done"
+             kept) and it is marked done; the slot is left clean and free"
         }
-        Err(_) => "its leases could not be released: git hand doctor --repair settles them",
+        Err(_) => {
+            "its leases could not be released, so the slot is left clean but still leased to \
+             the task: git hand doctor --repair settles them"
+        }
     };
     let mut hints = vec![format!(
         "git hand spawn {}   # try again; git hand doctor if it keeps failing",
@@ -83,10 +88,7 @@ pub(super) fn failed_spawn(
             task.name
         ));
     }
-    Error::failed(
-        format!("{why}; {ended}; the slot is left clean and free"),
-        hints,
-    )
+    Error::failed(format!("{why}; {ended}"), hints)
 }
 
 /// What happens to the task's issue lease: one the holder held before this spawn is kept.
