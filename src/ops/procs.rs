@@ -448,6 +448,24 @@ mod tests {
         assert_eq!(found, want);
     }
 
+    /// This process as recorded is this process as judged, in the numbering and namespace of
+    /// the mounted `/proc`.
+    #[test]
+    fn this_process_is_running_where_it_is_recorded() {
+        let me = me();
+        assert_eq!(me.ns, proc_ns());
+        assert!(me.ns.is_some(), "no namespace learnt from /proc");
+        assert_eq!(judge(me), Seen::Running);
+        assert!(sees(me.ns));
+        assert_eq!(
+            judge(ProcessId {
+                start: me.start.map(|s| s + 1),
+                ..me
+            }),
+            Seen::Gone
+        );
+    }
+
     /// A process that has exited but that its parent has not reaped yet (a zombie) still has
     /// its /proc entry and start time, and will never finish what it started: `doctor` must be
     /// able to settle its half-done spawn or teardown.

@@ -307,3 +307,24 @@ fn contained_commands_still_reuse_slots() {
     assert_ne!(path_of(&c.json()), slot, "{c:?}");
     assert!(c.stdout.contains("is inside it"), "{c:?}");
 }
+
+/// A spawn contained with `unshare -fp` (the outer `/proc`) that crashed is found stuck and
+/// settled by `doctor --repair` on the host. Before, it recorded its pid inside its namespace
+/// (1), which in the host's `/proc` is init: it was "still at work" for ever.
+#[test]
+fn a_crashed_spawn_in_a_namespace_below_is_settled() {
+    let (env, repo) = installed();
+    let mut spawn = in_namespace(&env, &repo, Proc::Outer, &["spawn", "a"]);
+    spawn.env("GIT_HAND_FAILPOINT", "spawn-after-checkout");
+    let crashed = run(spawn);
+    assert_ne!(crashed.code, 0, "{crashed:?}");
+    assert_eq!(task(&env, &repo, "a").unwrap()["state"], "spawning");
+    let look = env.hand(&repo, &["doctor"]);
+    assert!(look.stdout.contains("its process is gone"), "{look:?}");
+    env.hand(&repo, &["doctor", "--repair"]);
+    assert!(
+        task(&env, &repo, "a").is_none(),
+        "the crashed spawn was not settled"
+    );
+    crate::support::assert_consistent(&env, "after a contained spawn crashed");
+}
