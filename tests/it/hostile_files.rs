@@ -267,3 +267,23 @@ fn trust_before_any_ledger_makes_the_state_directory_private() {
         assert_eq!(mode, 0o700, "{dir} is {mode:o}");
     }
 }
+
+#[test]
+fn an_included_file_name_with_an_escape_sequence_is_shown_escaped() {
+    let (env, repo) = installed();
+    env.commit(&repo, ".gitignore", "*.local\n");
+    env.git(&repo, &["config", "--add", "hand.include", "*.local"]);
+    std::fs::write(repo.join("a\x1b[8mb.local"), "x\n").unwrap();
+    std::fs::write(repo.join("\x1b[2Jc.local"), "y\n").unwrap();
+    let spawned = bounded(&env, BIN, &repo, &["spawn", "a"], &[]).code(0);
+    assert!(
+        !spawned.stderr.contains('\x1b'),
+        "raw ESC shown:\n{}",
+        spawned.stderr
+    );
+    assert!(
+        spawned.stderr.contains("\"a\\e[8mb.local\""),
+        "{}",
+        spawned.stderr
+    );
+}
