@@ -204,7 +204,8 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
                 adopted_as: Some(name),
                 ..
             })) => say(&[format!(
-                "leased this worktree as task {name} (hand.adoptWorktrees); its pushes are fenced"
+                "leased this worktree as task {} (hand.adoptWorktrees); its pushes are fenced",
+                crate::shown::shown(&name)
             )]),
             Ok(_) => {}
             Err(e) => say(&[format!("post-checkout: {e} (the checkout itself is fine)")]),

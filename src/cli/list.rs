@@ -295,7 +295,8 @@ fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Ve
         cells.extend([
             v.task.branch.clone(),
             v.tenure.as_ref().map_or_else(dash, |t| t.token.to_string()),
-            v.task.holder.clone(),
+            // The holder names a user and a host the environment gave: shown escaped.
+            crate::shown::shown(&v.task.holder).into_owned(),
             v.task.issue.clone().unwrap_or_else(dash),
         ]);
     }
@@ -304,7 +305,7 @@ fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Ve
             v.task
                 .slot_path
                 .as_ref()
-                .map_or_else(dash, |k| k.as_path().display().to_string()),
+                .map_or_else(dash, |k| crate::shown::path(k.as_path())),
         );
     }
     cells

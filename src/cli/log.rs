@@ -100,10 +100,12 @@ pub fn log(ctx: &Context, args: LogArgs, json: bool) -> Result<Done, Failure> {
             vec![
                 relative(e.at, logged.now),
                 e.kind.clone(),
-                resource_text(l, repos),
+                // A holder, a key and a detail may come from a pusher or a repository: shown
+                // escaped (`crate::shown`).
+                crate::shown::shown(&resource_text(l, repos)).into_owned(),
                 e.token.map(|t| t.to_string()).unwrap_or_default(),
-                e.holder.clone().unwrap_or_default(),
-                e.detail.clone().unwrap_or_default(),
+                crate::shown::shown(e.holder.as_deref().unwrap_or_default()).into_owned(),
+                crate::shown::shown(e.detail.as_deref().unwrap_or_default()).into_owned(),
             ]
         })
         .collect();

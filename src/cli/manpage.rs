@@ -430,6 +430,14 @@ const CONFIGURATION: &[(&str, &str)] = &[
 
 const FILES: &[(&str, &str)] = &[
     (
+        "<main worktree>/.handconfig",
+        "The repository's committed hand.* settings, in git's config syntax. Read only when it is \
+         a regular file of at most 1 MiB, never through a symbolic link; anything else (a link, \
+         a FIFO, a device, a larger file) is an error naming it. Its setup commands run only \
+         after git hand trust, which keeps its approvals in $XDG_STATE_HOME/git-hand/trusted/ \
+         (created 0700).",
+    ),
+    (
         "$XDG_STATE_HOME/git-hand/ledger.sqlite",
         "The ledger (~/.local/state/git-hand/ledger.sqlite when XDG_STATE_HOME is unset).",
     ),

@@ -166,7 +166,10 @@ fn included_lines(included: &Included, failures_only: bool) -> Vec<String> {
         } else {
             "copied"
         };
-        let paths: Vec<&str> = copied.iter().map(|c| c.path.as_str()).collect();
+        let paths: Vec<_> = copied
+            .iter()
+            .map(|c| crate::shown::shown(&c.path))
+            .collect();
         lines.push(format!(
             "included {} ({}, {}, {how})",
             paths.join(", "),
@@ -201,9 +204,11 @@ fn not_included(n: &NotCopied) -> String {
         Reason::InSlot => "the slot already has it",
         Reason::Failed => "failed",
     };
+    // A path and a link's target are file names from the repository: shown escaped.
+    let path = crate::shown::shown(&n.path);
     match &n.detail {
-        Some(detail) => format!("{} ({why}: {detail})", n.path),
-        None => format!("{} ({why})", n.path),
+        Some(detail) => format!("{path} ({why}: {})", crate::shown::shown(detail)),
+        None => format!("{path} ({why})"),
     }
 }
 

@@ -78,12 +78,12 @@ impl ConfigError {
             Some(file) if key.is_empty() => {
                 format!(
                     "{} is not in git's config syntax: {expected}",
-                    file.display()
+                    crate::shown::path(file)
                 )
             }
             Some(file) => format!(
                 "{} sets {key} to {value:?}, which is not {expected}",
-                file.display()
+                crate::shown::path(file)
             ),
         }
     }
@@ -99,17 +99,17 @@ impl ConfigError {
             (Some(file), _) if self.key.is_empty() => {
                 format!(
                     "git config --file {} --list   # where it goes wrong",
-                    file.display()
+                    crate::shown::path(file)
                 )
             }
             (Some(file), Some(value)) => format!(
                 "git config --file {} {} {value}   # the default (or set it in git config, which wins)",
-                file.display(),
+                crate::shown::path(file),
                 self.key
             ),
             (Some(file), None) => format!(
                 "git config --file {} --unset {}   # back to the default",
-                file.display(),
+                crate::shown::path(file),
                 self.key
             ),
             (None, Some(value)) => format!("git config {} {value}   # the default", self.key),

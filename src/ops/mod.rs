@@ -147,9 +147,15 @@ impl From<crate::git::ConfigError> for Error {
             ),
             Some(_) => "git hand config   # each hand.* value and where it comes from".into(),
         };
+        // A file that cannot be read fails `git hand config` as well: only the first hint helps.
+        let hints = if e.unreadable {
+            vec![hint]
+        } else {
+            vec![hint, find]
+        };
         Error::Usage {
             message: format!("{e}; nothing was changed"),
-            hints: vec![hint, find],
+            hints,
         }
     }
 }

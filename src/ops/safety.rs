@@ -134,7 +134,8 @@ impl Probe {
             Ok(procs) if procs.is_empty() => {}
             Ok(procs) => why.push(format!(
                 "process {} ({}) is inside it",
-                procs[0].pid, procs[0].command
+                procs[0].pid,
+                crate::shown::shown(&procs[0].command)
             )),
             Err(e) => why.push(format!("cannot prove no process is inside it: {e}")),
         }

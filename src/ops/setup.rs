@@ -85,14 +85,14 @@ impl std::fmt::Debug for Shown<'_> {
 pub enum SetupError {
     #[error("{} could not be started ({source})", .hook.key())]
     Start { hook: Hook, source: std::io::Error },
-    #[error("{} ({command}) {how}", .hook.key())]
+    #[error("{} ({}) {how}", .hook.key(), crate::shown::shown(.command))]
     Failed {
         hook: Hook,
         command: String,
         /// "exited with status 3", "was killed by signal 9".
         how: String,
     },
-    #[error("{} ({command}) was still running after {}s, so it was killed", .hook.key(), .after.as_secs())]
+    #[error("{} ({}) was still running after {}s, so it was killed", .hook.key(), crate::shown::shown(.command), .after.as_secs())]
     TimedOut {
         hook: Hook,
         command: String,

@@ -179,7 +179,31 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()
 
 #[cfg(test)]
 mod tests {
-    use super::record_name;
+    use super::{ConfigFile, control_characters, record_name};
+
+    fn odd_in(text: &[u8]) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".handconfig");
+        std::fs::write(&path, text).unwrap();
+        control_characters(&ConfigFile::read(&path).unwrap().unwrap())
+    }
+
+    #[test]
+    fn tabs_and_line_ends_are_no_control_characters_but_an_escape_or_a_quoted_one_is() {
+        assert!(odd_in(b"[hand]\r\n\tonCreate = npm ci\r\n").is_empty());
+        assert_eq!(
+            odd_in(b"[hand]\n\tonCreate = \"a\x1b[8m;b\"\n"),
+            ["line 2: \"onCreate = \\\"a\\e[8m;b\\\"\""]
+        );
+        assert_eq!(
+            odd_in(b"[hand]\n\tonReuse = \"a\\nb\"\n"),
+            ["hand.onReuse = \"a\\nb\""]
+        );
+        assert_eq!(
+            odd_in("# \u{202e}\n".as_bytes()),
+            ["line 1: \"# \\u{202e}\""]
+        );
+    }
 
     #[test]
     fn each_path_has_its_own_record_name() {

@@ -267,3 +267,54 @@ fn trust_before_any_ledger_makes_the_state_directory_private() {
         assert_eq!(mode, 0o700, "{dir} is {mode:o}");
     }
 }
+
+#[test]
+fn an_included_file_name_with_an_escape_sequence_is_shown_escaped() {
+    let (env, repo) = installed();
+    env.commit(&repo, ".gitignore", "*.local\n");
+    env.git(&repo, &["config", "--add", "hand.include", "*.local"]);
+    std::fs::write(repo.join("a\x1b[8mb.local"), "x\n").unwrap();
+    std::fs::write(repo.join("\x1b[2Jc.local"), "y\n").unwrap();
+    let spawned = bounded(&env, BIN, &repo, &["spawn", "a"], &[]).code(0);
+    assert!(
+        !spawned.stderr.contains('\x1b'),
+        "raw ESC shown:\n{}",
+        spawned.stderr
+    );
+    assert!(
+        spawned.stderr.contains("\"a\\e[8mb.local\""),
+        "{}",
+        spawned.stderr
+    );
+}
+
+#[test]
+fn the_log_shows_a_holder_and_a_detail_escaped() {
+    let (env, repo) = installed();
+    spawn(&env, &repo, "a", &[]);
+    // A refusal's detail names what a pusher's environment said (another machine's or a
+    // server's row on a shared ledger): here written straight into the ledger.
+    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+    let added = conn
+        .execute(
+            "INSERT INTO events (at, kind, resource_kind, resource_key, lease_id, token, holder, detail) \
+             SELECT at, kind, resource_kind, resource_key, lease_id, token, ?1, ?2 FROM events \
+             WHERE resource_key IS NOT NULL ORDER BY id DESC LIMIT 1",
+            ["eve\x1b[8m@host", "pushed by\x1b[2J mallory"],
+        )
+        .unwrap();
+    assert_eq!(added, 1);
+    drop(conn);
+    let log = env.hand(&repo, &["log"]).code(0);
+    assert!(
+        !log.stdout.contains('\x1b'),
+        "raw ESC shown:\n{}",
+        log.stdout
+    );
+    assert!(log.stdout.contains("\"eve\\e[8m@host\""), "{}", log.stdout);
+    assert!(
+        log.stdout.contains("\"pushed by\\e[2J mallory\""),
+        "{}",
+        log.stdout
+    );
+}
