@@ -255,3 +255,17 @@ fn a_suggested_rescue_name_that_already_exists_gets_a_free_one() {
         assert!(said.contains("git hand spawn a-rescue-3 --base"), "{said}");
     }
 }
+
+#[test]
+fn a_teardown_overtaken_names_no_holder_whose_lease_expired_too() {
+    let (env, repo) = installed();
+    let a = spawn(&env, &repo, "a", &["--ttl", "1s"]);
+    // Real time for 1 s leases to expire.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let b = spawn(&env, &repo, "b", &["--ttl", "1s"]);
+    assert_eq!(path_of(&a), path_of(&b), "b took over a's expired slot");
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let said = env.hand(&repo, &["teardown", "a"]).ok();
+    assert!(said.contains("its lease had already ended"), "{said}");
+    assert!(!said.contains("belongs to"), "b's lease expired: {said}");
+}
