@@ -11,7 +11,7 @@ use crate::ops::{Context, credential_push};
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
-    /// The task [default: the task of the current worktree].
+    /// The task [default: the one whose credential is in the environment, else the current worktree's].
     #[arg(value_name = "task")]
     pub task: Option<String>,
     /// The shell that evaluates the lines (sh also for bash and zsh).

@@ -9,7 +9,7 @@ use crate::ops::tasks;
 
 #[derive(Debug, Args)]
 pub struct PathArgs {
-    /// The task [default: the task of the current worktree].
+    /// The task [default: the one whose credential is in the environment, else the current worktree's].
     pub task: Option<String>,
 }
 

@@ -305,7 +305,10 @@ fn unknown_lease_reason(
 }
 
 fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String> {
-    let new_task = task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"));
+    // The name no open task and no branch has yet, where the refusal could look (issue 22).
+    let new_task = p.own.rescue.clone().unwrap_or_else(|| {
+        task.map_or_else(|| "<new-task>".to_string(), |t| format!("{t}-rescue"))
+    });
     if said == Said::RefUpdate {
         // The whole oid: the refused commit is on no ref, so nothing else names it.
         let oid = p.head_oid.as_deref().unwrap_or("HEAD");
@@ -316,21 +319,69 @@ fn keep_work_advice(p: &PrePush, task: Option<String>, said: Said) -> Vec<String
             ),
         ];
     }
-    let at = match (&p.head_branch, &p.head_oid) {
-        (Some(b), Some(o)) => format!("local branch {b} ({})", ids::short(o)),
-        (None, Some(o)) => format!("commit {}", ids::short(o)),
-        _ => "this worktree".into(),
+    let own = &p.own;
+    // HEAD is named as the presenter's only when no other open task has its branch: once the
+    // slot was leased again, it is the new holder's work.
+    let head_is_yours = own.head_theirs.is_none();
+    let mut parts = vec![];
+    match own.refused.as_slice() {
+        [] => {}
+        [one] => parts.push(format!(
+            "commit {one} (refused, on no branch: this id names it)"
+        )),
+        many => parts.push(format!(
+            "commits {} (refused, on no branch: these ids name them)",
+            many.join(", ")
+        )),
+    }
+    if let Some((b, o)) = &own.branch {
+        parts.push(format!("local branch {b} ({})", ids::short(o)));
+    } else if head_is_yours {
+        parts.push(match (&p.head_branch, &p.head_oid) {
+            (Some(b), Some(o)) => format!("local branch {b} ({})", ids::short(o)),
+            (None, Some(o)) => format!("commit {}", ids::short(o)),
+            _ => "this worktree".into(),
+        });
+    }
+    let at = match parts.as_slice() {
+        [] => None,
+        _ => Some(parts.join(" and ")),
     };
-    let base = p.head_oid.as_deref().map(ids::short).unwrap_or("HEAD");
-    vec![
-        match said {
-            Said::Push | Said::Receive => {
-                format!("your commits are safe in {at}; nothing was pushed.")
-            }
-            Said::Check | Said::RefUpdate => format!("your commits are in {at}."),
-        },
-        format!(
-            "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
-        ),
-    ]
+    let base = own
+        .refused
+        .last()
+        .cloned()
+        .or_else(|| own.branch.as_ref().map(|(_, o)| ids::short(o).to_string()))
+        .or_else(|| {
+            p.head_oid
+                .as_deref()
+                .filter(|_| head_is_yours)
+                .map(|o| ids::short(o).to_string())
+        })
+        .unwrap_or_else(|| if head_is_yours { "HEAD" } else { "<commit>" }.to_string());
+    let mut lines = vec![match (said, at) {
+        (Said::Push | Said::Receive, Some(at)) => {
+            format!("your commits are safe in {at}; nothing was pushed.")
+        }
+        (Said::Push | Said::Receive, None) => {
+            "nothing was pushed, and no commit of yours is known here.".into()
+        }
+        (Said::Check | Said::RefUpdate, Some(at)) => format!("your commits are in {at}."),
+        (Said::Check | Said::RefUpdate, None) => "no commit of yours is known here.".into(),
+    }];
+    if let Some((b, t)) = &own.head_theirs {
+        lines.push(match own.rescue {
+            Some(_) => format!(
+                "HEAD here is on {b}, the branch of task {t}: its commits are that task's work, not yours."
+            ),
+            // Who presents a credential no task holds is not known: they may hold task t.
+            None => format!(
+                "HEAD here is on {b}, the branch of task {t}: unless you hold task {t}, its commits are not yours."
+            ),
+        });
+    }
+    lines.push(format!(
+        "to keep working on them under a lease of your own: git hand spawn {new_task} --base {base}"
+    ));
+    lines
 }

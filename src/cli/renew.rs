@@ -11,7 +11,7 @@ use crate::ops::tasks;
 
 #[derive(Debug, Args)]
 pub struct RenewArgs {
-    /// The task [default: the task of the current worktree].
+    /// The task [default: the one whose credential is in the environment, else the current worktree's].
     #[arg(value_name = "task")]
     pub task: Option<String>,
     /// New time to live (90s, 30m, 2h, 1d) [default: the TTL it was granted with].

@@ -10,7 +10,7 @@ use crate::ops::{Context, tasks};
 
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
-    /// The task to end [default: the task of the current worktree].
+    /// The task to end [default: the one whose credential is in the environment, else the current worktree's].
     #[arg(value_name = "task")]
     pub task: Option<String>,
     /// Discard uncommitted changes; commits stay on the task's branch.

@@ -91,6 +91,8 @@ pub struct PrePush {
     /// Where the work is, for the "how to keep it" advice.
     pub head_branch: Option<String>,
     pub head_oid: Option<String>,
+    /// The presenter's own work, for a refusal of its credential (issue 22).
+    pub own: OwnWork,
     pub now: i64,
     /// Allowed without a check: why the team ledger could not be asked (the CLI warns).
     pub unchecked: Option<String>,
@@ -142,6 +144,135 @@ fn in_a_pool(ctx: &Context, workdir: &WorktreeKey) -> bool {
         .ok()
         .and_then(|root| std::fs::canonicalize(root).ok())
         .is_some_and(|root| std::path::Path::new(workdir.as_str()).starts_with(root))
+}
+
+/// What a refusal names as the presenter's own work (issue 22). Once its slot was leased again,
+/// the worktree's HEAD is on the new holder's branch: "your commits are safe in local branch
+/// hand/b" named the new holder's work as the zombie's, and offered its tip as the rescue base.
+#[derive(Debug, Clone, Default)]
+pub struct OwnWork {
+    /// The commits the presenter's lease was refused moving a ref to (its `ref-update-refused`
+    /// events), oldest first: they are on no branch, so only their object ids name them.
+    pub refused: Vec<String>,
+    /// The presenter's task's branch and its tip, when it exists here and no other open task
+    /// has it (a task spawned again under the same name has the same branch).
+    pub branch: Option<(String, String)>,
+    /// HEAD's branch and the other open task whose branch it is (the slot's holder now): never
+    /// named as the presenter's.
+    pub head_theirs: Option<(String, String)>,
+    /// The presenter's rescue task name that no open task and no branch has yet:
+    /// `<task>-rescue`, else `<task>-rescue-2`, ... (`None`: the presenter's task is unknown).
+    pub rescue: Option<String>,
+}
+
+/// Marks the refused commit in a `ref-update-refused` event's detail, where [`own_work`] reads it.
+const REFUSED_COMMIT: &str = "; refused commit ";
+
+/// How many of a lease's refused commits a refusal names (the newest).
+const REFUSED_SHOWN: usize = 5;
+
+/// How many rescue names [`free_rescue`] tries before it gives up on finding a free one.
+const RESCUE_TRIES: u32 = 100;
+
+/// Works out [`OwnWork`] for a refusal of `f`'s credential: a refusal's path only (reads the
+/// ledger and refs; the allow path never comes here). No transaction stays open across a read
+/// of git's refs.
+fn own_work(
+    repo: &crate::git::Repo,
+    ledger: &mut Ledger,
+    f: &Finding,
+    head_branch: Option<&str>,
+) -> Result<OwnWork> {
+    let presenter = f.task.as_ref();
+    let common = &repo.loc.common_dir;
+    let (refused, others) = ledger.read(|v| {
+        let mut refused: Vec<String> = vec![];
+        if let Some(t) = &f.tenure {
+            for e in v.events_of_lease(&t.lease_id)? {
+                let commit = e
+                    .detail
+                    .as_deref()
+                    .filter(|_| e.kind == EventKind::RefUpdateRefused.as_str())
+                    .and_then(|d| d.rsplit_once(REFUSED_COMMIT))
+                    .map(|(_, oid)| oid.split(';').next().unwrap_or(oid).trim().to_string())
+                    .filter(|oid| is_object_name(oid));
+                if let Some(oid) = commit.filter(|o| !refused.contains(o)) {
+                    refused.push(oid);
+                }
+            }
+        }
+        // The open task other than the presenter's on each branch a refusal could name.
+        let repo_id = v.repo_by_dir(common)?.map(|r| r.id);
+        let mut others = vec![];
+        for branch in presenter
+            .map(|t| t.branch.as_str())
+            .into_iter()
+            .chain(head_branch)
+        {
+            let other = match &repo_id {
+                Some(id) => v
+                    .open_task_on_branch(id, branch)?
+                    .filter(|t| presenter.is_none_or(|p| p.id != t.id)),
+                None => None,
+            };
+            others.push((branch.to_string(), other.map(|t| t.name)));
+        }
+        // The newest few: a long-lived zombie's every attempt is in `git hand log`.
+        let skip = refused.len().saturating_sub(REFUSED_SHOWN);
+        Ok((refused.split_off(skip), others))
+    })?;
+    let theirs = |branch: &str| {
+        others
+            .iter()
+            .find(|(b, _)| b == branch)
+            .and_then(|(_, t)| t.clone())
+    };
+    let branch = presenter
+        .filter(|t| theirs(&t.branch).is_none())
+        .and_then(|t| {
+            Some((
+                t.branch.clone(),
+                repo.ref_oid(&format!("refs/heads/{}", t.branch))?,
+            ))
+        });
+    let head_theirs = head_branch.and_then(|b| Some((b.to_string(), theirs(b)?)));
+    let rescue = match presenter {
+        Some(t) => free_rescue(repo, ledger, &t.name)?,
+        None => None,
+    };
+    Ok(OwnWork {
+        refused,
+        branch,
+        head_theirs,
+        rescue,
+    })
+}
+
+/// The first of `<task>-rescue`, `<task>-rescue-2`, ... that no open task of this repository is
+/// named and whose default branch (`hand/<name>`) does not exist: a suggested rescue that
+/// already exists would fail, or worse, join someone else's work.
+fn free_rescue(repo: &crate::git::Repo, ledger: &mut Ledger, task: &str) -> Result<Option<String>> {
+    let common = &repo.loc.common_dir;
+    for n in 1..=RESCUE_TRIES {
+        let name = match n {
+            1 => format!("{task}-rescue"),
+            n => format!("{task}-rescue-{n}"),
+        };
+        if super::names::task_name(&name).is_err() {
+            return Ok(None);
+        }
+        if repo.ref_oid(&format!("refs/heads/hand/{name}")).is_some() {
+            continue;
+        }
+        let taken = ledger.read(|v| match v.repo_by_dir(common)? {
+            Some(r) => Ok(v.open_task(&r.id, &name)?.is_some()),
+            None => Ok(false),
+        })?;
+        if !taken {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
 }
 
 impl PrePush {
@@ -214,6 +345,7 @@ pub fn decide(
     if out.refusal.is_some() {
         out.head_branch = repo.head_branch();
         out.head_oid = repo.head_oid();
+        out.own = own_work(repo, &mut ledger, &finding, out.head_branch.as_deref())?;
     }
     out.finding = Some(finding);
     Ok((out, Some(ledger)))
@@ -344,6 +476,20 @@ pub(super) fn record_refusal(
     said: Said,
     pusher: Option<&str>,
 ) -> Result<()> {
+    record_refusal_of(ledger, f, refusal, workdir, said, pusher, None)
+}
+
+/// [`record_refusal`], naming the `commit` a refused ref update would have written in the
+/// detail: a later refusal of the same lease names it as the presenter's own work, on no branch.
+pub(super) fn record_refusal_of(
+    ledger: &mut Ledger,
+    f: &Finding,
+    refusal: &Refusal,
+    workdir: &WorktreeKey,
+    said: Said,
+    pusher: Option<&str>,
+    commit: Option<&str>,
+) -> Result<()> {
     let (kind, what, by) = match said {
         Said::RefUpdate => (EventKind::RefUpdateRefused, "ref update refused", "made in"),
         Said::Push | Said::Check => (EventKind::PushRefused, "push refused", "pushed from"),
@@ -385,6 +531,10 @@ pub(super) fn record_refusal(
                 }
             ),
         ),
+    };
+    let detail = match commit {
+        Some(oid) => format!("{detail}{REFUSED_COMMIT}{oid}"),
+        None => detail,
     };
     let detail = match pusher {
         Some(who) => format!("{detail}; pushed by {who}"),

@@ -80,14 +80,16 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     else {
         return Ok(None);
     };
-    out.head_oid = refused_commit(&moving, &refusal).or(out.head_oid);
-    on_hook::record_refusal(
+    let commit = refused_commit(&moving, &refusal);
+    out.head_oid = commit.clone().or(out.head_oid);
+    on_hook::record_refusal_of(
         &mut ledger,
         &finding,
         &refusal,
         &subject.key,
         Said::RefUpdate,
         None,
+        commit.as_deref(),
     )?;
     Ok(Some(out))
 }

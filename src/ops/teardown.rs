@@ -169,7 +169,11 @@ fn slot_tenure(ledger: &mut Ledger, task: &Task) -> Result<SlotTenure> {
         let held = v.held(&slot)?;
         Ok(match held {
             Some(h) if is_ours(task, &h) => SlotTenure::Ours(h),
-            successor => SlotTenure::Ended { successor },
+            // Only a live tenure holds the slot: an expired one is named by no one's words
+            // as its holder (issue 22).
+            successor => SlotTenure::Ended {
+                successor: successor.filter(|t| t.is_live(v.now())),
+            },
         })
     })?)
 }

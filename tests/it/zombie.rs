@@ -198,3 +198,74 @@ fn a_slot_leased_again_and_let_go_is_said_to_be_free_not_held_by_the_one_who_let
         assert!(said.contains("free"), "{said}");
     }
 }
+
+#[test]
+fn a_zombies_push_refusal_names_its_refused_commit_never_the_new_holders_branch() {
+    let (env, repo) = installed();
+    let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
+    let b_head = env.commit(&slot, "b.txt", "b's work\n");
+    std::fs::write(slot.join("a.txt"), "a's late work\n").unwrap();
+    env.git(&slot, &["add", "a.txt"]);
+    let commit = git_with(
+        &env,
+        &slot,
+        &cred(&a),
+        &["commit", "-q", "-m", "a's late work"],
+    );
+    assert_ne!(commit.code, 0, "{}", commit.stderr);
+    let refused = commit
+        .stderr
+        .split_whitespace()
+        .find(|w| w.len() == 40 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no commit named: {}", commit.stderr))
+        .to_string();
+    let push = git_with(&env, &slot, &cred(&a), &["push", "origin", "HEAD"]);
+    let check = hand_with(&env, &slot, &cred(&a), &["check"]);
+    for said in [&push.stderr, &check.stdout] {
+        assert!(said.contains("stale"), "{said}");
+        assert!(said.contains(&refused), "its own refused commit: {said}");
+        assert!(said.contains(&format!("--base {refused}")), "{said}");
+        assert!(!said.contains("safe in local branch hand/b"), "{said}");
+        assert!(!said.contains("are in local branch hand/b"), "{said}");
+        assert!(
+            !said.contains(&format!("--base {}", &b_head[..10])),
+            "{said}"
+        );
+        assert!(said.contains("HEAD here is on hand/b, the branch of task b: its commits are that task's work, not yours"), "{said}");
+    }
+    // The rescue it offers keeps the refused commit.
+    let rescue = spawn(&env, &repo, "a-rescue", &["--base", &refused]);
+    assert_eq!(env.git(&path_of(&rescue), &["rev-parse", "HEAD"]), refused);
+}
+
+#[test]
+fn a_suggested_rescue_name_that_already_exists_gets_a_free_one() {
+    let (env, repo) = installed();
+    let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
+    spawn(&env, &repo, "a-rescue", &[]);
+    env.git(&repo, &["branch", "hand/a-rescue-2"]);
+    let commit = git_with(
+        &env,
+        &slot,
+        &cred(&a),
+        &["commit", "-q", "--allow-empty", "-m", "late"],
+    );
+    let push = git_with(&env, &slot, &cred(&a), &["push", "origin", "HEAD"]);
+    for said in [&commit.stderr, &push.stderr] {
+        assert!(said.contains("git hand spawn a-rescue-3 --base"), "{said}");
+    }
+}
+
+#[test]
+fn a_teardown_overtaken_names_no_holder_whose_lease_expired_too() {
+    let (env, repo) = installed();
+    let a = spawn(&env, &repo, "a", &["--ttl", "1s"]);
+    // Real time for 1 s leases to expire.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let b = spawn(&env, &repo, "b", &["--ttl", "1s"]);
+    assert_eq!(path_of(&a), path_of(&b), "b took over a's expired slot");
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let said = env.hand(&repo, &["teardown", "a"]).ok();
+    assert!(said.contains("its lease had already ended"), "{said}");
+    assert!(!said.contains("belongs to"), "b's lease expired: {said}");
+}
