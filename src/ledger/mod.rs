@@ -688,6 +688,9 @@ pub enum Idempotent {
     /// Ending a task ([`Tx::end_task`]): its leases are released by their lease ids (a second
     /// run finds them ended and releases nothing) and only a task not yet done is marked done.
     EndTask,
+    /// Taking back a spawn's intent ([`Tx::withdraw_intent`]): its leases are released by their
+    /// lease ids and only a row still `spawning` is deleted, so a second run finds nothing left.
+    Withdraw,
     /// Activating a spawning task (spawn's last transaction): when the first run committed, the
     /// second finds the task active on the same lease and returns it as the first did; when it
     /// did not, the second is the first.

@@ -299,11 +299,13 @@ fn cut_off(e: Error, task: &Task, reached: Reached) -> Error {
     };
     Error::precondition(
         format!(
-            "the connection to the team ledger at {} broke ({}) while task {name} was being torn              down, {done}; the task is left tearing-down{fate}; its commits stay on {}",
+            "the connection to the team ledger at {} broke ({}) while task {name} was being torn \
+             down, {done}; the task is left tearing-down{fate}; its commits stay on {}",
             lost.at, lost.reason, task.branch
         ),
         vec![format!(
-            "git hand teardown {name}   # again once the server answers: it resumes where this              one stopped"
+            "git hand teardown {name}   # again once the server answers: it resumes where this \
+             one stopped"
         )],
     )
 }

@@ -505,6 +505,24 @@ fn spawn_whose_intent_answer_was_lost_fails_with_exit_3_naming_where_to_look() {
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
+#[test]
+fn spawn_cut_off_as_it_records_preparing_a_claimed_free_slot_goes_on_on_a_new_connection() {
+    let db = pg::database();
+    let relay = Cutter::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+    env.hand(&repo, &["spawn", "t1"]).ok();
+    env.hand(&repo, &["teardown", "t1"]).ok();
+
+    // The free slot is claimed, proven safe, then `preparing` is recorded: cut there (issue 22).
+    relay.arm(Cut::Before("UPDATE tasks SET step"));
+    env.hand(&repo, &["spawn", "t2"]).ok();
+    assert_eq!(relay.cuts(), 1, "the relay did not cut");
+    assert_eq!(
+        db.psql("SELECT name || ':' || state FROM tasks ORDER BY id"),
+        "t1:done\nt2:active"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2 × 8 processes contend.
 

@@ -60,10 +60,11 @@ impl Switch {
         Self { port, down }
     }
 
-    /// The superuser's URL for `db` through this relay.
+    /// The superuser's URL for `db` through this relay; a reconnection gives up on a relay
+    /// that is down after a second (the default waits five for a restarting server).
     fn url(&self, db: &Database) -> String {
         format!(
-            "postgres://{}:{}@127.0.0.1:{}/{}?sslmode=disable",
+            "postgres://{}:{}@127.0.0.1:{}/{}?sslmode=disable&connect_timeout=1",
             pg::SUPERUSER,
             pg::encode(pg::SUPERUSER_PASSWORD),
             self.port,
@@ -235,4 +236,34 @@ fn teardown_cut_off_for_good_at_each_git_step_says_what_it_did_and_the_same_tear
         assert_eq!(task_state(&db), "done", "{step}");
         assert!(!slot.join("scratch.txt").exists(), "{step}");
     }
+}
+
+#[test]
+fn spawn_cut_off_for_good_while_git_makes_its_slot_keeps_its_leases_and_spawns_after_doctor_repair()
+{
+    let db = pg::database();
+    let relay = Switch::new();
+    let (env, repo) = installed_on(&relay.url(&db));
+    let pause = GitPause::new(&env, "create", "worktree add");
+
+    let child = pause.start(&env, &repo, &["spawn", "t1"]);
+    pause.wait_until_paused();
+    relay.set_down(true);
+    assert_eq!(terminate_backends(&db), 1);
+    pause.release();
+    let run = finish(child).code(1);
+    never_says_nothing_changed(&run);
+    assert!(
+        run.stderr
+            .contains("so task t1 keeps its leases until doctor settles it"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("free"), "{}", run.stderr);
+    relay.set_down(false);
+    assert_eq!(task_state(&db), "spawning");
+
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    spawn(&env, &repo, "t1", &[]);
+    assert_eq!(task_state(&db), "active");
 }

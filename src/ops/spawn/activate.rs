@@ -65,7 +65,8 @@ fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> 
     };
     let name = &ground.task;
     let ready = format!(
-        "slot {} was made ready for task {name} (branch {} checked out, the stamp written, any          setup command run)",
+        "slot {} was made ready for task {name} (branch {} checked out, the stamp written, any \
+         setup command run)",
         claimed.path.display(),
         ground.branch
     );
@@ -73,7 +74,8 @@ fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> 
         Fate::NothingWritten => (
             "the task is still recorded as spawning, holding the slot".to_string(),
             vec![
-                "git hand doctor --repair   # once the server answers: puts the slot back and                  ends the task"
+                "git hand doctor --repair   # once the server answers: puts the slot back and \
+                 ends the task"
                     .to_string(),
                 format!("git hand spawn {name}   # then again"),
             ],
@@ -83,7 +85,8 @@ fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> 
             vec![
                 "git hand list   # once the server answers: whether the task is active".into(),
                 format!("git hand spawn {name}   # if it is active: hands it back"),
-                "git hand doctor --repair   # if it is still spawning: puts the slot back and                  ends the task, then spawn again"
+                "git hand doctor --repair   # if it is still spawning: puts the slot back and \
+                 ends the task, then spawn again"
                     .into(),
             ],
         ),

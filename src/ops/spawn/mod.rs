@@ -192,7 +192,9 @@ fn attempt(
         }
     };
     failpoint::hit("spawn-after-intent");
-    let mut claimed = match settle::settle(ledger, ground, claimed)? {
+    let task = claimed.task.clone();
+    let settled = settle::settle(ledger, ground, claimed).map_err(|e| recorded_only(e, &task))?;
+    let mut claimed = match settled {
         Settled::Ours(claimed) => claimed,
         Settled::Unsafe { path, why } => return Ok(Attempt::RetryWithout { path, why }),
     };
@@ -204,6 +206,39 @@ fn attempt(
         included,
         ..spawned
     }))
+}
+
+/// The error of a spawn whose connection to the team ledger broke for good once its intent was
+/// recorded and before git touched the slot: the task is `spawning` and holds the slot's lease,
+/// which `doctor --repair` settles (the slot is left as it was), and the same spawn then runs
+/// again. Never "nothing was changed" (issue 22). Every other error is itself.
+fn recorded_only(e: Error, task: &Task) -> Error {
+    let Error::Ledger(crate::ledger::LedgerError::ConnectionLost(lost)) = &e else {
+        return e;
+    };
+    let name = &task.name;
+    let unless = match lost.fate {
+        crate::ledger::Fate::NothingWritten => "",
+        crate::ledger::Fate::Unknown => {
+            " (unless its last write, which gave them back, was recorded)"
+        }
+    };
+    Error::precondition(
+        format!(
+            "the connection to the team ledger at {} broke ({}) after task {name} was recorded \
+             as spawning; it holds the lease of slot {}{unless}, and nothing in the slot was \
+             touched",
+            lost.at,
+            lost.reason,
+            task.slot_key()
+        ),
+        vec![
+            "git hand doctor --repair   # once the server answers: releases the task's leases and \
+             ends it"
+                .into(),
+            format!("git hand spawn {name}   # then again"),
+        ],
+    )
 }
 
 /// Runs the slot's setup command (`hand.onCreate` for a slot just made, `hand.onReuse` for one

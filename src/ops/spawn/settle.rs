@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
-use crate::ledger::{Ledger, Step, Task, TaskState};
+use crate::ledger::{Idempotent, Ledger, Step, Task, TaskState};
 use crate::ops::pool::Plan;
 use crate::ops::{Error, Result, safety};
 
@@ -82,8 +82,11 @@ enum Preparing {
 /// nobody else's. Until then, an undo must leave the slot as it found it: the probe may have
 /// found someone's work in it. A relaxed commit: a power cut that loses it makes `doctor` only
 /// release the leases and leave the slot to be proven again.
+///
+/// Retried on a lost connection: a second run finds the task spawning on its lease (the step
+/// recorded or not) and records the same step.
 fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
-    Ok(ledger.write_relaxed(|tx| {
+    Ok(ledger.write_relaxed_idempotent(Idempotent::SetStep, |tx| {
         let view = tx.view();
         let spawning = view
             .task(task.id)?

@@ -6,7 +6,7 @@ use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::prepare::{BranchOrigin, PrepareError};
 use super::stamping::StampSlotError;
-use crate::ledger::{EndReason, IssueLease, Ledger, Task};
+use crate::ledger::{EndReason, Idempotent, IssueLease, Ledger, LedgerError, Task};
 use crate::ops::slot::{SlotGuard, SpawnWork};
 use crate::ops::{Error, Result};
 
@@ -37,11 +37,15 @@ pub(super) fn failed_spawn(
     why: &AfterClaim,
 ) -> Error {
     let task = &claimed.task;
+    let why = said(why, claimed);
     let restored = match guard {
         Some(guard) => guard.undo(ledger, SpawnWork::at(task.step)),
         None => Ok(()),
     };
-    let lease_lost = guard.is_some_and(|g| g.ensure_still_held(ledger).is_err());
+    // Lost only when the ledger says so: a ledger that cannot be asked (the team ledger's
+    // connection gone) leaves the leases held, and the slot is not put back (issue 22).
+    let lease_lost = guard
+        .is_some_and(|g| matches!(g.ensure_still_held(ledger), Err(Error::Precondition { .. })));
     if let Err(e) = &restored
         && !lease_lost
     {
@@ -82,13 +86,54 @@ pub(super) fn failed_spawn(
         "git hand spawn {}   # try again; git hand doctor if it keeps failing",
         task.name
     )];
-    if matches!(why, AfterClaim::Setup(_)) {
+    if why.setup {
         hints.push(format!(
             "git hand spawn {} --no-setup   # without the setup command",
             task.name
         ));
     }
     Error::failed(format!("{why}; {ended}"), hints)
+}
+
+/// What failed, as the error says it, and whether it was the setup command.
+struct Said {
+    text: String,
+    setup: bool,
+}
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// `why` in words. A lost connection to the team ledger is said as such, without the lost
+/// write's own "nothing was changed": git had changed the slot by then (issue 22).
+fn said(why: &AfterClaim, claimed: &Claimed) -> Said {
+    let ledger_error = match why {
+        AfterClaim::Prepare(PrepareError::Slot { source, .. } | PrepareError::Hooks(source))
+        | AfterClaim::Stamp(StampSlotError::NotOurs(source)) => match source {
+            Error::Ledger(e) => Some(e),
+            _ => None,
+        },
+        AfterClaim::Prepare(PrepareError::IntentNotDurable(e)) => Some(e),
+        _ => None,
+    };
+    let text = match ledger_error {
+        Some(LedgerError::ConnectionLost(lost)) => format!(
+            "the connection to the team ledger at {} broke ({}) while slot {} was being \
+             prepared for task {}",
+            lost.at,
+            lost.reason,
+            claimed.path.display(),
+            claimed.task.name
+        ),
+        _ => why.to_string(),
+    };
+    Said {
+        text,
+        setup: matches!(why, AfterClaim::Setup(_)),
+    }
 }
 
 /// What happens to the task's issue lease: one the holder held before this spawn is kept.
@@ -116,6 +161,7 @@ pub fn abandon(
 /// [`crate::ledger::Tx::withdraw_intent`]). The slot stays free; its token history keeps the
 /// claim.
 pub(super) fn withdraw(ledger: &mut Ledger, task: &Task, issue: IssueLease) -> Result<()> {
-    ledger.write(|tx| tx.withdraw_intent(task, issue))?;
+    // Retried on a lost connection: a second run finds the leases ended and the row gone.
+    ledger.write_idempotent(Idempotent::Withdraw, |tx| tx.withdraw_intent(task, issue))?;
     Ok(())
 }
