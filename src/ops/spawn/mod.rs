@@ -260,7 +260,7 @@ fn prepare_and_stamp(
         Err(why) => Err(undo::failed_spawn(
             ledger,
             ground,
-            Some(&guard),
+            Some(guard),
             claimed,
             &why,
         )),

@@ -32,11 +32,12 @@ pub(super) enum AfterClaim {
 pub(super) fn failed_spawn(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
-    guard: Option<&SlotGuard>,
+    owned: Option<SlotGuard>,
     claimed: &Claimed,
     why: &AfterClaim,
 ) -> Error {
     let task = &claimed.task;
+    let guard = owned.as_ref();
     let restored = match guard {
         Some(guard) => guard.undo(ledger, SpawnWork::at(task.step)),
         None => Ok(()),
@@ -73,6 +74,31 @@ pub(super) fn failed_spawn(
         }
         Err(_) => "its leases could not be released: git hand doctor --repair settles them",
     };
+    // A slot this spawn was making and could not put back (its checkout failed on a full disk,
+    // say) was removed from disk by the undo: the ledger forgets it too, or every `doctor` after
+    // reports it `missing-slot` (issue 22 item 10). Its lease is ended above; the slot's lock
+    // is let go first, as the removal takes it.
+    let unmade = guard.is_some()
+        && SpawnWork::at(task.step) == SpawnWork::Creating
+        && std::fs::symlink_metadata(&claimed.path).is_err();
+    drop(owned);
+    let mut left = "the slot is left clean and free";
+    if unmade {
+        let key = crate::ledger::WorktreeKey::from_canonical(&claimed.path);
+        let common = &ground.repo.loc.common_dir;
+        left = match crate::ops::prune::remove_slot(
+            &ground.git,
+            common,
+            ledger,
+            &key,
+            crate::ops::prune::OnDisk::Missing,
+        ) {
+            Ok(_) => "the slot it was making is removed",
+            Err(_) => {
+                "the slot it was making is gone from disk: git hand doctor --repair forgets it"
+            }
+        };
+    }
     let mut hints = vec![format!(
         "git hand spawn {}   # try again; git hand doctor if it keeps failing",
         task.name
@@ -83,10 +109,7 @@ pub(super) fn failed_spawn(
             task.name
         ));
     }
-    Error::failed(
-        format!("{why}; {ended}; the slot is left clean and free"),
-        hints,
-    )
+    Error::failed(format!("{why}; {ended}; {left}"), hints)
 }
 
 /// What happens to the task's issue lease: one the holder held before this spawn is kept.
