@@ -17,6 +17,12 @@ use crate::ops::verdict::{Credential, Finding, Verdict};
 
 pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let here = on_hook::here(ctx)?;
+    if let Some(warning) = ctx
+        .repo_opt()
+        .and_then(crate::ops::relative_remotes::unpinned_here)
+    {
+        ctx.note(vec![warning]);
+    }
     if json {
         return here_json(&here, None);
     }

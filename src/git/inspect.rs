@@ -607,6 +607,24 @@ mod tests {
     use super::parse_config_parameters as parse;
 
     #[test]
+    fn relative_path_urls_are_told_apart_from_every_other_spelling_git_reads() {
+        for url in ["../origin.git", "origin.git", ".", "sub/dir:x"] {
+            assert!(super::is_relative_path_url(url), "{url}");
+        }
+        for url in [
+            "/srv/origin.git",
+            "file:///srv/o.git",
+            "ssh://h/o.git",
+            "git@github.com:o/r.git",
+            "host:repo",
+            "~/o.git",
+            "",
+        ] {
+            assert!(!super::is_relative_path_url(url), "{url}");
+        }
+    }
+
+    #[test]
     fn git_c_values_are_read_in_both_of_gits_formats() {
         assert_eq!(parse("'color.ui'='never'"), ["color.ui=never"]);
         assert_eq!(

@@ -76,21 +76,31 @@ fn lease_as_task(
     let head = repo.head_oid().unwrap_or_default();
     let me = super::procs::me();
     let remote = super::fence::task_remote(repo);
-    Ok(ledger.write(|tx| {
+    let taken = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(common)?;
         let view = tx.view();
+        // `git worktree add -f <dir> hand/B` checks out a live task's branch a second time:
+        // adopting it would make a second open task on B's branch, whose pushes and commits the
+        // fence would then take for B's own (issue 22 item 10). Not adopted, and said so.
+        // (A worktree removed and added again at the same path is that task's own.)
+        if let Some(owner) = view.open_task_on_branch(&repo_row.id, &branch)?
+            && branch != "HEAD"
+            && owner.slot_path.as_ref() != Some(&key)
+        {
+            return Ok(Err(owner));
+        }
         let (tenure, fresh) = match tx.acquire(&res, &holder, None)? {
             Acquire::Acquired { tenure, fresh, .. } => (tenure, fresh),
-            Acquire::Held(_) => return Ok(None),
+            Acquire::Held(_) => return Ok(Ok(None)),
         };
         // The same holder already leases this path (the worktree was removed and added again):
         // that open task keeps it, and only the stamp is written again. Never two tasks on one
         // lease.
         if !fresh {
             let task = view.task_by_lease(&tenure.lease_id)?;
-            return Ok(task
+            return Ok(Ok(task
                 .filter(|t| t.state != TaskState::Done)
-                .map(|t| (t.name, tenure)));
+                .map(|t| (t.name, tenure))));
         }
         let mut name = base.clone();
         let mut n = 2;
@@ -122,8 +132,31 @@ fn lease_as_task(
             Some(&tenure),
             Some(&format!("adopted worktree as task {name}")),
         )?;
-        Ok(Some((name, tenure)))
-    })?)
+        Ok(Ok(Some((name, tenure))))
+    })?;
+    taken.map_err(|owner| {
+        Error::precondition(
+            format!(
+                "not adopted: branch {} is live task {}'s{}, and one branch is never two \
+                 tasks'; this worktree is not leased (work here on a branch of its own: git \
+                 switch -c <branch>)",
+                owner.branch,
+                owner.name,
+                owner
+                    .slot_path
+                    .as_ref()
+                    .map(|p| format!(" (in {p})"))
+                    .unwrap_or_default()
+            ),
+            vec![
+                "git switch -c <new-branch>   # work here on a branch of its own".into(),
+                format!(
+                    "cd \"$(git hand path {})\"   # or work in the task's own slot",
+                    owner.name
+                ),
+            ],
+        )
+    })
 }
 
 /// Writes the adopted worktree's stamp (and the `hand.requireCredential` marker), so a push

@@ -56,3 +56,19 @@ fn main_worktree(repo: &Repo) -> Result<PathBuf> {
         .unwrap_or(&repo.loc.common_dir);
     Ok(first.to_path_buf())
 }
+
+/// What `status` says in a linked worktree whose repository has a relative remote URL spawn has
+/// not pinned (set after the last spawn): git resolves it here, so a push from here goes
+/// somewhere else than the main worktree's. `None` elsewhere.
+pub fn unpinned_here(repo: &Repo) -> Option<String> {
+    if !repo.loc.is_linked() {
+        return None;
+    }
+    let relative = repo.relative_remote_urls();
+    let (key, url) = relative.first()?;
+    Some(format!(
+        "{key} is the relative path {url:?}, which git resolves from this worktree's top, not \
+         the main worktree's: a push or fetch from here goes somewhere else (git hand spawn pins \
+         it; or git config url.<absolute path>.insteadOf {url:?})"
+    ))
+}

@@ -320,6 +320,49 @@ fn adopted_worktrees_are_leased_and_their_pushes_fenced() {
     );
 }
 
+/// `git worktree add -f <dir> hand/B` checks out live task B's branch a second time: adopting
+/// it made a second open task on B's branch (issue 22 item 10). The checkout goes through (the
+/// hook never fails it), nothing is adopted, and the hook says why.
+#[test]
+fn a_worktree_added_on_a_live_tasks_branch_is_not_adopted_and_the_hook_says_why() {
+    let (env, repo) = installed();
+    env.git(&repo, &["config", "hand.adoptWorktrees", "true"]);
+    spawn(&env, &repo, "b", &[]);
+    let x = env.path("work/x");
+    let run = env.git_run(
+        &repo,
+        &["worktree", "add", "-f", x.to_str().unwrap(), "hand/b"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("git-hand:")
+            && run
+                .stderr
+                .contains("not adopted: branch hand/b is live task b's")
+            && !run.stderr.contains("leased this worktree"),
+        "{}",
+        run.stderr
+    );
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    let names: Vec<&str> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b"], "{list:#}");
+    // Two detached worktrees are on no branch: both are adopted.
+    for d in ["d1", "d2"] {
+        let d = env.path(&format!("work/{d}"));
+        env.git(
+            &repo,
+            &["worktree", "add", "-q", "--detach", d.to_str().unwrap()],
+        );
+    }
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 3, "{list:#}");
+}
+
 #[test]
 fn a_plain_worktree_add_is_only_registered_without_adoption() {
     let (env, repo) = installed();

@@ -462,3 +462,62 @@ fn a_half_written_admin_dir_a_killed_spawn_left_never_fails_the_next_spawn() {
         "an admin dir not of a slot was touched"
     );
 }
+
+/// A new slot whose checkout fails as on a full disk (git's `switch` and the undo's `reset
+/// --hard` both fail in it, leaving a partly written file): the undo removes what the spawn
+/// made, and the ledger forgets the slot too, so `doctor` finds nothing (it reported
+/// `missing-slot` for ever after) and the next spawn makes the slot again (issue 22 item 10).
+#[test]
+fn a_new_slot_whose_checkout_fails_on_a_full_disk_is_forgotten_with_its_directory() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let dir = env.path("full-disk");
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = which::which("git").unwrap();
+    let pool = env.path("data/git-hand/pools");
+    // `git -C <dir> ...`: in a slot under the pool, a checkout writes part of a file and fails.
+    let script = format!(
+        "#!/bin/sh\n\
+         case \"$2\" in '{pool}'/*)\n\
+         \x20 case \"$*\" in *' switch '*|*' reset '*)\n\
+         \x20   echo partial > \"$2/partial\"\n\
+         \x20   echo 'fatal: write error: No space left on device' >&2; exit 128;;\n\
+         \x20 esac;;\n\
+         esac\n\
+         exec '{real}' \"$@\"\n",
+        pool = pool.display(),
+        real = real.display()
+    );
+    std::fs::write(dir.join("git"), script).unwrap();
+    std::fs::set_permissions(
+        dir.join("git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        dir.display(),
+        TestEnv::bin_dir().display()
+    );
+    let failed = env
+        .hand_env(&repo, &["spawn", "x"], &[("PATH", &path)])
+        .code(1);
+    assert!(
+        failed.stderr.contains("No space left on device")
+            && failed.stderr.contains("the slot it was making is removed"),
+        "{}",
+        failed.stderr
+    );
+    let doctor = env.hand(&repo, &["doctor", "--json"]);
+    assert_eq!(doctor.code, 0, "{doctor:?}");
+    let list = env.hand(&repo, &["list", "--json"]).json();
+    assert!(
+        list["free_slots"].as_array().unwrap().is_empty(),
+        "{list:#}"
+    );
+    let worktrees = env.git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+    let again = spawn(&env, &repo, "x", &[]);
+    assert_eq!(again["slot_source"], "created", "{again:#}");
+    assert_eq!(head_of(&env, &path_of(&again)), "hand/x");
+}

@@ -504,3 +504,59 @@ fn a_slot_leased_again_while_the_copy_runs_keeps_its_new_stamp_on_the_file_ledge
         assert!(warning.contains(part), "no {part:?} in {warning:?}");
     }
 }
+
+/// Two `ledger copy --to` at once: both read the same stamps before either wrote; the one that
+/// rewrites them second found them moved by the other and warned, for every slot, that it was
+/// "leased again while the copy ran" (issue 22 item 10). Nothing was leased again: no warning.
+#[test]
+fn two_copies_at_once_never_warn_of_a_slot_leased_again() {
+    let db = pg::database();
+    let url = db.tcp_url();
+    let l = laptop();
+    git_hand::ledger::Ledger::open_team(&ServerUrl::parse(&url).unwrap(), None).unwrap();
+    // Both copies read the laptop's ledger and stamps, then wait at the team ledger's writers'
+    // lock, which this test holds until both are there.
+    let mut writer = postgres::Client::connect(&db.url(), postgres::NoTls).unwrap();
+    writer
+        .batch_execute("BEGIN; UPDATE clock SET max_now = max_now")
+        .unwrap();
+    let start = || {
+        l.env
+            .command("timeout", &l.repo)
+            .args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+            .args(["ledger", "copy", "--to", &url, "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let waiting = || {
+        db.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND application_name = 'git-hand' AND wait_event_type = 'Lock'",
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let first = start();
+    wait_until("the first copy reaches the lock", deadline, || {
+        waiting() == "1"
+    });
+    let second = start();
+    wait_until("the second copy reaches the lock", deadline, || {
+        waiting() == "2"
+    });
+    writer.batch_execute("ROLLBACK").unwrap();
+    for copied in [finish(first), finish(second)] {
+        assert_eq!(copied.code, 0, "{}{}", copied.stdout, copied.stderr);
+        assert!(
+            !copied.stderr.contains("leased again"),
+            "a false warning:\n{}",
+            copied.stderr
+        );
+    }
+    assert!(
+        stamp_of(&l.env, &l.slot).contains("postgres"),
+        "{}",
+        stamp_of(&l.env, &l.slot)
+    );
+}

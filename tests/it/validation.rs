@@ -743,7 +743,22 @@ fn a_push_from_a_slot_reaches_an_origin_added_as_a_relative_path() {
         env.git(&repo, &["config", "remote.origin.url"]),
         "../app-origin.git"
     );
-    // A second spawn pins nothing again.
+    // A second spawn pins nothing again, and status in the slot has nothing to say.
     let run = env.hand(&repo, &["spawn", "u"]);
     assert!(!run.stderr.contains("relative path"), "{}", run.stderr);
+    let run = env.hand(&slot, &["status"]);
+    assert!(!run.stderr.contains("relative path"), "{}", run.stderr);
+    // A relative URL set after the spawn: status in the slot says where its pushes would go.
+    env.git(
+        &repo,
+        &["remote", "set-url", "--push", "origin", "../elsewhere.git"],
+    );
+    let run = env.hand(&slot, &["status"]);
+    assert!(
+        run.stderr
+            .contains("remote.origin.pushurl is the relative path")
+            && run.stderr.contains("goes somewhere else"),
+        "{}",
+        run.stderr
+    );
 }

@@ -295,7 +295,7 @@ fn prepare_and_stamp(
         Err(why) => Err(undo::failed_spawn(
             ledger,
             ground,
-            Some(&guard),
+            Some(guard),
             claimed,
             &why,
         )),

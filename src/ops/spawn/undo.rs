@@ -32,12 +32,13 @@ pub(super) enum AfterClaim {
 pub(super) fn failed_spawn(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
-    guard: Option<&SlotGuard>,
+    owned: Option<SlotGuard>,
     claimed: &Claimed,
     why: &AfterClaim,
 ) -> Error {
     let task = &claimed.task;
     let why = said(why, claimed);
+    let guard = owned.as_ref();
     let restored = match guard {
         Some(guard) => guard.undo(ledger, SpawnWork::at(task.step)),
         None => Ok(()),
@@ -72,16 +73,46 @@ pub(super) fn failed_spawn(
     );
     // A lease that could not be released (the team ledger's connection lost) still holds the
     // slot: saying "free" then would not be true (issue 22).
+    let released = ended.is_ok();
     let ended = match ended {
         Ok(()) => {
             "the task's leases were released (an issue lease held before this spawn is \
-             kept) and it is marked done; the slot is left clean and free"
+             kept) and it is marked done"
         }
         Err(_) => {
-            "its leases could not be released, so the slot is left clean but still leased to \
-             the task: git hand doctor --repair settles them"
+            "its leases could not be released, so the slot is still leased to the task: git \
+             hand doctor --repair settles them"
         }
     };
+    // A slot this spawn was making and could not put back (its checkout failed on a full disk,
+    // say) was removed from disk by the undo: the ledger forgets it too, or every `doctor` after
+    // reports it `missing-slot` (issue 22 item 10). Its lease is ended above; the slot's lock
+    // is let go first, as the removal takes it.
+    let unmade = guard.is_some()
+        && SpawnWork::at(task.step) == SpawnWork::Creating
+        && std::fs::symlink_metadata(&claimed.path).is_err();
+    drop(owned);
+    let mut left = if released {
+        "the slot is left clean and free"
+    } else {
+        "the slot is left clean"
+    };
+    if unmade {
+        let key = crate::ledger::WorktreeKey::from_canonical(&claimed.path);
+        let common = &ground.repo.loc.common_dir;
+        left = match crate::ops::prune::remove_slot(
+            &ground.git,
+            common,
+            ledger,
+            &key,
+            crate::ops::prune::OnDisk::Missing,
+        ) {
+            Ok(_) => "the slot it was making is removed",
+            Err(_) => {
+                "the slot it was making is gone from disk: git hand doctor --repair forgets it"
+            }
+        };
+    }
     let mut hints = vec![format!(
         "git hand spawn {}   # try again; git hand doctor if it keeps failing",
         task.name
@@ -92,7 +123,7 @@ pub(super) fn failed_spawn(
             task.name
         ));
     }
-    Error::failed(format!("{why}; {ended}"), hints)
+    Error::failed(format!("{why}; {ended}; {left}"), hints)
 }
 
 /// What failed, as the error says it, and whether it was the setup command.
