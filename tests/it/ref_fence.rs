@@ -755,3 +755,62 @@ fn a_holder_of_one_slot_cannot_move_another_slots_head_or_the_main_worktrees() {
     }
     assert_no_locks(&repo);
 }
+
+#[test]
+fn a_fence_switched_off_from_the_command_line_or_the_environment_stays_on() {
+    let env = TestEnv::new();
+    let (repo, slot, a, _b) = zombie_setup(&env);
+    let held = rev(&env, &slot, "hand/b");
+    // What an agent inherits from a `git -c ...` that started it: GIT_CONFIG_PARAMETERS, or
+    // GIT_CONFIG_COUNT and its pairs.
+    let inherited: [&[(&str, &str)]; 2] = [
+        &[(
+            "GIT_CONFIG_PARAMETERS",
+            "'hand.fenceRefs'='false' 'hand.fenceBranches'='false'",
+        )],
+        &[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "hand.fenceRefs"),
+            ("GIT_CONFIG_VALUE_0", "false"),
+            ("GIT_CONFIG_KEY_1", "hand.fenceBranches"),
+            ("GIT_CONFIG_VALUE_1", "false"),
+        ],
+    ];
+    for extra in inherited {
+        let run = git_as(
+            &env,
+            &slot,
+            Some(&a),
+            extra,
+            &["commit", "--allow-empty", "-q", "-m", "zombie"],
+        );
+        assert_refused(&run, "stale", &format!("a commit with {extra:?}"));
+    }
+    let run = git_as(
+        &env,
+        &slot,
+        Some(&a),
+        &[],
+        &[
+            "-c",
+            "hand.fenceRefs=false",
+            "commit",
+            "--allow-empty",
+            "-q",
+            "-m",
+            "z",
+        ],
+    );
+    assert_refused(&run, "stale", "git -c hand.fenceRefs=false commit");
+    assert_eq!(rev(&env, &slot, "hand/b"), held);
+    // The repository's own configuration still switches it off.
+    env.git(&repo, &["config", "hand.fenceRefs", "false"]);
+    let run = git_as(
+        &env,
+        &slot,
+        Some(&a),
+        &[],
+        &["commit", "--allow-empty", "-q", "-m", "zombie"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
