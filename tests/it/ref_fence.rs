@@ -814,3 +814,39 @@ fn a_fence_switched_off_from_the_command_line_or_the_environment_stays_on() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+#[test]
+fn an_inherited_re_entry_marker_does_not_switch_the_fence_off() {
+    let env = TestEnv::new();
+    let (_repo, slot, a, _b) = zombie_setup(&env);
+    let held = rev(&env, &slot, "hand/b");
+    // An agent started from inside a chained hook carries the marker, bound to the PATH the
+    // hook had: the git it runs puts its exec path in front of that once more.
+    for hook in ["reference-transaction", "pre-push", "post-checkout"] {
+        let path = format!("/usr/lib/git-core:{}", std::env::var("PATH").unwrap());
+        let run = git_as(
+            &env,
+            &slot,
+            Some(&a),
+            &[("GIT_HAND_IN_HOOK", hook), ("GIT_HAND_IN_HOOK_PATH", &path)],
+            &["commit", "--allow-empty", "-q", "-m", "zombie"],
+        );
+        if hook == "reference-transaction" {
+            assert_refused(&run, "stale", "a commit under an inherited marker");
+        }
+        assert_eq!(rev(&env, &slot, "hand/b"), held, "{hook}");
+    }
+    let mut cmd = env.contained("git", &slot);
+    cmd.args(["push", "-q", "origin", "HEAD:refs/heads/zombie"])
+        .env("GIT_HAND_IN_HOOK", "pre-push");
+    for (k, v) in crate::support::cred(&a) {
+        cmd.env(k, v);
+    }
+    let run = Run::from(cmd.output().unwrap());
+    assert_ne!(run.code, 0, "a push under an inherited marker went out");
+    assert!(
+        run.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        run.stderr
+    );
+}
