@@ -13,7 +13,7 @@ use clap::Subcommand;
 
 use super::{Done, Failure};
 use crate::git::INTERNAL_ENV;
-use crate::hooks::{HookName, IN_HOOK_ENV, chain};
+use crate::hooks::{HookName, chain};
 use crate::ops::Context;
 use crate::ops::on_hook::{self, PostCheckout};
 
@@ -65,12 +65,14 @@ pub(super) fn say(lines: &[String]) {
 }
 
 /// Whether this process runs under a `git-hand hook` of the same name (it exported
-/// [`IN_HOOK_ENV`] to the hook it chained): a hand-written hook or a manager calling `git-hand
+/// [`crate::hooks::IN_HOOK_ENV`] to the hook it chained): a hand-written hook or a manager calling `git-hand
 /// hook pre-push` from inside the chain. Such a call neither judges nor runs the chained hook
 /// again (that recursed without bound, issue 11); it exits 0 at once, without reading stdin (the
 /// hook that called it may still want it), and the outer call judges once the chain returns.
+/// The marker counts only where it is bound to this `PATH` ([`chain::inside_own_chain`]): one a
+/// git started below the chain, or an agent, inherited is judged (issue 22).
 fn reentered(hook: HookName) -> bool {
-    std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str())
+    chain::inside_own_chain(hook)
 }
 
 pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {

@@ -74,6 +74,16 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
             ));
             lines.push(ANOTHER_BRANCH.into());
         }
+        Refusal::Worktree { name } => {
+            lines.push(format!(
+                "{refused}: {name} is another worktree's HEAD or ref; a slot's lease moves only its own worktree's HEAD and refs."
+            ));
+            lines.push(
+                "run the command in that worktree instead, under the lease that holds it.".into(),
+            );
+            let own = p.finding.as_ref().and_then(task_of);
+            lines.extend(keep_work_advice(p, own, said));
+        }
         Refusal::LeaseRequired {
             branch,
             pattern,

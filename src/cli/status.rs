@@ -73,6 +73,10 @@ enum RefusalJson<'a> {
         branch: &'a str,
         pattern: &'a str,
     },
+    /// Only the reference-transaction hook refuses so (another worktree's HEAD or ref).
+    Worktree {
+        name: &'a str,
+    },
 }
 
 /// Whether the hooks are in force here; when that could not be told, `error` says why and
@@ -112,6 +116,7 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
         Refusal::LeaseRequired {
             branch, pattern, ..
         } => RefusalJson::LeaseRequired { branch, pattern },
+        Refusal::Worktree { name } => RefusalJson::Worktree { name },
     });
     let hooks = match &here.hooks {
         Ok(h) => HooksJson::Known {

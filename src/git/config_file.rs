@@ -160,6 +160,38 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// `key` (a `section.name` boolean) as git's configuration files alone set it, without what
+    /// `git -c` and the environment (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) add: `None` when
+    /// no file sets it. A value that is no boolean counts as `true` (the caller reads the key
+    /// with [`Repo::config_bool`] first, which names a bad value).
+    pub fn config_bool_in_files(&self, key: &str) -> Option<bool> {
+        use gix::config::Source;
+        let (section, name) = key.split_once('.')?;
+        let config = self.gix().config_snapshot();
+        let value = config
+            .plumbing()
+            .sections_by_name(section)?
+            .filter(|s| s.header().subsection_name().is_none())
+            .filter(|s| {
+                !matches!(
+                    s.meta().source,
+                    Source::Cli | Source::Api | Source::Env | Source::EnvOverride
+                )
+            })
+            .filter_map(|s| s.value_implicit(name))
+            .last()?;
+        Some(match value {
+            None => true,
+            Some(v) => gix::config::Boolean::try_from(v.as_bstr())
+                .map(|b| b.0)
+                .unwrap_or_else(|_| {
+                    v.to_str().ok().and_then(|t| t.trim().parse::<i64>().ok()) != Some(0)
+                }),
+        })
+    }
+}
+
 /// `git config --show-scope`'s word for a source.
 fn scope_word(source: gix::config::Source) -> &'static str {
     use gix::config::Source;

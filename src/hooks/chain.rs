@@ -35,6 +35,20 @@ pub const HOOK_DIR_ENV: &str = "GIT_HAND_HOOK_DIR";
 /// exits 0 at once, because the outer one judges after the chained hook returns (issue 11).
 pub const IN_HOOK_ENV: &str = "GIT_HAND_IN_HOOK";
 
+/// Set beside [`IN_HOOK_ENV`] to the `PATH` the chained hook is started with: the marker holds
+/// only where `PATH` is still that (issue 22). git puts its exec path in front of `PATH` in every
+/// git process, so a git started below the chained hook (a `git push` from inside it, or an agent
+/// started there that inherited the marker) has another `PATH`, and its hooks judge it. The
+/// shims compare the two with sh builtins alone.
+pub const IN_HOOK_PATH_ENV: &str = "GIT_HAND_IN_HOOK_PATH";
+
+/// Whether this process runs inside the chain of a `git-hand hook` of the same name, of this
+/// same git operation: the marker names `hook` and is bound to this `PATH`.
+pub fn inside_own_chain(hook: HookName) -> bool {
+    std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str())
+        && std::env::var_os(IN_HOOK_PATH_ENV) == Some(std::env::var_os("PATH").unwrap_or_default())
+}
+
 /// `<dir>/<hook>.git-hand-chained`.
 pub fn chained_path(dir: &Path, hook: HookName) -> PathBuf {
     dir.join(hook.chained_file_name())
@@ -66,14 +80,30 @@ pub fn run_chained(
     if !is_executable_file(&path) || is_our_shim(&path) {
         return Ok(None);
     }
+    // Below a chain of this hook, not bound to it (a git started inside it, or a chain that
+    // changed PATH): this call is judged, but the chained hook already ran for the outer one,
+    // and running it again could recurse without bound.
+    if std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str()) {
+        return Ok(None);
+    }
     let marker = (IN_HOOK_ENV, hook.as_str());
-    let mut child = match spawn(Command::new(&path).args(args).env(marker.0, marker.1)) {
+    let bound = (
+        IN_HOOK_PATH_ENV,
+        std::env::var_os("PATH").unwrap_or_default(),
+    );
+    let mut child = match spawn(
+        Command::new(&path)
+            .args(args)
+            .env(marker.0, marker.1)
+            .env(bound.0, &bound.1),
+    ) {
         // A hook without a `#!` line: git runs it with sh, and so do we.
         Err(e) if e.raw_os_error() == Some(ENOEXEC) => spawn(
             Command::new("sh")
                 .arg(&path)
                 .args(args)
-                .env(marker.0, marker.1),
+                .env(marker.0, marker.1)
+                .env(bound.0, &bound.1),
         )?,
         other => other?,
     };

@@ -72,6 +72,9 @@ pub enum Refusal {
         task: Box<Task>,
         tenure: Box<Tenure>,
     },
+    /// Only the reference-transaction hook decides it: the transaction moves `name`, another
+    /// worktree's HEAD or per-worktree ref (`worktrees/<id>/HEAD`, `main-worktree/HEAD`, ...).
+    Worktree { name: String },
     /// Only the server's pre-receive decides it: the push updates a branch that matches one of
     /// the server's `hand.requireLease` patterns without a current lease of a task of this
     /// repository. `presented`: the task of the current lease the push presented, which is
@@ -512,6 +515,11 @@ pub(super) fn record_refusal_of(
                 "{what}: branch {branch} belongs to live task {} ({by} {workdir})",
                 task.name
             ),
+        ),
+        Refusal::Worktree { name } => (
+            Resource::worktree_on(ledger.machine(), f.slot.as_ref().unwrap_or(workdir)),
+            f.tenure.clone(),
+            format!("{what}: {name} is another worktree's ({by} {workdir})"),
         ),
         Refusal::LeaseRequired {
             branch,

@@ -42,17 +42,46 @@ pub fn parse_ref_lines(stdin: &str) -> std::result::Result<Vec<RefUpdate>, Strin
         .collect()
 }
 
-/// Whether an update moves something the fence guards: `HEAD` or a ref under `refs/` changing
-/// value. Pseudo-refs git keeps for itself during an operation (`ORIG_HEAD`, `AUTO_MERGE`,
-/// `CHERRY_PICK_HEAD`, ...) move no branch, and a no-op update (old = new) moves nothing; but
-/// null -> null is a deletion made without its old value (`git update-ref -d <ref>`), not a no-op.
-/// Remote-tracking refs (`refs/remotes/`) only mirror what a remote already has: the pushes that
-/// change the remote are fenced by pre-push, and refusing the mirror's update would only make a
-/// push that already happened (`--no-verify`, a lapsed pre-push) report failure.
+/// Whether an update moves something the fence guards: a ref changing value under any name git
+/// hands the hook for a worktree's HEAD or a ref: `HEAD` and `refs/...` (shared refs and this
+/// worktree's own `refs/bisect/`, `refs/worktree/`, `refs/rewritten/`), and every name under
+/// `worktrees/<id>/` or `main-worktree/` (another worktree's, or this one's, HEAD, per-worktree
+/// refs and pseudo-refs: `git update-ref --no-deref worktrees/<id>/HEAD` detaches that worktree).
+/// This worktree's own pseudo-refs (`ORIG_HEAD`, `AUTO_MERGE`, `CHERRY_PICK_HEAD`, ...) are git's
+/// bookkeeping during an operation and move no branch and no HEAD. A no-op update (old = new)
+/// moves nothing; but null -> null is a deletion made without its old value
+/// (`git update-ref -d <ref>`), not a no-op. Remote-tracking refs (`refs/remotes/`) only mirror
+/// what a remote already has: the pushes that change the remote are fenced by pre-push, and
+/// refusing the mirror's update would only make a push that already happened (`--no-verify`, a
+/// lapsed pre-push) report failure.
+///
+/// The reference-transaction shim (`hooks/reference-transaction`) makes the same decision in sh
+/// before it starts git-hand; `tests/it/ref_fence.rs` runs one table of names through both.
 pub fn guards(update: &RefUpdate) -> bool {
-    (update.name == "HEAD" || update.name.starts_with("refs/"))
-        && !update.name.starts_with("refs/remotes/")
+    let name = update.name.as_str();
+    (name == "HEAD"
+        || (name.starts_with("refs/") && !name.starts_with("refs/remotes/"))
+        || name.starts_with("worktrees/")
+        || name.starts_with("main-worktree/"))
         && (update.old != update.new || on_hook::is_null_oid(&update.new))
+}
+
+/// Whether `name` is another worktree's ref, as git resolves the name in the worktree whose
+/// admin dir is `<common>/worktrees/<own_id>` (`own_id`: `None` in the main worktree):
+/// `main-worktree/...` is the main worktree's, `worktrees/<id>/...` is worktree `<id>`'s. A slot's
+/// lease moves its own worktree's HEAD and the shared refs (branches fenced by their tasks), never
+/// another worktree's HEAD: that worktree may be another live task's slot, or the main worktree.
+pub fn other_worktree(name: &str, own_id: Option<&str>) -> bool {
+    if let Some(rest) = name.strip_prefix("main-worktree/") {
+        return !rest.is_empty() && own_id.is_some();
+    }
+    match name
+        .strip_prefix("worktrees/")
+        .and_then(|r| r.split_once('/'))
+    {
+        Some((id, _)) => Some(id) != own_id,
+        None => false,
+    }
 }
 
 /// The outcome: pre-push's decision, with `head_oid` set to the commit the refused transaction
@@ -75,6 +104,22 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
     let remote = || fence::task_remote(repo);
     let subject = verdict::Subject::of(ctx)?;
     let (mut out, ledger) = on_hook::decide(ctx, &subject, remote, &branches)?;
+    // A current lease moves its own worktree's HEAD, never another's (checked once the verdict
+    // allows: a stale credential is refused for what it is).
+    let own_id = repo
+        .loc
+        .is_linked()
+        .then(|| repo.loc.admin_dir.file_name().and_then(|n| n.to_str()))
+        .flatten();
+    if out.refusal.is_none()
+        && let Some(u) = moving.iter().find(|u| other_worktree(&u.name, own_id))
+    {
+        out.refusal = Some(on_hook::Refusal::Worktree {
+            name: u.name.clone(),
+        });
+        out.head_branch = repo.head_branch();
+        out.head_oid = repo.head_oid();
+    }
     let (Some(refusal), Some(finding), Some(mut ledger)) =
         (out.refusal.clone(), out.finding.clone(), ledger)
     else {
@@ -101,6 +146,7 @@ fn refused_commit(moving: &[&RefUpdate], refusal: &on_hook::Refusal) -> Option<S
         on_hook::Refusal::Branch { branch, .. } => moving
             .iter()
             .find(|u| u.name.strip_prefix("refs/heads/") == Some(branch.as_str())),
+        on_hook::Refusal::Worktree { name } => moving.iter().find(|u| &u.name == name),
         on_hook::Refusal::Verdict(_) | on_hook::Refusal::LeaseRequired { .. } => None,
     }
     .or_else(|| moving.iter().find(|u| !on_hook::is_null_oid(&u.new)))

@@ -328,11 +328,37 @@ impl<'r> Settings<'r> {
     }
 
     pub fn fence_branches(&self) -> Result<bool, ConfigError> {
-        self.bool("hand.fenceBranches", true)
+        self.fence_switch("hand.fenceBranches")
     }
 
     pub fn fence_refs(&self) -> Result<bool, ConfigError> {
-        self.bool("hand.fenceRefs", true)
+        self.fence_switch("hand.fenceRefs")
+    }
+
+    /// A switch that turns a fence off (default on). It is turned off only by a file (git's
+    /// configuration files, else `.handconfig`), never by `git -c` or the environment
+    /// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`): those are inherited by everything the
+    /// process starts, so an agent started from inside `git -c hand.fenceRefs=false ...` (a hook,
+    /// an editor) would carry the fence's "off" into every git it runs (issue 22). Such an "off"
+    /// is ignored and the files' value holds; an "on" from there is honoured.
+    fn fence_switch(&self, name: &str) -> Result<bool, ConfigError> {
+        if self.bool(name, true)? {
+            return Ok(true);
+        }
+        let from_elsewhere = self
+            .repo
+            .config_origin(name)
+            .is_some_and(|o| matches!(o.scope, "command" | "env"));
+        if !from_elsewhere {
+            return Ok(false);
+        }
+        if let Some(on) = self.repo.config_bool_in_files(name) {
+            return Ok(on);
+        }
+        match self.file.filter(|f| committable(name) && f.has(name)) {
+            Some(file) => Ok(file.bool(name, true).ok().flatten().unwrap_or(true)),
+            None => Ok(true),
+        }
     }
 
     /// `hand.remoteFence`: the team's remote checks the lease of every push (its pre-receive

@@ -669,25 +669,47 @@ fn the_shims_start_no_git_hand_inside_a_git_hand_hook_of_the_same_name() {
     );
     let path = format!("{}:{PATH_WITHOUT_HAND}", fake_bin.display());
     env.commit(&repo, "file", "change\n");
-    let git = |hook: &str, args: &[&str]| {
+    // The marker as git-hand sets it for its chain: bound to the PATH the hook runs with (git's
+    // exec path in front of the caller's).
+    let exec_path = env.git(&repo, &["--exec-path"]);
+    let hook_path = format!("{exec_path}:{path}");
+    let git = |hook: &str, bound: &str, args: &[&str]| {
         Run::from(
             env.command("git", &repo)
                 .env("PATH", &path)
                 .env("GIT_HAND_IN_HOOK", hook)
+                .env("GIT_HAND_IN_HOOK_PATH", bound)
                 .args(args)
                 .output()
                 .unwrap(),
         )
     };
-    assert_eq!(git("pre-push", &["push", "-q", "origin", "main"]).code, 0);
-    assert_eq!(git("post-checkout", &["checkout", "-q", "-b", "x"]).code, 0);
+    let push = ["push", "-q", "origin", "main"];
+    assert_eq!(git("pre-push", &hook_path, &push).code, 0);
+    let checkout = ["checkout", "-q", "-b", "x"];
+    assert_eq!(git("post-checkout", &hook_path, &checkout).code, 0);
     assert!(!started.exists(), "a shim started git-hand");
     // Another hook's marker does not stop this one.
     assert_ne!(
-        git("post-checkout", &["push", "-q", "origin", "HEAD:y"]).code,
+        git(
+            "post-checkout",
+            &hook_path,
+            &["push", "-q", "origin", "HEAD:y"]
+        )
+        .code,
         0
     );
     assert_eq!(fs::read_to_string(&started).unwrap(), "pre-push\n");
+    // Nor does a marker bound to another PATH (one a git below the chain, or an agent started
+    // there, inherited): that push is judged.
+    assert_ne!(
+        git("pre-push", &path, &["push", "-q", "origin", "HEAD:z"]).code,
+        0
+    );
+    assert_eq!(
+        fs::read_to_string(&started).unwrap(),
+        "pre-push\npre-push\n"
+    );
 }
 
 /// The contract between the shim and the binary, checked with a stand-in `git-hand` first on

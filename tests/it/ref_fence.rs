@@ -513,3 +513,340 @@ fn a_missing_reference_transaction_shim_is_a_lapse_that_doctor_repair_reinstalls
     let run = commit_as(&env, &slot, Some(&a), "fenced.txt");
     assert_refused(&run, "stale", "the zombie's commit after the repair");
 }
+
+/// The admin dir id of the linked worktree at `dir` (`<common>/worktrees/<id>`).
+fn worktree_id(env: &TestEnv, dir: &Path) -> String {
+    let gd = env.git(dir, &["rev-parse", "--absolute-git-dir"]);
+    Path::new(&gd)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn every_name_of_head_is_judged_alike_by_the_shim_and_by_git_hand() {
+    use git_hand::hooks::HookName;
+    use git_hand::ops::ref_fence::{guards, parse_ref_lines};
+    let env = TestEnv::new();
+    // A leased slot as the shim sees it: a stamp in the admin dir git exports as GIT_DIR, and a
+    // credential. No git-hand on PATH and none recorded: a line the shim judges fails closed
+    // (exit 1), one it does not is let through (exit 0): the real shim, nothing stubbed.
+    let admin = env.path("common/worktrees/slot");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(admin.join("git-hand-stamp"), "x\n").unwrap();
+    let shim = env.path("hooks/reference-transaction");
+    std::fs::create_dir_all(shim.parent().unwrap()).unwrap();
+    std::fs::write(
+        &shim,
+        git_hand::hooks::shim::content_for(HookName::ReferenceTransaction, None),
+    )
+    .unwrap();
+    let empty_path = env.path("no-bin");
+    std::fs::create_dir_all(&empty_path).unwrap();
+    let z = "0".repeat(40);
+    let a = "a".repeat(40);
+    let b = "b".repeat(40);
+    // (old, new, name, judged)
+    let table: &[(&str, &str, &str, bool)] = &[
+        (&z, &a, "HEAD", true),
+        (&a, &b, "HEAD", true),
+        (&z, "ref:refs/heads/x", "HEAD", true),
+        (&a, &a, "HEAD", false),
+        (&z, &z, "refs/heads/gone", true),
+        (&a, &b, "refs/heads/hand/b", true),
+        (&a, &b, "refs/tags/t", true),
+        (&a, &b, "refs/worktree/x", true),
+        (&a, &b, "refs/bisect/bad", true),
+        (&a, &b, "refs/rewritten/onto", true),
+        (&z, &a, "refs/remotes/origin/x", false),
+        (&a, &b, "worktrees/slot/HEAD", true),
+        (&a, &b, "worktrees/other/HEAD", true),
+        (&z, "ref:refs/heads/x", "worktrees/other/HEAD", true),
+        (&a, &b, "worktrees/other/refs/bisect/bad", true),
+        (&a, &b, "worktrees/other/refs/worktree/x", true),
+        (&a, &b, "worktrees/other/ORIG_HEAD", true),
+        (&a, &a, "worktrees/other/HEAD", false),
+        (&a, &b, "main-worktree/HEAD", true),
+        (&a, &b, "main-worktree/refs/bisect/bad", true),
+        (&a, &b, "main-worktree/refs/worktree/x", true),
+        (&a, &b, "main-worktree/ORIG_HEAD", true),
+        // This worktree's own pseudo-refs: git's bookkeeping, never judged (a commit writes them).
+        (&a, &b, "ORIG_HEAD", false),
+        (&z, &a, "AUTO_MERGE", false),
+        (&z, &a, "CHERRY_PICK_HEAD", false),
+        (&z, &a, "BISECT_HEAD", false),
+        (&z, &a, "FETCH_HEAD", false),
+    ];
+    for (old, new, name, judged) in table {
+        let line = format!("{old} {new} {name}\n");
+        let updates = parse_ref_lines(&line).unwrap();
+        assert_eq!(
+            guards(&updates[0]),
+            *judged,
+            "git-hand on {name} ({old} -> {new})"
+        );
+        // Run bare (it reads one line and exits; PATH is an empty directory, so not even
+        // `timeout` could be found): only the variables the shim reads.
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.env_clear()
+            .current_dir(env.path("."))
+            .arg(&shim)
+            .arg("prepared")
+            .env("PATH", &empty_path)
+            .env("GIT_DIR", &admin)
+            .env("GIT_HAND_LEASE", "0123456789")
+            .env("GIT_HAND_TOKEN", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(line.as_bytes())
+            .unwrap();
+        let run = Run::from(child.wait_with_output().unwrap());
+        assert_eq!(
+            run.code != 0,
+            *judged,
+            "the shim on {name} ({old} -> {new}): {}",
+            run.stderr
+        );
+    }
+    // Whose ref a name is, from slot `slot`: another worktree's is refused even to its holder.
+    use git_hand::ops::ref_fence::other_worktree;
+    for (name, own, other) in [
+        ("HEAD", Some("slot"), false),
+        ("refs/heads/x", Some("slot"), false),
+        ("refs/worktree/x", Some("slot"), false),
+        ("worktrees/slot/HEAD", Some("slot"), false),
+        ("worktrees/slot/refs/bisect/bad", Some("slot"), false),
+        ("worktrees/other/HEAD", Some("slot"), true),
+        ("worktrees/other/refs/worktree/x", Some("slot"), true),
+        ("main-worktree/HEAD", Some("slot"), true),
+        ("main-worktree/refs/bisect/bad", Some("slot"), true),
+        ("main-worktree/HEAD", None, false),
+        ("worktrees/slot/HEAD", None, true),
+    ] {
+        assert_eq!(other_worktree(name, own), other, "{name} from {own:?}");
+    }
+}
+
+#[test]
+fn a_zombie_cannot_move_its_old_slots_head_or_the_main_worktrees_under_another_name() {
+    let env = TestEnv::new();
+    let (repo, slot, a, b) = zombie_setup(&env);
+    let run = commit_as(&env, &slot, Some(&b), "b.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let held = rev(&env, &slot, "HEAD");
+    let main_head = rev(&env, &repo, "HEAD");
+    let id = worktree_id(&env, &slot);
+    // A commit of the zombie's own, on no ref.
+    let tree = rev(&env, &slot, "HEAD^{tree}");
+    let own = env.git(&slot, &["commit-tree", &tree, "-p", &held, "-m", "zombie"]);
+    let names = [
+        format!("worktrees/{id}/HEAD"),
+        "main-worktree/HEAD".to_string(),
+        format!("worktrees/{id}/refs/bisect/bad"),
+        "refs/worktree/zombie".to_string(),
+    ];
+    for name in &names {
+        let run = git_as(
+            &env,
+            &slot,
+            Some(&a),
+            &[],
+            &["update-ref", "--no-deref", name, &own],
+        );
+        assert_refused(&run, "stale", &format!("update-ref {name}"));
+    }
+    assert_eq!(rev(&env, &slot, "HEAD"), held, "b's HEAD moved");
+    assert_eq!(
+        env.git(&slot, &["symbolic-ref", "HEAD"]),
+        "refs/heads/hand/b",
+        "b's HEAD was detached"
+    );
+    assert_eq!(
+        rev(&env, &repo, "HEAD"),
+        main_head,
+        "the main worktree moved"
+    );
+    assert_eq!(
+        env.git(&repo, &["symbolic-ref", "HEAD"]),
+        "refs/heads/main",
+        "the main worktree was detached"
+    );
+    assert_no_locks(&repo);
+}
+
+#[test]
+fn a_holder_of_one_slot_cannot_move_another_slots_head_or_the_main_worktrees() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install"]).ok();
+    let x = spawn(&env, &repo, "x", &[]);
+    let y = spawn(&env, &repo, "y", &[]);
+    let (x_slot, y_slot) = (path_of(&x), path_of(&y));
+    let (x_id, y_id) = (worktree_id(&env, &x_slot), worktree_id(&env, &y_slot));
+    let run = commit_as(&env, &x_slot, Some(&x), "x.txt");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let x_tip = rev(&env, &x_slot, "HEAD");
+    let y_tip = rev(&env, &y_slot, "HEAD");
+    let main_tip = rev(&env, &repo, "HEAD");
+    for name in [
+        format!("worktrees/{y_id}/HEAD"),
+        format!("worktrees/{y_id}/refs/worktree/x"),
+        "main-worktree/HEAD".to_string(),
+        "main-worktree/refs/bisect/bad".to_string(),
+    ] {
+        let run = git_as(
+            &env,
+            &x_slot,
+            Some(&x),
+            &[],
+            &["update-ref", "--no-deref", &name, &x_tip],
+        );
+        assert_ne!(run.code, 0, "x moved {name}");
+        assert!(
+            run.stderr.contains(&format!(
+                "git-hand: ref update refused: {name} is another worktree's HEAD or ref"
+            )),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("--no-verify"), "{}", run.stderr);
+    }
+    // A symbolic-ref update of y's HEAD (a switch made from x) is refused too.
+    let run = git_as(
+        &env,
+        &x_slot,
+        Some(&x),
+        &[],
+        &[
+            "symbolic-ref",
+            &format!("worktrees/{y_id}/HEAD"),
+            "refs/heads/hand/x",
+        ],
+    );
+    assert_ne!(run.code, 0, "x switched y's HEAD: {}", run.stderr);
+    assert_eq!(rev(&env, &y_slot, "HEAD"), y_tip);
+    assert_eq!(
+        env.git(&y_slot, &["symbolic-ref", "HEAD"]),
+        "refs/heads/hand/y"
+    );
+    assert_eq!(rev(&env, &repo, "HEAD"), main_tip);
+    assert_eq!(env.git(&repo, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+    // x's own HEAD under its other name, and its own per-worktree refs, are x's to move.
+    for name in [
+        format!("worktrees/{x_id}/HEAD"),
+        "refs/worktree/mine".into(),
+    ] {
+        let run = git_as(
+            &env,
+            &x_slot,
+            Some(&x),
+            &[],
+            &["update-ref", "--no-deref", &name, &x_tip],
+        );
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+    }
+    assert_no_locks(&repo);
+}
+
+#[test]
+fn a_fence_switched_off_from_the_command_line_or_the_environment_stays_on() {
+    let env = TestEnv::new();
+    let (repo, slot, a, _b) = zombie_setup(&env);
+    let held = rev(&env, &slot, "hand/b");
+    // What an agent inherits from a `git -c ...` that started it: GIT_CONFIG_PARAMETERS, or
+    // GIT_CONFIG_COUNT and its pairs.
+    let inherited: [&[(&str, &str)]; 2] = [
+        &[(
+            "GIT_CONFIG_PARAMETERS",
+            "'hand.fenceRefs'='false' 'hand.fenceBranches'='false'",
+        )],
+        &[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "hand.fenceRefs"),
+            ("GIT_CONFIG_VALUE_0", "false"),
+            ("GIT_CONFIG_KEY_1", "hand.fenceBranches"),
+            ("GIT_CONFIG_VALUE_1", "false"),
+        ],
+    ];
+    for extra in inherited {
+        let run = git_as(
+            &env,
+            &slot,
+            Some(&a),
+            extra,
+            &["commit", "--allow-empty", "-q", "-m", "zombie"],
+        );
+        assert_refused(&run, "stale", &format!("a commit with {extra:?}"));
+    }
+    let run = git_as(
+        &env,
+        &slot,
+        Some(&a),
+        &[],
+        &[
+            "-c",
+            "hand.fenceRefs=false",
+            "commit",
+            "--allow-empty",
+            "-q",
+            "-m",
+            "z",
+        ],
+    );
+    assert_refused(&run, "stale", "git -c hand.fenceRefs=false commit");
+    assert_eq!(rev(&env, &slot, "hand/b"), held);
+    // The repository's own configuration still switches it off.
+    env.git(&repo, &["config", "hand.fenceRefs", "false"]);
+    let run = git_as(
+        &env,
+        &slot,
+        Some(&a),
+        &[],
+        &["commit", "--allow-empty", "-q", "-m", "zombie"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn an_inherited_re_entry_marker_does_not_switch_the_fence_off() {
+    let env = TestEnv::new();
+    let (_repo, slot, a, _b) = zombie_setup(&env);
+    let held = rev(&env, &slot, "hand/b");
+    // An agent started from inside a chained hook carries the marker, bound to the PATH the
+    // hook had: the git it runs puts its exec path in front of that once more.
+    for hook in ["reference-transaction", "pre-push", "post-checkout"] {
+        let path = format!("/usr/lib/git-core:{}", std::env::var("PATH").unwrap());
+        let run = git_as(
+            &env,
+            &slot,
+            Some(&a),
+            &[("GIT_HAND_IN_HOOK", hook), ("GIT_HAND_IN_HOOK_PATH", &path)],
+            &["commit", "--allow-empty", "-q", "-m", "zombie"],
+        );
+        if hook == "reference-transaction" {
+            assert_refused(&run, "stale", "a commit under an inherited marker");
+        }
+        assert_eq!(rev(&env, &slot, "hand/b"), held, "{hook}");
+    }
+    let mut cmd = env.contained("git", &slot);
+    cmd.args(["push", "-q", "origin", "HEAD:refs/heads/zombie"])
+        .env("GIT_HAND_IN_HOOK", "pre-push");
+    for (k, v) in crate::support::cred(&a) {
+        cmd.env(k, v);
+    }
+    let run = Run::from(cmd.output().unwrap());
+    assert_ne!(run.code, 0, "a push under an inherited marker went out");
+    assert!(
+        run.stderr.contains("git-hand: push refused (stale)"),
+        "{}",
+        run.stderr
+    );
+}
