@@ -86,7 +86,12 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
     if let Some(skew) = clock_skew_ms.filter(|s| s.abs() > SKEW_TOLERANCE_MS) {
         problems.push(clock_skew(skew));
     }
-    let problems = checkup(ctx, ledger, repair, problems)?;
+    // Outside a repository (a team ledger's owner creating the schema) the ledger is all there
+    // is to check.
+    let problems = match ctx.repo_opt() {
+        Some(_) => checkup(ctx, ledger, repair, problems)?,
+        None => problems,
+    };
     Ok(Findings {
         problems,
         clock_skew_ms,
