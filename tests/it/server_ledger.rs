@@ -130,3 +130,25 @@ fn install_server_writes_its_ledger_and_says_the_fence_covers_no_url_until_one_i
         again.stderr
     );
 }
+
+#[test]
+fn doctor_on_a_server_without_hand_remote_url_says_its_branch_fence_covers_no_url() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    env.hand(&origin, &["install", "--server"]);
+    let run = env.hand(&origin, &["doctor", "--json"]);
+    assert!(
+        run.stdout.contains("unfenced-remote")
+            && run.stdout.contains("config --add hand.remoteUrl"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    env.git(
+        &origin,
+        &["config", "hand.remoteUrl", "ssh://git@srv/app.git"],
+    );
+    let run = env.hand(&origin, &["doctor", "--json"]);
+    assert!(!run.stdout.contains("unfenced-remote"), "{}", run.stdout);
+}
