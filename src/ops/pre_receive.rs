@@ -616,5 +616,10 @@ mod tests {
             Some("git (ssh account)")
         );
         assert_eq!(from(&[("USER", "me")]), None, "a local push names no one");
+        // A name is the pusher's: shown escaped, it can neither forge nor hide a line.
+        assert_eq!(
+            from(&[("REMOTE_USER", "eve\ngit-hand: ok\u{1b}[8m")]).as_deref(),
+            Some("eve\\ngit-hand: ok\\u{1b}[8m (REMOTE_USER)")
+        );
     }
 }
