@@ -57,7 +57,7 @@ struct EntryJson<'a> {
     multi: bool,
     /// Every value in effect, in git's order: at most one for a key that is not `multi`.
     values: &'a [String],
-    /// `git`, `file` or `default`.
+    /// `git`, `file`, `env` (`GIT_HAND_LEDGER`) or `default`.
     origin: &'static str,
     /// With `git`: `system`, `global`, `local`, `worktree`, `env` or `command` (`git -c`).
     scope: Option<&'static str>,
@@ -93,6 +93,7 @@ fn shape(r: &Report) -> ConfigJson<'_> {
                 let (origin, scope, path) = match &e.origin {
                     Origin::Git(g) => ("git", Some(g.scope), g.file.as_deref()),
                     Origin::File(p) => ("file", None, Some(p.as_path())),
+                    Origin::Env(_) => ("env", None, None),
                     Origin::Default => ("default", None, None),
                 };
                 EntryJson {
@@ -155,6 +156,7 @@ fn text(ctx: &Context, r: &Report) -> String {
                     None => format!("git config ({})", g.scope),
                 },
                 Origin::File(_) => settings::FILE_NAME.to_string(),
+                Origin::Env(var) => var.to_string(),
                 Origin::Default => "default".to_string(),
             };
             let values = match e.values.as_slice() {

@@ -36,11 +36,17 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
             return exit(1);
         }
     }
+    // receive-pack runs the hook inside the repository, GIT_DIR naming it (`.` for a bare one).
+    let dir = match std::env::var_os("GIT_DIR") {
+        Some(dir) => ctx.cwd.join(dir),
+        None => ctx.cwd.clone(),
+    };
+    let server = Context::for_server(dir);
     let decision = pre_receive::parse_receive_lines(&String::from_utf8_lossy(&stdin))
         .map_err(|e| crate::ops::Error::failed(e, vec![]))
         .and_then(|refs| {
             let pusher = Pusher::from_env();
-            pre_receive::pre_receive(ctx, &Presented::from_env(), &refs, pusher.as_ref())
+            pre_receive::pre_receive(&server, &Presented::from_env(), &refs, pusher.as_ref())
         });
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),

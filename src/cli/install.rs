@@ -220,7 +220,12 @@ fn install_server(
         None => ServerTarget::Detect,
     };
     let report = hooks::install_server(git, rewrite, target)?;
+    let written = write_server_ledger(ctx, git, &ledger)?;
     warn(another_users_ledger(ctx.repo()?, git, &ledger));
+    let covered = crate::ops::pre_receive::Coverage::of(ctx.repo()?);
+    if covered.remote_urls.is_empty() {
+        warn(Some(covered.warning()));
+    }
     let wrote = report.advertised || report.hooks.iter().any(|h| h.change.wrote());
     let outcome = match wrote {
         true => OutcomeWord::Installed,
@@ -250,15 +255,42 @@ fn install_server(
         false => "receive.advertisePushOptions is already true\n",
     });
     text.push_str(&format!(
-        "ledger: {} (from {}), opened\n\
-         the hook reads the ledger as the user the server runs hooks as, with that user's \
-         environment and git configuration; to point it elsewhere: \
+        "ledger: {} (from {}), opened{}\n\
+         the hook judges with this repository's own hand.ledger only (never the pusher's \
+         environment or configuration); to point it elsewhere: \
          git -C {} config hand.ledger <path-or-url>\n",
         ledger.place,
         ledger.source,
+        match written {
+            true => ", and written to this repository's hand.ledger",
+            false => "",
+        },
         git.dir().display()
     ));
+    text.push_str(&covered.lines());
     Ok(Done::ok(text))
+}
+
+/// Writes the ledger just opened as the repository's own `hand.ledger` (its config file), the
+/// only place the pre-receive hook takes its ledger from (issue 22), unless that file already
+/// names it. The setting is written as given (a URL with its password and options, as the hook
+/// needs it to connect); a path absolute. Whether it wrote.
+fn write_server_ledger(ctx: &Context, git: &Git, ledger: &LedgerLocation) -> Result<bool, Failure> {
+    let setting = match (&ledger.place, ledger.source) {
+        (Place::Server(_), "GIT_HAND_LEDGER") => std::env::var("GIT_HAND_LEDGER").ok(),
+        (Place::Server(_), _) => ctx.repo()?.config_string("hand.ledger"),
+        (Place::File(path), _) => Some(path.display().to_string()),
+    }
+    .unwrap_or_else(|| ledger.place.to_string());
+    let own = crate::git::Repo::open_isolated(git.dir())
+        .ok()
+        .and_then(|r| r.config_string("hand.ledger"));
+    if own.as_deref() == Some(setting.as_str()) {
+        return Ok(false);
+    }
+    git.run(&["config", "--local", "hand.ledger", &setting])
+        .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
+    Ok(true)
 }
 
 /// The warning when the hook will likely not read the ledger just opened: the repository

@@ -281,6 +281,18 @@ fn needs_repo(command: &Option<Command>) -> bool {
     }
 }
 
+/// `doctor` with a team ledger's URL runs anywhere (issue 22): the owner creates the schema
+/// with it (docs/team.md, Setting it up) before any repository uses the ledger; outside a
+/// repository it checks the ledger alone.
+fn doctor_of_a_team_ledger(command: &Option<Command>, ctx: &Context) -> bool {
+    matches!(command, Some(Command::Doctor(_)))
+        && ctx.repo_opt().is_none()
+        && matches!(
+            ctx.ledger_location().map(|l| l.place),
+            Ok(crate::ledger::Place::Server(_))
+        )
+}
+
 fn run(cli: Cli) -> Result<Done, Failure> {
     let cwd = match &cli.dir {
         Some(dir) => dir.clone(),
@@ -292,7 +304,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         })?,
     };
     let ctx = Context::new(cwd);
-    if needs_repo(&cli.command) {
+    if needs_repo(&cli.command) && !doctor_of_a_team_ledger(&cli.command, &ctx) {
         ctx.repo()?;
     }
     let json = cli.json;

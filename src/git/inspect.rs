@@ -228,6 +228,22 @@ impl Repo {
         )
         .map(gix::Repository::from)
         .map_err(|e| why_not_a_repo(dir, e.to_string()))?;
+        Self::located(repo)
+    }
+
+    /// The repository at `dir` with nothing but its own configuration file: no system or global
+    /// file, no environment variable, no `-c`. A server's pre-receive hook opens its repository so
+    /// (issue 22): over a local path or `file://` git hands the hook the pusher's `HOME`,
+    /// `XDG_CONFIG_HOME` and `GIT_CONFIG_GLOBAL`, and nothing the pusher carries may choose what
+    /// the server judges with.
+    pub fn open_isolated(dir: &Path) -> Result<Self, InspectError> {
+        let repo = gix::ThreadSafeRepository::open_opts(dir, gix::open::Options::isolated())
+            .map(gix::Repository::from)
+            .map_err(|e| why_not_a_repo(dir, e.to_string()))?;
+        Self::located(repo)
+    }
+
+    fn located(repo: gix::Repository) -> Result<Self, InspectError> {
         let cwd = repo.current_dir().to_path_buf();
         let abs = |p: &Path| canonical(&cwd.join(p));
         let loc = Location {

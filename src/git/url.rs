@@ -2,31 +2,38 @@
 //! (`git@github.com:o/r.git`, `https://github.com/o/r`, `ssh://git@github.com/o/r`) is one
 //! namespace and two clones of one remote share issue leases.
 
+use gix::bstr::ByteSlice;
+
 /// `host/path` for network URLs (scheme, user, port and `.git` dropped, host lower-cased);
-/// the path itself, without `.git`, for local remotes.
+/// the path itself, without `.git`, for local remotes. Parsed as git parses a remote, with
+/// gix-url (issue 22: a hand-written parser read `file://localhost/srv/x.git` as the host
+/// `localhost`, while git ignores a `file://` URL's host). What does not parse is kept as
+/// written.
 pub fn normalize_remote_url(url: &str) -> String {
     let url = url.trim();
-    let (rest, network) = match url.split_once("://") {
-        Some(("file", rest)) => (rest, false),
-        Some((_, rest)) => (rest, true),
-        // scp-like `user@host:path` (but not a Windows-ish `C:\` or a local path with a colon
-        // after a slash).
-        None => match url.split_once(':') {
-            Some((host, path)) if !host.contains('/') && !host.is_empty() => {
-                return finish(&format!(
-                    "{}/{}",
-                    host_only(host),
-                    path.trim_start_matches('/')
-                ));
-            }
-            _ => (url, false),
-        },
+    let Ok(parsed) = gix::url::parse(url.as_bytes().as_bstr()) else {
+        return finish(url);
     };
-    if !network {
-        return finish(rest);
+    let path = parsed.path.to_str_lossy();
+    match (&parsed.scheme, parsed.host()) {
+        (gix::url::Scheme::File, _) => finish(&path),
+        (_, Some(host)) => finish(&format!(
+            "{}/{}",
+            host_only(host),
+            path.trim_start_matches('/')
+        )),
+        (_, None) => finish(url),
     }
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    finish(&format!("{}/{}", host_only(authority), path))
+}
+
+/// The local path a remote names, as git reads it: a path, or a `file://` URL, whose host git
+/// ignores (`file://localhost/srv/x.git` is `/srv/x.git`). `None` for a network URL.
+pub fn local_path(url: &str) -> Option<std::path::PathBuf> {
+    let parsed = gix::url::parse(url.trim().as_bytes().as_bstr()).ok()?;
+    if parsed.scheme != gix::url::Scheme::File {
+        return None;
+    }
+    gix::path::from_bstring(parsed.path).ok()
 }
 
 /// `user@Host:22` → `host`.
@@ -70,5 +77,12 @@ mod tests {
         assert_eq!(n("/srv/git/origin.git"), "/srv/git/origin");
         assert_eq!(n("file:///srv/git/origin.git"), "/srv/git/origin");
         assert_eq!(n("../origin"), "../origin");
+        // git ignores a file:// URL's host.
+        assert_eq!(n("file://localhost/srv/git/origin.git"), "/srv/git/origin");
+        assert_eq!(
+            super::local_path("file://localhost/srv/o.git").as_deref(),
+            Some(std::path::Path::new("/srv/o.git"))
+        );
+        assert_eq!(super::local_path("git@host:o/r.git"), None);
     }
 }

@@ -20,6 +20,9 @@ pub struct Context {
     pub cwd: PathBuf,
     repo: std::result::Result<Repo, crate::git::InspectError>,
     notices: Mutex<Vec<String>>,
+    /// A server's pre-receive hook: the repository is read with its own configuration file only
+    /// and the ledger is the one that file names ([`Context::for_server`]).
+    server: bool,
 }
 
 impl Context {
@@ -31,6 +34,22 @@ impl Context {
             cwd,
             repo,
             notices: Mutex::new(vec![]),
+            server: false,
+        }
+    }
+
+    /// Where a server's pre-receive hook runs: the repository at `dir` (receive-pack runs the
+    /// hook inside it) with its own configuration file only, and the ledger that file's
+    /// `hand.ledger` names (issue 22). Over a local path or `file://` the hook inherits the
+    /// pusher's environment (`GIT_HAND_LEDGER`, `HOME`, `XDG_STATE_HOME`, `GIT_CONFIG_GLOBAL`):
+    /// none of it may choose the ledger, the machine or a setting the server judges with.
+    pub fn for_server(dir: PathBuf) -> Self {
+        let repo = Repo::open_isolated(&dir);
+        Self {
+            cwd: dir,
+            repo,
+            notices: Mutex::new(vec![]),
+            server: true,
         }
     }
 
@@ -62,6 +81,9 @@ impl Context {
     /// or a team ledger's `postgres://` URL. A path the stamp could not carry (a newline ends its
     /// line) or a URL that does not parse is a usage error, before anything opens it.
     pub fn ledger_location(&self) -> Result<LedgerLocation> {
+        if self.server {
+            return server_ledger(self.repo()?);
+        }
         let config = match self.repo_opt() {
             Some(repo) => configured_ledger(repo)?,
             None => None,
@@ -248,6 +270,95 @@ fn bad_url(e: ledger::server::UrlError) -> Error {
 
 /// `git config hand.ledger`: a team ledger's `postgres://` URL, or an absolute path (or one
 /// starting with `~/`) git-hand can record.
+/// Where a server's own configuration file says its ledger is, under [`SERVER_LEDGER_SOURCE`]:
+/// only the repository's `hand.ledger` (its config file; [`Repo::open_isolated`] reads no
+/// other), a `postgres://` URL or an absolute path. None is an error naming the command that
+/// sets it (the hook then refuses every push: a server fails closed). A `GIT_HAND_LEDGER` in
+/// the hook's environment is the pusher's: naming any other ledger, it refuses the push; it is
+/// never used.
+fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
+    let common = &repo.loc.common_dir;
+    let set = format!(
+        "git -C {} config hand.ledger <the clients' ledger: a path or a postgres:// URL>",
+        common.display()
+    );
+    let Some(setting) = repo
+        .config_string("hand.ledger")
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Err(Error::failed(
+            format!(
+                "{} names no ledger in its own configuration (hand.ledger in {}): the server \
+                 judges pushes only with its own ledger, never one the pusher's environment \
+                 or configuration names",
+                common.display(),
+                common.join("config").display()
+            ),
+            vec![set],
+        ));
+    };
+    let place = server_place(setting.clone().into()).map_err(bad_url)?;
+    if let Place::File(path) = &place
+        && !(path.is_absolute()
+            && path
+                .to_str()
+                .is_some_and(|p| !p.chars().any(super::names::is_deceptive)))
+    {
+        return Err(repo
+            .bad_config(
+                "hand.ledger",
+                "on a server, an absolute path without control characters, or a postgres:// URL \
+                 (the hook's HOME is the pusher's, so ~/ means nothing here)",
+                None,
+            )
+            .into());
+    }
+    if let Some(theirs) = std::env::var_os("GIT_HAND_LEDGER").filter(|v| !v.is_empty()) {
+        let same = server_place(theirs.clone()).is_ok_and(|t| same_place(&t, &place));
+        if !same {
+            return Err(Error::failed(
+                format!(
+                    "the push's environment names a ledger (GIT_HAND_LEDGER={:?}) that is not \
+                     this server's own ({place}, hand.ledger in {}): the server judges only \
+                     with its own ledger, and a ledger the pusher names is refused, never used; \
+                     push without GIT_HAND_LEDGER set, or with it naming the server's ledger",
+                    theirs.to_string_lossy(),
+                    common.join("config").display()
+                ),
+                vec![],
+            ));
+        }
+    }
+    Ok(LedgerLocation {
+        place,
+        source: SERVER_LEDGER_SOURCE,
+    })
+}
+
+/// Where a server's ledger comes from, as messages say.
+pub const SERVER_LEDGER_SOURCE: &str = "the repository's own hand.ledger";
+
+/// A server's ledger setting read as a place, with none of libpq's environment but `HOME` (the
+/// password file's default place): `PGHOST`, `PGDATABASE` and friends in the hook's environment
+/// are the pusher's, and a server URL names its host and database itself.
+fn server_place(setting: OsString) -> std::result::Result<Place, crate::ledger::server::UrlError> {
+    Place::from_setting(setting, &|k| {
+        (k == "HOME").then(|| std::env::var_os(k)).flatten()
+    })
+}
+
+/// Whether two places are one ledger: the same file (by its real path where it exists) or the
+/// same team database.
+fn same_place(a: &Place, b: &Place) -> bool {
+    match (a, b) {
+        (Place::File(a), Place::File(b)) => {
+            let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            real(a) == real(b)
+        }
+        _ => a.same_database(b),
+    }
+}
+
 fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
     let Some(value) = super::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
     else {

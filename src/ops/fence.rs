@@ -29,21 +29,35 @@ pub fn pushed_remote(url: &str, cwd: &Path) -> String {
     remote_key(url, cwd)
 }
 
-/// One remote, however it is spelled: [`normalize_remote_url`], with a local path first made
-/// absolute against `base` and resolved (symlinks and `..`), so two clones that name one bare
-/// repository differently agree.
+/// One remote, however it is spelled: [`normalize_remote_url`], with a local path (or a
+/// `file://` URL, whatever its host) first made absolute against `base` and resolved as git
+/// resolves it ([`repository_at`]: `/srv/x` may be `/srv/x.git`, symlinks and `..` followed),
+/// so two clones that name one bare repository differently agree (issue 22).
 fn remote_key(url: &str, base: &Path) -> String {
-    let path = url.strip_prefix("file://").unwrap_or(url);
-    let scp_like = path
-        .split_once(':')
-        .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
-    if !path.contains("://")
-        && !scp_like
-        && let Ok(abs) = std::fs::canonicalize(base.join(path))
+    if let Some(path) = crate::git::url::local_path(url)
+        && let Some(real) = repository_at(&base.join(path))
     {
-        return normalize_remote_url(&abs.to_string_lossy());
+        return normalize_remote_url(&real.to_string_lossy());
     }
     normalize_remote_url(url)
+}
+
+/// The repository git opens for the local path `path`, resolved: git's own order (`enter_repo`
+/// tries `<path>/.git`, `<path>`, `<path>.git/.git`, `<path>.git`, taking the first that is a
+/// git directory or a gitfile), else the path itself when it exists.
+fn repository_at(path: &Path) -> Option<std::path::PathBuf> {
+    let is_git_dir = |p: &Path| p.join("HEAD").is_file() && p.join("objects").is_dir();
+    for suffix in ["/.git", "", ".git/.git", ".git"] {
+        let mut candidate = path.as_os_str().to_owned();
+        candidate.push(suffix);
+        let candidate = std::path::PathBuf::from(candidate);
+        let found = std::fs::metadata(&candidate)
+            .is_ok_and(|m| m.is_file() || (m.is_dir() && is_git_dir(&candidate)));
+        if found {
+            return std::fs::canonicalize(&candidate).ok();
+        }
+    }
+    std::fs::canonicalize(path).ok()
 }
 
 /// The branches `refnames` update (`refs/heads/<branch>`; any other ref fences nothing), sorted

@@ -499,8 +499,15 @@ pub(super) fn record_refusal_of(
         Said::Receive => (EventKind::PushRefused, "push refused", "received by"),
     };
     let (res, tenure, detail) = match refusal {
+        // Under the presented tenure's own resource when there is one: the server's pre-receive
+        // judged a lease of a slot on the client's machine, and joining the server's machine id
+        // to the client's path (`gitserver:<laptop path>`) named a slot that does not exist
+        // (issue 22); the client's own `git hand log` finds it there.
         Refusal::Verdict(_) => (
-            Resource::worktree_on(ledger.machine(), f.slot.as_ref().unwrap_or(workdir)),
+            f.tenure.as_ref().map_or_else(
+                || Resource::worktree_on(ledger.machine(), f.slot.as_ref().unwrap_or(workdir)),
+                |t| t.resource.clone(),
+            ),
             f.tenure.clone(),
             format!("{what}: {}", f.verdict.as_str()),
         ),

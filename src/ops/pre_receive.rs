@@ -20,8 +20,10 @@
 //! (receive-pack updates the target: `master -> main` moves `main`), read from one loose file
 //! per ref ([`crate::git::symref`]). A refusal is appended to the event log, naming the pusher
 //! where the host says who pushed ([`Pusher`]). Anything that keeps the hook from judging
-//! refuses (a server fails closed): no ledger where it looks (the hook runs as the git server's
-//! user, whose HOME or `hand.ledger` may not be the admin's), one it cannot read, a
+//! refuses (a server fails closed): no `hand.ledger` in the repository's own configuration file
+//! (the only place the server's ledger comes from: over a local remote the hook inherits the
+//! pusher's environment, and a `GIT_HAND_LEDGER` there naming another ledger is refused), none
+//! where it names, one it cannot read, a
 //! `hand.requireLease` value that can match no branch, a symbolic ref it cannot resolve.
 
 use std::ffi::OsString;
@@ -114,7 +116,8 @@ fn in_push_options(e: &Unparsed) -> String {
 /// Who pushed, as the server that runs the hook names them: the first of the hosts' own
 /// variables that is set (each host's documentation names it; docs/team.md says which were
 /// checked), else, over plain ssh, the server account sshd runs the push as. `None` on a
-/// local push, where the hook's environment is the pusher's own and proves nothing.
+/// local push, where the pusher is the OS user the hook runs as and the environment proves
+/// nothing more. For display only (escaped): nothing the server judges depends on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pusher {
     pub name: String,
@@ -133,6 +136,7 @@ const PUSHER_VARIABLES: [&str; 4] = [
 ];
 
 impl Pusher {
+    /// From the hook's environment.
     /// From the hook's environment.
     pub fn from_env() -> Option<Self> {
         Self::from_vars(|name| std::env::var(name).ok())
@@ -158,7 +162,9 @@ impl Pusher {
 
 impl std::fmt::Display for Pusher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.name, self.source)
+        // A name comes from the pusher's side: shown escaped, so a control character can
+        // neither hide nor forge a line of the refusal or the log (issue 22).
+        write!(f, "{} ({})", self.name.escape_debug(), self.source)
     }
 }
 
@@ -307,17 +313,14 @@ fn decide<'r>(
     Some((refusal, Some(r)))
 }
 
-/// No ledger where the hook looked: it cannot tell a live task's branch or a current lease, so
-/// it refuses (a server fails closed). On a server that is a misconfiguration: the hook runs as
-/// the user the git server runs hooks as, whose HOME or `hand.ledger` may not be the admin's
-/// who ran `install --server`.
+/// No ledger where the server's own `hand.ledger` says: it cannot tell a live task's branch or a
+/// current lease, so it refuses (a server fails closed). The place is the server's alone
+/// ([`Context::for_server`]): nothing in the pusher's environment moves it.
 fn no_ledger(location: &LedgerLocation, common: &Path) -> Error {
     Error::failed(
         format!(
-            "there is no ledger at {} (from {}), where it looked as the user the server runs \
-             hooks as; point it at the clients' ledger (the team ledger's URL, or the SQLite \
-             file they share): GIT_HAND_LEDGER in the hook's environment, or hand.ledger in \
-             this repository's git configuration",
+            "there is no ledger at {} (from {}); point it at the clients' ledger (the team \
+             ledger's URL, or the SQLite file they share)",
             location.place, location.source
         ),
         vec![format!(
@@ -399,6 +402,50 @@ impl PresentedLease {
             Some(remote) if remotes.contains(remote) => Self::OfThisRepository,
             _ => Self::OfAnother(Box::new(task.clone())),
         }
+    }
+}
+
+/// Which pushes the branch fence covers (issue 22: it is never silently off): the repository's
+/// own path (clients on this machine) and each `hand.remoteUrl` (clients over ssh or https,
+/// whose URL the server cannot see). With no `hand.remoteUrl`, a client over the network gets
+/// no branch fence, and `install --server`, `config` and `doctor` say so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coverage {
+    pub repository: std::path::PathBuf,
+    /// Each `hand.remoteUrl`, as written.
+    pub remote_urls: Vec<String>,
+}
+
+impl Coverage {
+    pub fn of(repo: &crate::git::Repo) -> Self {
+        Self {
+            repository: repo.loc.common_dir.clone(),
+            remote_urls: super::settings::remote_urls(repo).urls,
+        }
+    }
+
+    /// What the fence covers, one line each.
+    pub fn lines(&self) -> String {
+        let mut text = format!(
+            "branch fence: covers pushes to {} (local paths and file://)\n",
+            self.repository.display()
+        );
+        for url in &self.remote_urls {
+            text.push_str(&format!(
+                "branch fence: covers pushes to {url} (hand.remoteUrl)\n"
+            ));
+        }
+        text
+    }
+
+    /// The warning when no `hand.remoteUrl` is set.
+    pub fn warning(&self) -> String {
+        format!(
+            "warning: no hand.remoteUrl is set, so the branch fence covers no push over ssh or \
+             https: clients record the URL they push to, and the server matches only the URLs \
+             it is told; name each one: git -C {} config --add hand.remoteUrl <url>",
+            self.repository.display()
+        )
     }
 }
 
@@ -569,5 +616,10 @@ mod tests {
             Some("git (ssh account)")
         );
         assert_eq!(from(&[("USER", "me")]), None, "a local push names no one");
+        // A name is the pusher's: shown escaped, it can neither forge nor hide a line.
+        assert_eq!(
+            from(&[("REMOTE_USER", "eve\ngit-hand: ok\u{1b}[8m")]).as_deref(),
+            Some("eve\\ngit-hand: ok\\u{1b}[8m (REMOTE_USER)")
+        );
     }
 }

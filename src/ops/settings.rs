@@ -92,6 +92,8 @@ pub enum Origin {
     Git(ConfigOrigin),
     /// The repository's `.handconfig`.
     File(PathBuf),
+    /// An environment variable that overrides git's configuration (`GIT_HAND_LEDGER`).
+    Env(&'static str),
     /// Nothing sets it.
     Default,
 }
@@ -516,6 +518,11 @@ fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
     match k.name {
         "hand.requireLease" => return require_lease_entry(settings.repo, k, origin),
         "hand.remoteUrl" => return remote_urls_entry(settings.repo, k, origin),
+        "hand.ledger" => {
+            if let Some(env) = ledger_env_entry(k, &origin) {
+                return env;
+            }
+        }
         _ => {}
     }
     let (values, problem) = if k.multi {
@@ -570,16 +577,59 @@ fn require_lease_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
 
 /// `hand.remoteUrl` as the hook reads it: blank values skipped (and said so), the others as
 /// written.
+/// In a bare repository (a server's), no value is said too: the branch fence then covers no
+/// push over ssh or https (issue 22: it is never silently off).
 fn remote_urls_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
     let read = remote_urls(repo);
+    let uncovered = (repo.loc.workdir.is_none() && read.urls.is_empty()).then(|| {
+        format!(
+            "hand.remoteUrl is not set: the server's branch fence covers pushes to {} by its \
+             path only, none over ssh or https; name each URL clients push to: git -C {} \
+             config --add hand.remoteUrl <url>",
+            repo.loc.common_dir.display(),
+            repo.loc.common_dir.display()
+        )
+    });
+    let note = match (skipped_note(k, read.skipped), uncovered) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     Entry {
         key: k.name,
         multi: k.multi,
         values: read.urls,
         origin,
         problem: None,
-        note: skipped_note(k, read.skipped),
+        note,
     }
+}
+
+/// `hand.ledger` when `GIT_HAND_LEDGER` overrides it: the variable's value is the one in
+/// effect, and git's value (if any) is only said to be overridden (issue 22: `config` showed
+/// git's as in effect). On a server the hook reads neither variable nor anything but the
+/// repository's own `hand.ledger`; `config` shows what this shell's verbs use.
+fn ledger_env_entry(k: &Key, origin: &Origin) -> Option<Entry> {
+    const VAR: &str = "GIT_HAND_LEDGER";
+    let value = std::env::var(VAR).ok().filter(|v| !v.is_empty())?;
+    let note = match origin {
+        Origin::Git(g) => Some(format!(
+            "{VAR} overrides hand.ledger from git config ({}{})",
+            g.scope,
+            g.file
+                .as_ref()
+                .map(|f| format!(": {}", f.display()))
+                .unwrap_or_default()
+        )),
+        _ => None,
+    };
+    Some(Entry {
+        key: k.name,
+        multi: k.multi,
+        values: vec![value],
+        origin: Origin::Env(VAR),
+        problem: None,
+        note,
+    })
 }
 
 /// The note for a server key whose `skipped` empty values the hook ignores.

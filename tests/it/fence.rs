@@ -160,3 +160,31 @@ fn a_push_over_a_stale_tasks_branch_reads_its_tenure_and_never_its_task_row() {
     );
     assert_eq!(rows, 1, "{statements:#?}");
 }
+
+#[test]
+fn every_spelling_git_opens_as_the_origin_is_fenced_as_the_origin() {
+    let (env, repo, clone2) = two_clones();
+    spawn(&env, &repo, "a", &[]);
+    env.git(&clone2, &["switch", "-q", "-c", "hand/a"]);
+    env.commit(&clone2, "c2.txt", "from clone 2\n");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    // git ignores a file:// URL's host, and opens `<path>.git` for `<path>` (issue 22).
+    std::os::unix::fs::symlink(&origin, env.path("work/link.git")).unwrap();
+    let link = env.path("work/link");
+    for url in [
+        format!("file://localhost{}", origin.display()),
+        link.display().to_string(),
+        format!("file://{}", link.display()),
+    ] {
+        let refused = push(&env, &clone2, &[&url, "hand/a"]);
+        assert_ne!(refused.code, 0, "{url} took the push: {}", refused.stderr);
+        assert!(
+            refused
+                .stderr
+                .contains("branch hand/a belongs to live task a"),
+            "{url}: {}",
+            refused.stderr
+        );
+        assert!(!on_origin(&env, "hand/a"), "{url}");
+    }
+}

@@ -45,6 +45,7 @@ mod races;
 mod ref_fence;
 mod require_lease;
 mod server_install;
+mod server_ledger;
 mod setup;
 mod small_things;
 mod support;

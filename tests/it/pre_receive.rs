@@ -439,7 +439,7 @@ fn a_server_without_a_ledger_refuses_every_push_and_says_where_it_looked() {
     for words in [
         "push refused by the remote: it cannot check leases",
         &env.ledger().display().to_string(),
-        "GIT_HAND_LEDGER",
+        "from the repository's own hand.ledger",
         "hand.ledger",
     ] {
         assert!(

@@ -33,6 +33,14 @@ fn a_lease_granted_on_another_machine_is_judged_as_that_machines_by_the_server()
         "remote: git-hand: push refused by the remote (stale)",
     );
     assert_eq!(remote_oid(&m.laptop, &origin, "hand/b"), None);
+    // Logged under the slot's own resource (the laptop's machine and path), never the server's
+    // machine joined to the laptop's path (issue 22).
+    let keys = db.psql(&format!(
+        "SELECT resource_key FROM events WHERE kind = 'push-refused' AND lease_id = '{}'",
+        a["lease_id"].as_str().unwrap()
+    ));
+    assert!(!keys.trim().is_empty(), "no refusal logged");
+    assert!(!keys.contains("server:"), "{keys}");
 
     // The runner, presenting nothing, is refused on the laptop's live task's branch.
     let runner = push_past_hooks(

@@ -337,7 +337,7 @@ fn install_server_opens_the_ledger_the_hook_reads_and_says_which() {
     let named = format!("ledger: {} (from GIT_HAND_LEDGER)", env.ledger().display());
     assert!(text.contains(&named), "{text}");
     assert!(
-        text.contains("as the user the server runs hooks as"),
+        text.contains("this repository's own hand.ledger only"),
         "{text}"
     );
     let fix = format!(
@@ -463,6 +463,12 @@ fn a_new_file_that_cannot_be_written_leaves_the_old_chained_fence_in_place() {
     let shim = git_hand::hooks::shim::content_for(git_hand::hooks::HookName::PreReceive, Some(bin));
     write_hook(&hooks.join("pre-receive"), &shim, 0o755);
     env.git(&origin, &["config", "receive.advertisePushOptions", "true"]);
+    // The server's own ledger, as the admin names it after upgrading (issue 22).
+    let ledger = env.ledger();
+    env.git(
+        &origin,
+        &["config", "hand.ledger", ledger.to_str().unwrap()],
+    );
     let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
     env.commit(&slot, "z.txt", "written by a's zombie\n");
     let ours = hooks.join("pre-receive.d/00-git-hand");

@@ -437,3 +437,51 @@ fn config_shows_remote_urls_as_the_hook_reads_them_without_their_password() {
         "hand.remoteUrl: 2 empty values skipped (the hook ignores them)"
     );
 }
+
+#[test]
+fn config_shows_the_ledger_in_effect_when_git_hand_ledger_overrides_git_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(
+        &repo,
+        &["config", "hand.ledger", "/elsewhere/ledger.sqlite"],
+    );
+    let json = env.hand(&repo, &["config", "--json"]).code(0).json();
+    let ledger = json["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "hand.ledger")
+        .unwrap()
+        .clone();
+    assert_eq!(ledger["value"], env.ledger().to_str().unwrap(), "{ledger}");
+    assert_eq!(ledger["origin"], "env", "{ledger}");
+    assert!(
+        ledger["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("GIT_HAND_LEDGER overrides hand.ledger from git config")),
+        "{ledger}"
+    );
+    let text = env.hand(&repo, &["config"]).code(0);
+    assert!(text.stdout.contains("GIT_HAND_LEDGER"), "{}", text.stdout);
+}
+
+#[test]
+fn config_in_a_server_repository_warns_that_no_url_is_fenced_without_hand_remote_url() {
+    let env = TestEnv::new();
+    env.repo("app");
+    let origin = env.path("work/app-origin.git").canonicalize().unwrap();
+    let shown = env.hand(&origin, &["config"]).code(0);
+    assert!(
+        shown.stdout.contains("hand.remoteUrl is not set")
+            && shown.stdout.contains("config --add hand.remoteUrl <url>"),
+        "{}",
+        shown.stdout
+    );
+    env.git(
+        &origin,
+        &["config", "hand.remoteUrl", "ssh://git@srv/app.git"],
+    );
+    let shown = env.hand(&origin, &["config"]).code(0);
+    assert!(!shown.stdout.contains("is not set"), "{}", shown.stdout);
+}

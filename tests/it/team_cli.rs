@@ -536,3 +536,17 @@ fn reading_verbs_and_hooks_make_nothing_on_an_empty_database() {
     hand(&env, &repo, &["lease", "acquire", "42", "--holder", "a"]).ok();
     assert_ne!(tables(), "0", "the first write makes the schema");
 }
+
+#[test]
+fn the_owners_doctor_creates_the_schema_outside_any_repository() {
+    let db = pg::database();
+    let env = TestEnv::on_team_ledger(&db.tcp_url());
+    let nowhere = env.path("not-a-repo");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let run = hand(&env, &nowhere, &["doctor"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("no problems found"), "{}", run.stdout);
+    let tables =
+        db.psql("SELECT count(*) FROM information_schema.tables WHERE table_name = 'tenures'");
+    assert_eq!(tables.trim(), "1", "the schema was created");
+}

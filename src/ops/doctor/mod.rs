@@ -41,6 +41,7 @@ pub enum ProblemKind {
     HalfAddedWorktree,
     HooksNotInForce,
     ClockSkew,
+    UnfencedRemote,
 }
 
 crate::word::words!(ProblemKind: "doctor problem kind");
@@ -86,7 +87,15 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
     if let Some(skew) = clock_skew_ms.filter(|s| s.abs() > SKEW_TOLERANCE_MS) {
         problems.push(clock_skew(skew));
     }
-    let problems = checkup(ctx, ledger, repair, problems)?;
+    if let Some(repo) = ctx.repo_opt() {
+        problems.extend(unfenced_remote(repo));
+    }
+    // Outside a repository (a team ledger's owner creating the schema) the ledger is all there
+    // is to check.
+    let problems = match ctx.repo_opt() {
+        Some(_) => checkup(ctx, ledger, repair, problems)?,
+        None => problems,
+    };
     Ok(Findings {
         problems,
         clock_skew_ms,
@@ -109,6 +118,31 @@ fn clock_skew(skew_ms: i64) -> Problem {
         repaired: false,
         command: Some("timedatectl set-ntp true".into()),
     }
+}
+
+/// A server repository (bare, with the `hand.ledger` `install --server` writes) that names no
+/// `hand.remoteUrl`: its branch fence covers pushes by path only, none over ssh or https, and
+/// nothing else would say so (issue 22: the fence is never silently off).
+fn unfenced_remote(repo: &crate::git::Repo) -> Option<Problem> {
+    let served = repo.loc.workdir.is_none()
+        && crate::git::Repo::open_isolated(&repo.loc.common_dir)
+            .ok()
+            .and_then(|own| own.config_string("hand.ledger"))
+            .is_some();
+    let coverage = super::pre_receive::Coverage::of(repo);
+    (served && coverage.remote_urls.is_empty()).then(|| Problem {
+        kind: ProblemKind::UnfencedRemote,
+        subject: repo.loc.common_dir.display().to_string(),
+        detail: "no hand.remoteUrl is set: the branch fence covers pushes to this repository's \
+                 path only, none over ssh or https"
+            .into(),
+        action: "none by doctor: name each URL clients push to".into(),
+        repaired: false,
+        command: Some(format!(
+            "git -C {} config --add hand.remoteUrl <url>",
+            repo.loc.common_dir.display()
+        )),
+    })
 }
 
 /// This repository against the ledger: every finding but the ledger's own.
