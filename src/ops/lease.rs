@@ -9,7 +9,7 @@ use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{
     self, Acquire, By, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew, RepoEvents,
-    Resource, ResourceKind, Tenure,
+    Resource, ResourceKind, Tenure, WorktreeKey,
 };
 
 /// What one lease operation came to.
@@ -316,10 +316,16 @@ fn scoped_events(
         return Ok(Some(view.events_in(&EventScope::All, q.limit)?));
     };
     let namespace = this.namespace.for_read(view)?;
+    // Keyed as this machine's (a team ledger qualifies a worktree by its machine).
+    let worktrees: Vec<String> = this
+        .worktrees
+        .iter()
+        .map(|path| view.worktree(&WorktreeKey::from_canonical(path)).key)
+        .collect();
     let scope = EventScope::Repo(RepoEvents {
         repo_id: registered.as_ref().map(|r| &r.id),
         issue_namespace: namespace.as_deref(),
-        worktrees: &this.worktrees,
+        worktrees: &worktrees,
     });
     Ok(Some(view.events_in(&scope, q.limit)?))
 }
@@ -328,22 +334,22 @@ fn scoped_events(
 struct ThisRepo {
     common_dir: std::path::PathBuf,
     namespace: NamespaceSource,
-    worktrees: Vec<String>,
+    /// Every worktree git lists, the main one included (a refused push from it is logged there).
+    worktrees: Vec<std::path::PathBuf>,
 }
 
 impl ThisRepo {
     fn of(ctx: &Context) -> Result<Self> {
         let repo = ctx.repo()?;
         // A worktree git cannot list any more is still named by its task, if it had one.
-        let worktrees = repo
+        let mut worktrees: Vec<std::path::PathBuf> = repo
             .linked_worktrees()
             .map(|all| {
                 let paths = all.into_iter().filter(|w| w.exists);
-                paths
-                    .map(|w| w.path.to_string_lossy().into_owned())
-                    .collect()
+                paths.map(|w| w.path).collect()
             })
             .unwrap_or_default();
+        worktrees.extend(repo.main_workdir());
         Ok(Self {
             common_dir: repo.loc.common_dir.clone(),
             namespace: NamespaceSource::of(ctx)?,

@@ -511,12 +511,21 @@ pub(super) fn record_refusal_of(
             f.tenure.clone(),
             format!("{what}: {}", f.verdict.as_str()),
         ),
+        // A client's refusal under the worktree it was pushed from (this machine's), tied to the
+        // live task by its lease: on a team ledger the task's own slot is another machine's, and
+        // the pusher's `git hand log` missed its own refused push there (issue 22 item 16). The
+        // server has no such worktree of its own: it logs under the task's resource.
         Refusal::Branch {
             branch,
             task,
             tenure,
         } => (
-            tenure.resource.clone(),
+            match said {
+                Said::Receive => tenure.resource.clone(),
+                Said::Push | Said::Check | Said::RefUpdate => {
+                    Resource::worktree_on(ledger.machine(), workdir)
+                }
+            },
             Some((**tenure).clone()),
             format!(
                 "{what}: branch {branch} belongs to live task {} ({by} {workdir})",

@@ -203,6 +203,19 @@ fn a_live_tasks_branch_spawned_on_one_machine_is_fenced_on_another() {
         refused.stderr
     );
     assert_eq!(remote_oid(&runner, &origin, "hand/feat"), None);
+    // Each machine's log shows the refusal: the runner's, of the push it made (before, it was
+    // logged under the laptop's slot alone, which the runner's log never reads), and the
+    // laptop's, of a push at its task.
+    for (env, dir, who) in [(&runner, &clone, "runner"), (&laptop, &repo, "laptop")] {
+        let log = hand(env, dir, &["log", "--json"]).json();
+        let refused = log["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "push-refused")
+            .count();
+        assert_eq!(refused, 1, "the {who}'s log: {log}");
+    }
 
     hand(&laptop, &repo, &["teardown", "feat"]).ok();
     runner.git(&clone, &["push", "-q", "origin", "hand/feat"]);
