@@ -149,15 +149,25 @@ fn lease_required(
             task.remote.as_deref().unwrap_or("no remote")
         ),
     };
-    vec![
+    let mut lines = vec![
         format!(
             "{refused}: branch {branch} takes only a current lease of one of this repository's tasks (hand.requireLease={pattern}, set in the repository on the server); {what}."
         ),
         format!(
             "push it from a task's slot under its credential, with hand.remoteFence on: {ENV_TASK}"
         ),
-        ANOTHER_BRANCH.into(),
-    ]
+    ];
+    // The server knows a repository by its own path and the URLs `hand.remoteUrl` lists: a task
+    // recorded against a spelling it does not list (another host name, http for https) is this
+    // repository's all the same, and the fix is one line on the server (issue 22 item 6).
+    if let Some(remote) = presented_task.and_then(|t| t.remote.as_deref()) {
+        lines.push(format!(
+            "if {remote} is a URL of this repository: git config --add hand.remoteUrl {}   # in the repository on the server",
+            crate::hooks::shim::sh_quote(remote)
+        ));
+    }
+    lines.push(ANOTHER_BRANCH.into());
+    lines
 }
 
 const ENV_TASK: &str = "eval \"$(git hand env <task>)\"";

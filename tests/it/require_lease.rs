@@ -134,6 +134,13 @@ fn a_current_lease_of_another_repositorys_task_is_refused_on_a_protected_branch(
         "{}",
         run.stderr
     );
+    // An unlisted spelling of this repository is one setting away, and the refusal says which.
+    assert!(
+        run.stderr
+            .contains("is a URL of this repository: git config --add hand.remoteUrl "),
+        "{}",
+        run.stderr
+    );
     assert_eq!(remote_oid(&env, &origin, "release/1"), None);
     assert!(
         all_events(&env, &repo).contains("the lease presented is task x's, of another repository"),
