@@ -120,17 +120,10 @@ pub fn judge(p: ProcessId) -> Seen {
             Seen::Unseen
         };
     };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Ok(processes) = processes() else {
         return Seen::Unseen;
     };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i64>().ok())
-        else {
-            continue;
-        };
+    for (pid, entry) in processes {
         // A process of a namespace beside `ns` at the same depth may have the same number
         // there: its start time tells it apart.
         let same = ns_pids(&entry.path()).is_some_and(|ids| ids.get(depth) == Some(&p.pid));
@@ -141,20 +134,24 @@ pub fn judge(p: ProcessId) -> Seen {
     Seen::Gone
 }
 
+/// Every process the mounted `/proc` shows: its pid and its directory's entry (the other
+/// entries, `self`, `sys`, ..., are not numbers).
+fn processes() -> std::io::Result<impl Iterator<Item = (i64, std::fs::DirEntry)>> {
+    let entries = std::fs::read_dir("/proc")?;
+    Ok(entries.flatten().filter_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<i64>().ok()?;
+        Some((pid, entry))
+    }))
+}
+
 /// The index in `NSpid` of namespace `ns`, found through its first process (pid 1 there), when
 /// this `/proc` shows a process of it.
 fn depth_of(ns: i64) -> Option<usize> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
+    for (pid, entry) in processes().ok()? {
         let Some(ids) = ns_pids(&entry.path()) else {
             continue;
         };
-        if ids.last() == Some(&1) && ids.len() > 1 && ns_of(&pid) == Some(ns) {
+        if ids.last() == Some(&1) && ids.len() > 1 && ns_of(&pid.to_string()) == Some(ns) {
             return Some(ids.len() - 1);
         }
     }
@@ -350,15 +347,7 @@ pub fn occupants(dir: &Path) -> std::io::Result<Vec<Occupant>> {
 /// [`occupants`] of any of `dirs`, in one walk of `/proc`.
 pub fn occupants_of(dirs: &[&Path]) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
-    for entry in std::fs::read_dir("/proc")? {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i64>().ok())
-        else {
-            continue;
-        };
+    for (pid, entry) in processes()? {
         // Most processes are elsewhere: one readlink tells. The cwd of another user's process
         // cannot be read; such a process cannot be inside a slot either (the pool directory is
         // created 0700).
