@@ -4,6 +4,7 @@
 pub mod adopt;
 pub mod base;
 pub mod candidates;
+pub mod claude;
 pub mod context;
 pub mod credential;
 pub mod credential_push;
