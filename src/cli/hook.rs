@@ -40,6 +40,11 @@ pub enum HookCommand {
         #[arg(allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// Called by Claude Code's hooks (`git hand install --claude`): the event's JSON on stdin.
+    Claude {
+        #[arg(value_enum)]
+        event: super::hook_claude::ClaudeEvent,
+    },
 }
 
 /// `git-hand hook <name> <args>...` exactly as the shims run it, read without clap: the hooks run
@@ -77,6 +82,7 @@ fn reentered(hook: HookName) -> bool {
 
 pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
     let hook = match &cmd {
+        HookCommand::Claude { event } => return super::hook_claude::run(ctx, *event),
         HookCommand::PrePush { .. } => HookName::PrePush,
         HookCommand::PostCheckout { .. } => HookName::PostCheckout,
         HookCommand::ReferenceTransaction { .. } => HookName::ReferenceTransaction,
@@ -92,6 +98,7 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
             Ok(super::hook_ref::reference_transaction(ctx, &args))
         }
         HookCommand::PreReceive { args } => Ok(super::hook_receive::pre_receive(ctx, &args)),
+        HookCommand::Claude { .. } => unreachable!("answered above"),
     }
 }
 

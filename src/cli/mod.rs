@@ -9,6 +9,7 @@ mod env;
 mod error;
 mod generate;
 mod hook;
+mod hook_claude;
 mod hook_receive;
 mod hook_ref;
 mod install;

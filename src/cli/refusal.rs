@@ -226,9 +226,15 @@ const ANOTHER_BRANCH: &str =
 /// (never the ledger's idea of it: a wrong token is the point of the message).
 fn presented(f: &Finding) -> Option<String> {
     let c = f.credential.as_ref()?;
-    Some(match c.token {
-        Some(t) => format!("token {t} (lease {})", ids::short(c.lease_id.as_str())),
-        None => format!("lease {}", ids::short(c.lease_id.as_str())),
+    let lease = ids::short(c.lease_id.as_str());
+    Some(match (c.token, c.source) {
+        // Found by the session id the process carries, whatever else it presented.
+        (Some(t), crate::ops::verdict::CredentialSource::Session) => format!(
+            "this Claude Code session's own token {t} (lease {lease}, found by \
+             CLAUDE_CODE_SESSION_ID)"
+        ),
+        (Some(t), _) => format!("token {t} (lease {lease})"),
+        (None, _) => format!("lease {lease}"),
     })
 }
 

@@ -306,13 +306,13 @@ fn say_spawned(ctx: &Context, s: &Spawned) {
 }
 
 /// Why the hooks will not enforce the lease, in words, with the commands that fix it.
-struct HooksWords {
-    problem: String,
-    hints: Vec<String>,
+pub(super) struct HooksWords {
+    pub(super) problem: String,
+    pub(super) hints: Vec<String>,
 }
 
 impl HooksWords {
-    fn of(lapse: &HooksNotInForce) -> Self {
+    pub(super) fn of(lapse: &HooksNotInForce) -> Self {
         match lapse {
             HooksNotInForce::OptedOut(lapse) => Self {
                 problem: format!(

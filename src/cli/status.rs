@@ -297,6 +297,9 @@ fn render_finding(f: &Finding) -> String {
             match c.source {
                 crate::ops::verdict::CredentialSource::Env => "GIT_HAND_LEASE in the environment",
                 crate::ops::verdict::CredentialSource::Stamp => "the worktree's stamp",
+                crate::ops::verdict::CredentialSource::Session => {
+                    "this Claude Code session's own lease (CLAUDE_CODE_SESSION_ID)"
+                }
             }
         ));
     }

@@ -56,7 +56,7 @@ const LEFTHOOK_OLD_SUFFIX: &str = ".old";
 /// The shims git-hand shipped before the current one, exactly, so that lines someone appended
 /// below one are told apart from git-hand's own lines when it is upgraded. When a shim in `hooks/`
 /// changes, its previous text goes to `src/hooks/shipped/` and here.
-const SHIPPED_BEFORE: [(HookName, &str); 5] = [
+const SHIPPED_BEFORE: [(HookName, &str); 6] = [
     (HookName::PrePush, include_str!("shipped/pre-push.v1")),
     (
         HookName::PostCheckout,
@@ -67,6 +67,10 @@ const SHIPPED_BEFORE: [(HookName, &str); 5] = [
         include_str!("shipped/reference-transaction.v2"),
     ),
     (HookName::PrePush, include_str!("shipped/pre-push.v2")),
+    (
+        HookName::ReferenceTransaction,
+        include_str!("shipped/reference-transaction.v2b"),
+    ),
     (
         HookName::PostCheckout,
         include_str!("shipped/post-checkout.v2"),

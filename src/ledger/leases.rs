@@ -165,6 +165,16 @@ impl View<'_> {
         )
     }
 
+    /// The tenure with the largest token of a resource among those whose holder starts with
+    /// `prefix` (a Claude Code session's own tenures of a slot), live or not.
+    pub fn newest_of_holder(&self, res: &Resource, prefix: &str) -> Result<Option<Tenure>> {
+        self.tenure_where(
+            "r.kind = ?1 AND r.key = ?2 AND substr(t.holder, 1, length(?3)) = ?3 \
+             ORDER BY t.token DESC LIMIT 1",
+            &[&res.kind.as_str(), &res.key, &prefix],
+        )
+    }
+
     /// Every live tenure of one kind whose key starts with `prefix`, oldest first.
     pub fn list(&self, kind: ResourceKind, prefix: &str) -> Result<Vec<Tenure>> {
         let mut all = self.tenures_where(

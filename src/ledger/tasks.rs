@@ -195,6 +195,15 @@ impl View<'_> {
         )
     }
 
+    /// The open task of a repository held by `holder` (a Claude Code session's, for the
+    /// worktree name its holder carries), newest first.
+    pub fn open_task_held_by(&self, repo_id: &RepoId, holder: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "repo_id = ?1 AND holder = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
+            &[repo_id, &holder],
+        )
+    }
+
     /// The task a name means: the open one of that name, else the last one that had it (done).
     /// One query; only the open ones are indexed by name, so a done name costs a scan of the
     /// repository's tasks (in SQLite, not a read of every row into git-hand).

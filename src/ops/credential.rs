@@ -34,6 +34,9 @@ pub enum CredentialSource {
     Env,
     /// The stamp in the worktree's admin dir.
     Stamp,
+    /// The Claude Code session's own earlier tenure of this slot, found by the session id its
+    /// commands carry (`CLAUDE_CODE_SESSION_ID`): only ever the credential of a refusal.
+    Session,
 }
 
 /// What a holder presents: a lease id and, usually, the token that came with it.

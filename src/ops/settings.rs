@@ -72,6 +72,7 @@ pub const KEYS: &[Key] = &[
     key("hand.onReuse", true, None),
     key("hand.onTeardown", true, None),
     key("hand.setupTimeout", true, Some(DEFAULT_SETUP_TIMEOUT)),
+    key("hand.claudeTtl", true, None),
     key("hand.installHooks", false, Some("true")),
     key("hand.ledger", false, None),
     key("hand.root", false, None),
@@ -406,6 +407,18 @@ impl<'r> Settings<'r> {
         }
     }
 
+    /// `hand.claudeTtl`: the TTL of a slot leased to a Claude Code session (`WorktreeCreate`);
+    /// unset, or `none`, is open-ended: a session's task ends at `WorktreeRemove` or teardown.
+    pub fn claude_ttl(&self) -> Result<Option<crate::clock::Millis>, ConfigError> {
+        const KEY: &str = "hand.claudeTtl";
+        match self.string(KEY).as_deref().map(str::trim) {
+            None | Some("" | "none") => Ok(None),
+            Some(text) => crate::clock::parse_ttl(text)
+                .map(Some)
+                .map_err(|_| self.bad(KEY, "a duration (90s, 30m, 2h, 1d) or none", None)),
+        }
+    }
+
     /// The command `hook` runs, if any: an empty value is none, so `git config hand.onCreate ""`
     /// turns off a command the file sets.
     pub fn setup_command(&self, hook: Hook) -> Option<SetupCommand> {
@@ -447,6 +460,10 @@ impl<'r> Settings<'r> {
                     self.string(name)
                         .unwrap_or_else(|| DEFAULT_SETUP_TIMEOUT.into()),
                 )
+            }
+            "hand.claudeTtl" => {
+                self.claude_ttl()?;
+                Ok(self.string(name))
             }
             "hand.machine" => machine(self.repo),
             "hand.ledger" | "hand.root" => Ok(git_string(self.repo, name)),

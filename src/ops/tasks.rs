@@ -335,7 +335,13 @@ pub fn this_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
+    let session = super::claude::session_in_env();
     let Some(presented) = super::credential::env_credential() else {
+        if let Some(session) = &session
+            && let Some(refused) = refused_by_session(ctx, ledger, session)?
+        {
+            return Ok(Err(Box::new(refused)));
+        }
         return resolve_task(ctx, ledger, None).map(Ok);
     };
     let credential = presented
@@ -346,12 +352,13 @@ pub fn this_task(
     let stamp = super::stamp::read(&repo.loc.admin_dir).ok().flatten();
     let lease = credential.lease_id.clone();
     let finding = ledger.read(|v| {
-        verdict::judge(
+        verdict::judge_in_session(
             v,
             &key,
             stamp.as_ref(),
             Some(Ok(credential.clone())),
             verdict::CredentialRule::StampSuffices,
+            session.as_ref(),
         )
     })?;
     let elsewhere = finding.verdict == Verdict::Unmanaged || finding.granted_elsewhere;
@@ -364,6 +371,36 @@ pub fn this_task(
         },
         _ => Ok(Err(Box::new(finding))),
     }
+}
+
+/// The refusal of a Claude Code session that presents no credential in a slot it held an
+/// earlier tenure of ([`verdict::judge_in_session`]): asking who holds the slot would hand it
+/// the new holder's task.
+fn refused_by_session(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    session: &super::claude::SessionId,
+) -> Result<Option<Finding>> {
+    let repo = ctx.repo()?;
+    let Some(stamp) = super::stamp::read(&repo.loc.admin_dir).ok().flatten() else {
+        return Ok(None);
+    };
+    let key = verdict::Subject::key_of(ctx)?;
+    let finding = ledger.read(|v| {
+        verdict::judge_in_session(
+            v,
+            &key,
+            Some(&stamp),
+            None,
+            verdict::CredentialRule::StampSuffices,
+            Some(session),
+        )
+    })?;
+    let by_session = finding
+        .credential
+        .as_ref()
+        .is_some_and(|c| c.source == verdict::CredentialSource::Session);
+    Ok((by_session && !finding.verdict.allows()).then_some(finding))
 }
 
 /// The refusal of a credential that is not this worktree's: the task it names, or none.

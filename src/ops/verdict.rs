@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::claude::{SessionHolder, SessionId};
 use super::stamp::{self, Stamp};
 use super::{Context, Result};
 use crate::clock::Millis;
@@ -98,6 +99,61 @@ pub enum CredentialRule {
     EnvRequired,
 }
 
+/// Judges the worktree at `workdir` (a realpath) for a process that may run in a Claude Code
+/// session (`session`, from `CLAUDE_CODE_SESSION_ID`). The session id is only ever a refusal
+/// signal (any process can set it): a session that held an earlier tenure of this slot, which
+/// now belongs to another tenure, is refused as stale whatever else it presents, which also
+/// covers the sessions Claude Code's hooks did not reach (no credential in their environment,
+/// so the stamp, the new holder's, would have been judged). One exception keeps subagents
+/// working: the credential `SessionStart` exported is the lease of the worktree the session
+/// started in, and every Bash command of the session carries it, also a subagent's in its own
+/// slot; a credential of the same session for another slot, where the session holds a tenure
+/// of this one, is set aside and the stamp judged instead, as for a process presenting none.
+pub fn judge_in_session(
+    view: &View<'_>,
+    workdir: &WorktreeKey,
+    stamp: Option<&Stamp>,
+    env: Option<Result<Credential, String>>,
+    rule: CredentialRule,
+    session: Option<&SessionId>,
+) -> crate::ledger::Result<Finding> {
+    let mut f = judge(view, workdir, stamp, env, rule)?;
+    let (Some(session), Some(slot)) = (session, f.slot.clone()) else {
+        return Ok(f);
+    };
+    let prefix = SessionHolder::prefix_of(session);
+    let Some(own) = view.newest_of_holder(&view.worktree(&slot), &prefix)? else {
+        return Ok(f);
+    };
+    let sessions_own_elsewhere = f.granted_elsewhere
+        && f.credential
+            .as_ref()
+            .is_some_and(|c| c.source == CredentialSource::Env)
+        && f.tenure
+            .as_ref()
+            .is_some_and(|t| t.holder.starts_with(&prefix));
+    if sessions_own_elsewhere {
+        f = judge(view, workdir, stamp, None, rule)?;
+    }
+    let judged_own = f
+        .tenure
+        .as_ref()
+        .is_some_and(|t| t.lease_id == own.lease_id);
+    if f.verdict.allows() && !judged_own {
+        f.verdict = Verdict::Stale;
+        f.credential = Some(Credential {
+            lease_id: own.lease_id.clone(),
+            token: Some(own.token),
+            source: CredentialSource::Session,
+        });
+        f.task = view.task_by_lease(&own.lease_id)?;
+        f.issue = None;
+        f.issue_now = None;
+        f.tenure = Some(own);
+    }
+    Ok(f)
+}
+
 /// Judges the worktree at `workdir` (a realpath).
 pub fn judge(
     view: &View<'_>,
@@ -186,6 +242,9 @@ pub struct Subject {
     /// `Context::stamped_ledger` says how a team ledger is reached), else the configured one.
     pub ledger: Place,
     pub rule: CredentialRule,
+    /// The Claude Code session the process runs in (`CLAUDE_CODE_SESSION_ID`): a refusal
+    /// signal ([`judge_in_session`]).
+    pub session: Option<SessionId>,
 }
 
 impl Subject {
@@ -213,6 +272,7 @@ impl Subject {
             key,
             ledger,
             rule,
+            session: super::claude::session_in_env(),
         })
     }
 
@@ -228,14 +288,16 @@ impl Subject {
         }
     }
 
-    /// The verdict, with the credential from the environment, else the stamp.
+    /// The verdict, with the credential from the environment, else the stamp (and the
+    /// session's own earlier tenure refusing it).
     pub fn judge(&self, view: &View<'_>) -> crate::ledger::Result<Finding> {
-        judge(
+        judge_in_session(
             view,
             &self.key,
             self.stamp.as_ref(),
             env_credential(),
             self.rule,
+            self.session.as_ref(),
         )
     }
 }

@@ -8,7 +8,11 @@
 //! so a retried `WorktreeCreate` is the holder's idempotent acquire, and a session's own tenures
 //! of a slot are found by holder, never by who holds the slot now.
 
+pub mod create;
+pub mod exclude;
 pub mod input;
+pub mod remove;
+pub mod session_start;
 
 pub use input::{HookInput, SessionId};
 

@@ -1,0 +1,212 @@
+//! `WorktreeCreate`: a Claude Code session asks for a worktree and git-hand leases it a slot, a
+//! spawn like any other (the repository's `.handconfig` setup and includes, the hooks in force),
+//! for a task named after the worktree name, held by the session ([`SessionHolder`]), on branch
+//! `hand/<task>` from the base Claude Code would have used itself (`origin/HEAD`, else `HEAD`).
+//!
+//! The same session asking again for the same name (Claude Code retries a hook that timed out)
+//! gets the same slot and lease back; another name, or another session, gets another slot. A
+//! task name in use by another live task is never that task's slot: the first free variant
+//! (`feat1-2`, `feat1-3`, ...) is spawned instead.
+
+use super::{HookInput, SessionHolder};
+use crate::ledger::Ledger;
+use crate::ops::spawn::{self, Progress, SpawnOptions, Spawned};
+use crate::ops::{Context, Error, Result, names, settings::Settings, tasks};
+
+/// The most variants of a taken name tried before giving up.
+const MAX_VARIANTS: usize = 64;
+
+/// What `WorktreeCreate` leased.
+pub struct Created {
+    pub spawned: Spawned,
+    pub holder: SessionHolder,
+}
+
+/// Leases a slot for the session `input` names (or finds the one it has for that name).
+pub fn create(
+    ctx: &Context,
+    input: &HookInput,
+    progress: &dyn Fn(Progress<'_>),
+) -> Result<Created> {
+    let name = input.name.clone().ok_or_else(|| {
+        Error::usage("the hook's input names no worktree (no \"name\" field): nothing was leased")
+            .with_hint("claude -w <name>   # Claude Code sends the name it was given")
+    })?;
+    let holder = SessionHolder {
+        session: input.session.clone(),
+        name,
+    };
+    let holder_text = holder.holder();
+    names::holder(&holder_text).map_err(|_| {
+        Error::usage(format!(
+            "the worktree name {} cannot be recorded in a holder (claude:<session>:<name>, at \
+             most 200 characters, no control or bidirectional-formatting characters): nothing \
+             was leased",
+            crate::shown::shown(&holder.name)
+        ))
+    })?;
+    let repo = ctx.repo()?;
+    let settings = Settings::load(repo)?;
+    let ttl = settings.claude_ttl()?;
+    let base = claude_base(repo);
+    let retried = own_open_task(ctx, &holder_text)?;
+    let candidates = match &retried {
+        Some(task) => vec![task.clone()],
+        None => variants(&task_name_for(&holder.name)),
+    };
+    for task in candidates.iter().take(MAX_VARIANTS) {
+        let opts = SpawnOptions {
+            task,
+            base: Some(&base),
+            branch: None,
+            issue: None,
+            holder: &holder_text,
+            ttl,
+            fetch: false,
+            no_setup: false,
+        };
+        let checked = spawn::check(ctx, &opts, progress)?;
+        let mut ledger = ctx.open_ledger()?;
+        if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? {
+            continue;
+        }
+        match spawn::spawn(ctx, &mut ledger, &opts, checked, progress) {
+            Ok(spawned) => {
+                // The slot is leased: a file that cannot be written is said, not a failure.
+                if let Err(e) = super::exclude::ensure(repo) {
+                    ctx.note(vec![e.to_string()]);
+                }
+                return Ok(Created { spawned, holder });
+            }
+            // A concurrent session took the name between the look and the spawn.
+            Err(e @ Error::Precondition { .. })
+                if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? =>
+            {
+                drop(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::precondition(
+        format!(
+            "every task name made from the worktree name {} is taken by another live task: \
+             nothing was leased",
+            crate::shown::shown(&holder.name)
+        ),
+        vec!["git hand list   # the tasks that hold them".into()],
+    ))
+}
+
+/// The open task this very holder (session and name) has in this repository: a retried
+/// `WorktreeCreate`. Read without creating the ledger.
+fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<String>> {
+    let Some(mut ledger) = ctx.open_existing(&ctx.ledger_location()?.place)? else {
+        return Ok(None);
+    };
+    let Some(repo_id) = tasks::repo_id(ctx, &mut ledger)? else {
+        return Ok(None);
+    };
+    Ok(ledger
+        .read(|v| v.open_task_held_by(&repo_id, holder))?
+        .map(|t| t.name))
+}
+
+/// Whether an open task named `task` is held by someone else than `holder`, in this
+/// repository or, on a team ledger, on another machine pushing to the same remote.
+fn taken_by_another(ctx: &Context, ledger: &mut Ledger, task: &str, holder: &str) -> Result<bool> {
+    let repo = ctx.repo()?;
+    let remote = crate::ops::fence::task_remote(repo);
+    let common = repo.loc.common_dir.clone();
+    Ok(ledger.read(|v| {
+        let here = match v.repo_by_dir(&common)? {
+            Some(r) => v.open_task(&r.id, task)?,
+            None => None,
+        };
+        let elsewhere = match (&here, &remote) {
+            (None, Some(remote)) => v.open_task_elsewhere(remote, task)?,
+            _ => None,
+        };
+        Ok(here.or(elsewhere).is_some_and(|t| t.holder != holder))
+    })?)
+}
+
+/// The base Claude Code would have made its worktree from: what `origin/HEAD` names, else
+/// `HEAD` (the commit the session's directory has checked out).
+fn claude_base(repo: &crate::git::Repo) -> String {
+    repo.symref_target("refs/remotes/origin/HEAD")
+        .filter(|target| repo.ref_oid(target).is_some())
+        .and_then(|target| target.strip_prefix("refs/remotes/").map(str::to_string))
+        .unwrap_or_else(|| "HEAD".into())
+}
+
+/// A task name made from Claude Code's worktree name: every character a task name cannot hold
+/// becomes `-`, and what git refuses in a branch (`..`, a trailing `.` or `.lock`) is taken
+/// out, so `hand/<task>` is a branch; room is left for a variant's suffix.
+pub fn task_name_for(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while out.contains("..") {
+        out = out.replace("..", ".");
+    }
+    out.truncate(60);
+    loop {
+        let trimmed = out
+            .trim_start_matches(['-', '.'])
+            .trim_end_matches('.')
+            .to_string();
+        let trimmed = trimmed
+            .strip_suffix(".lock")
+            .map_or(trimmed.clone(), str::to_string);
+        if trimmed == out {
+            break;
+        }
+        out = trimmed;
+    }
+    if out.is_empty() { "claude".into() } else { out }
+}
+
+/// `name`, then `name-2`, `name-3`, ...
+fn variants(name: &str) -> Vec<String> {
+    std::iter::once(name.to_string())
+        .chain((2..=MAX_VARIANTS).map(|n| format!("{name}-{n}")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worktree_name_becomes_a_task_name_and_a_branch() {
+        for (given, want) in [
+            ("feat1", "feat1"),
+            ("agent-a1b2c3", "agent-a1b2c3"),
+            ("fix login/page", "fix-login-page"),
+            ("-x", "x"),
+            ("..hidden", "hidden"),
+            ("a..b", "a.b"),
+            ("v1.lock", "v1"),
+            ("trailing.", "trailing"),
+            ("日本", "--".trim_matches('-')),
+            ("", "claude"),
+            ("...", "claude"),
+        ] {
+            let got = task_name_for(given);
+            let want = if want.is_empty() { "claude" } else { want };
+            assert_eq!(got, want, "{given:?}");
+            assert!(names::task_name(&got).is_ok(), "{got:?}");
+            assert!(names::branch(&format!("hand/{got}")).is_ok(), "{got:?}");
+        }
+        let long = "x".repeat(200);
+        assert_eq!(task_name_for(&long).len(), 60);
+        assert_eq!(variants("a")[..3], ["a", "a-2", "a-3"]);
+    }
+}
