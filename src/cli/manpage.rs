@@ -414,6 +414,11 @@ const CONFIGURATION: &[(&str, &str)] = &[
         "How long one setup command may run (default 10m).",
     ),
     (
+        "hand.claudeTtl",
+        "The lease time of a slot a Claude Code session gets from its WorktreeCreate hook \
+         (default: open-ended; the task ends at WorktreeRemove or teardown).",
+    ),
+    (
         "hand.installHooks",
         "When false, spawn never installs git-hand's hooks (git hand uninstall sets it).",
     ),
