@@ -31,16 +31,6 @@ pub enum Presence {
     Unknown,
 }
 
-impl Presence {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Presence::Alive => "alive",
-            Presence::Gone => "gone",
-            Presence::Unknown => "unknown",
-        }
-    }
-}
-
 /// A slot to look into: its directory and the PID namespace it was leased from (the task's
 /// recorded one, `None` in rows from before schema version 7).
 pub struct SessionSlot<'a> {
