@@ -12,7 +12,9 @@ use super::{Done, Failure};
 use crate::clock::relative;
 use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
+use crate::ops::claude::SessionId;
 use crate::ops::facts::{Divergence, Facts};
+use crate::ops::sessions::Presence;
 use crate::ops::tasks::{self, BaseSource, ComparedWith, FreeSlot, TaskView};
 
 #[derive(Debug, Args)]
@@ -67,8 +69,33 @@ struct TaskJson<'a> {
     /// Whether the process that spawned the task (with `--exec`: the one waiting for the
     /// command) still runs; false for a task that is not active.
     exec_running: bool,
+    /// The Claude Code session whose task this is; null for any other task.
+    claude: Option<ClaudeJson<'a>>,
     /// What git says of an active task's worktree; null otherwise, or when git cannot read it.
     worktree: Option<WorktreeJson<'a>>,
+}
+
+/// `list --json`'s `claude`: the session a task's holder names (`claude:<session id>:<name>`).
+#[derive(Serialize)]
+struct ClaudeJson<'a> {
+    /// Null when Claude Code sent no session id (the slot is keyed by name alone).
+    session: Option<&'a str>,
+    /// The worktree name the session asked for.
+    name: &'a str,
+    /// `alive`, `gone` or `unknown` (see [`Presence`]); null when nothing was looked at: the
+    /// task is not active, is another machine's, or its slot is not provably itself.
+    process: Option<Presence>,
+}
+
+impl<'a> ClaudeJson<'a> {
+    fn of(v: &'a TaskView) -> Option<Self> {
+        let session = v.session.as_ref()?;
+        Some(Self {
+            session: session.session.as_ref().map(SessionId::as_str),
+            name: &session.name,
+            process: v.presence,
+        })
+    }
 }
 
 /// `list --json`'s `worktree`.
@@ -143,6 +170,7 @@ impl<'a> TaskJson<'a> {
             done_at: Time::of(v.task.done_at),
             done_reason: v.task.done_reason,
             exec_running: v.exec_running,
+            claude: ClaudeJson::of(v),
             worktree: v
                 .facts
                 .as_ref()
@@ -203,6 +231,9 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
         out.push_str("no tasks\n");
     } else {
         let team = listing.machine.is_some();
+        // A Claude Code session's task adds `CLAUDE` (and, with `--long`, `SESSION` and
+        // `WORKTREE`); without one the table is as it always was.
+        let sessions = has_sessions(listing);
         let mut header = vec!["TASK"];
         if team {
             header.push("MACHINE");
@@ -215,10 +246,16 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
             "UPSTREAM",
             "COMMITTED",
             "EXEC",
-            "LEASE",
         ]);
+        if sessions {
+            header.push("CLAUDE");
+        }
+        header.push("LEASE");
         if columns.long {
             header.extend(["BRANCH", "TOKEN", "HOLDER", "ISSUE"]);
+        }
+        if columns.long && sessions {
+            header.extend(["SESSION", "WORKTREE"]);
         }
         if columns.paths {
             header.push("PATH");
@@ -226,7 +263,7 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
         let rows: Vec<Vec<String>> = listing
             .tasks
             .iter()
-            .map(|v| row(v, listing, columns, p))
+            .map(|v| row(v, listing, columns, sessions, p))
             .collect();
         out.push_str(&table(&header, &rows, p));
     }
@@ -253,7 +290,13 @@ pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> Stri
 }
 
 /// One task's cells, in the order of the header.
-fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Vec<String> {
+fn row(
+    v: &TaskView,
+    listing: &tasks::Listing,
+    columns: Columns,
+    sessions: bool,
+    p: Paint,
+) -> Vec<String> {
     let now = listing.now;
     let dash = || "-".to_string();
     let lease = match &v.tenure {
@@ -289,8 +332,16 @@ fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Ve
         } else {
             dash()
         },
-        lease,
     ]);
+    if sessions {
+        cells.push(match v.presence {
+            Some(Presence::Alive) => p.green("alive"),
+            Some(Presence::Unknown) => p.yellow("unknown"),
+            Some(Presence::Gone) => "gone".into(),
+            None => dash(),
+        });
+    }
+    cells.push(lease);
     if columns.long {
         cells.extend([
             v.task.branch.clone(),
@@ -298,6 +349,16 @@ fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Ve
             // The holder names a user and a host the environment gave: shown escaped.
             crate::shown::shown(&v.task.holder).into_owned(),
             v.task.issue.clone().unwrap_or_else(dash),
+        ]);
+    }
+    if columns.long && sessions {
+        let session = v.session.as_ref();
+        cells.extend([
+            session
+                .and_then(|s| s.session.as_ref())
+                .map_or_else(dash, |id| id.to_string()),
+            // The name is Claude Code's, given on the hook's stdin: shown escaped.
+            session.map_or_else(dash, |s| crate::shown::shown(&s.name).into_owned()),
         ]);
     }
     if columns.paths {
@@ -309,6 +370,11 @@ fn row(v: &TaskView, listing: &tasks::Listing, columns: Columns, p: Paint) -> Ve
         );
     }
     cells
+}
+
+/// Whether some task listed is a Claude Code session's.
+fn has_sessions(listing: &tasks::Listing) -> bool {
+    listing.tasks.iter().any(|v| v.session.is_some())
 }
 
 /// "+2 -1": commits ahead, commits behind.

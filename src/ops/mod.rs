@@ -26,6 +26,7 @@ pub mod recover;
 pub mod ref_fence;
 pub mod relative_remotes;
 pub mod safety;
+pub mod sessions;
 pub mod settings;
 pub mod setup;
 pub mod slot;

@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
+use super::claude::SessionHolder;
 use super::facts::{self, Facts};
 use super::pool::{self, SlotInfo};
 use super::procs::{self, ProcessId};
+use super::sessions::{self, Presence, SessionSlot};
 use super::verdict::{self, Finding, Verdict};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
@@ -34,6 +36,11 @@ pub struct TaskView {
     pub exec_running: bool,
     /// What `facts.base` counts against: `None` when nothing was compared.
     pub compared_with: Option<ComparedWith>,
+    /// The Claude Code session whose task this is, by its holder; `None` for any other task.
+    pub session: Option<SessionHolder>,
+    /// Whether a process sits in a session's slot: for an active session's task on this
+    /// machine whose slot is provably itself; `None` otherwise (nothing was looked at).
+    pub presence: Option<Presence>,
 }
 
 /// The ref a task's worktree is measured against: its own base branch while that still
@@ -131,6 +138,8 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
                 })
                 .map(|s| s.slot.n);
             tasks.push(TaskView {
+                session: SessionHolder::parse(&task.holder),
+                presence: None,
                 task,
                 tenure,
                 issue_tenure,
@@ -170,7 +179,8 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
     Ok(listing)
 }
 
-/// Fills in what git says of each active task's worktree, and whether its spawn still runs.
+/// Fills in what git says of each active task's worktree, whether its spawn still runs, and,
+/// for a Claude Code session's, whether a process sits in its slot.
 fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
     let repo = ctx.repo()?;
     // Another machine's worktrees and processes are not this one's to look into.
@@ -200,6 +210,22 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
                     ns: v.task.pid_ns,
                 }) == procs::Seen::Running
             });
+    }
+    // The process scan only when there are sessions to look for: one walk for all of them.
+    let of_sessions: Vec<&(usize, PathBuf)> = active
+        .iter()
+        .filter(|(i, _)| listing.tasks[*i].session.is_some())
+        .collect();
+    let slots: Vec<SessionSlot<'_>> = of_sessions
+        .iter()
+        .map(|(i, dir)| SessionSlot {
+            dir,
+            pid_ns: listing.tasks[*i].task.pid_ns,
+        })
+        .collect();
+    let seen = sessions::presence(&slots);
+    for ((i, _), presence) in of_sessions.iter().zip(seen) {
+        listing.tasks[*i].presence = Some(presence);
     }
     if active.is_empty() {
         return Ok(());

@@ -444,3 +444,61 @@ fn the_json_error_object_of_each_kind_of_failure() {
     let text = text + &transcript(&env, &outside, &["list --json", "status"]);
     insta::assert_snapshot!("json_errors", text);
 }
+
+/// The tasks of Claude Code sessions (issue 23, item 6): `list`'s `CLAUDE` (and `--long`'s
+/// `SESSION` and `WORKTREE`) and its JSON `claude`, `path --session` and `teardown --session`,
+/// with a process sitting in one session's slot.
+#[test]
+fn the_text_and_json_of_list_path_and_teardown_for_claude_sessions() {
+    let (env, repo) = installed();
+    let sid = "0b6c2f1e-5a4d-4c3b-9e8f-123456789abc";
+    let own = spawn(
+        &env,
+        &repo,
+        "feat1",
+        &["--holder", &format!("claude:{sid}:feat1")],
+    );
+    spawn(
+        &env,
+        &repo,
+        "agent-a1",
+        &["--holder", &format!("claude:{sid}:agent-a1")],
+    );
+    spawn(&env, &repo, "by-name", &["--holder", "claude::by-name"]);
+    spawn(&env, &repo, "plain", &[]);
+    let mut sitter = std::process::Command::new("sleep")
+        .arg(crate::support::COMMAND_TIMEOUT)
+        .current_dir(path_of(&own))
+        .spawn()
+        .unwrap();
+    let listed = transcript(&env, &repo, &["list", "list --long", "list --json"]);
+    sitter.kill().unwrap();
+    sitter.wait().unwrap();
+    let path = format!("path --session {sid}");
+    let teardown = format!("teardown --session {sid}");
+    let text = listed
+        + &transcript(
+            &env,
+            &repo,
+            &[
+                &path,
+                &format!("{path} --json"),
+                "path --session no:such",
+                "path --session 11111111-2222-4333-8444-555555555555",
+            ],
+        );
+    spawn(
+        &env,
+        &repo,
+        "feat2",
+        &["--holder", &format!("claude:{sid}:feat2")],
+    );
+    std::fs::write(path_of(&own).join("scratch.txt"), "work").unwrap();
+    let text = text
+        + &transcript(
+            &env,
+            &repo,
+            &[&path, &teardown, &format!("{teardown} --json"), "list"],
+        );
+    insta::assert_snapshot!("claude_sessions", text);
+}
