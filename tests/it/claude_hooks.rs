@@ -290,49 +290,78 @@ fn a_name_a_persons_task_holds_gets_a_variant_never_that_tasks_slot() {
     assert_eq!(kept["lease"]["lease_id"], person["lease_id"]);
 }
 
-#[test]
-fn two_sessions_asking_at_once_for_one_name_get_two_slots_and_two_tasks() {
-    let (env, repo) = installed();
-    let commands = [S1, S2]
+/// `worktree-create` for each (session, name) of `asks`, all started at once: the paths they
+/// printed, in order.
+fn create_at_once(env: &TestEnv, repo: &Path, asks: &[(&str, &str)]) -> Vec<PathBuf> {
+    let commands = asks
         .iter()
-        .map(|s| {
-            let file = env.path(&format!("input-{s}.json"));
-            std::fs::write(&file, create_input(Some(s), &repo, "feat1")).unwrap();
-            let mut cmd = env.timed(BIN, &repo);
+        .enumerate()
+        .map(|(i, (session, name))| {
+            let file = env.path(&format!("input-{i}.json"));
+            std::fs::write(&file, create_input(Some(session), repo, name)).unwrap();
+            let mut cmd = env.timed(BIN, repo);
             cmd.args(["hook", "claude", "worktree-create"])
                 .stdin(std::fs::File::open(&file).unwrap());
             cmd
         })
         .collect();
-    let outs = env.all_at_once(commands);
-    let paths: Vec<String> = outs
+    env.all_at_once(commands)
         .iter()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .collect();
-    assert_ne!(paths[0], paths[1]);
-    let mut holders: Vec<(String, String)> = tasks(&env, &repo)
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .collect()
+}
+
+/// The open tasks as (holder, task, path), sorted.
+fn held(env: &TestEnv, repo: &Path) -> Vec<(String, String, PathBuf)> {
+    let mut held: Vec<_> = tasks(env, repo)
         .iter()
         .map(|t| {
             (
                 t["holder"].as_str().unwrap().to_string(),
-                t["path"].as_str().unwrap().to_string(),
+                t["task"].as_str().unwrap().to_string(),
+                PathBuf::from(t["path"].as_str().unwrap()),
             )
         })
         .collect();
-    holders.sort();
-    let want_holders = [format!("claude:{S1}:feat1"), format!("claude:{S2}:feat1")];
-    assert_eq!(
-        holders.iter().map(|h| h.0.clone()).collect::<Vec<_>>(),
-        want_holders
-    );
-    assert_eq!(holders[0].1, paths[0]);
-    assert_eq!(holders[1].1, paths[1]);
-    let mut names: Vec<String> = tasks(&env, &repo)
-        .iter()
-        .map(|t| t["task"].as_str().unwrap().to_string())
-        .collect();
+    held.sort();
+    held
+}
+
+#[test]
+fn two_sessions_asking_at_once_for_one_name_get_two_slots_and_two_tasks() {
+    let (env, repo) = installed();
+    let paths = create_at_once(&env, &repo, &[(S1, "feat1"), (S2, "feat1")]);
+    assert_ne!(paths[0], paths[1]);
+    let held = held(&env, &repo);
+    assert_eq!(held.len(), 2, "{held:?}");
+    assert_eq!(held[0].0, format!("claude:{S1}:feat1"));
+    assert_eq!(held[1].0, format!("claude:{S2}:feat1"));
+    assert_eq!(held[0].2, paths[0]);
+    assert_eq!(held[1].2, paths[1]);
+    let mut names = [held[0].1.clone(), held[1].1.clone()];
     names.sort();
     assert_eq!(names, ["feat1", "feat1-2"]);
+}
+
+#[test]
+fn two_subagents_of_one_session_asking_at_once_get_two_slots() {
+    let (env, repo) = installed();
+    let paths = create_at_once(&env, &repo, &[(S1, "agent-a1"), (S1, "agent-b2")]);
+    assert_ne!(paths[0], paths[1]);
+    let held = held(&env, &repo);
+    let want = [
+        (
+            format!("claude:{S1}:agent-a1"),
+            "agent-a1".to_string(),
+            paths[0].clone(),
+        ),
+        (
+            format!("claude:{S1}:agent-b2"),
+            "agent-b2".to_string(),
+            paths[1].clone(),
+        ),
+    ];
+    assert_eq!(held, want);
 }
 
 #[test]
@@ -506,31 +535,14 @@ fn a_stale_session_gets_its_own_old_lease_never_the_new_holders_and_is_warned() 
 }
 
 #[test]
-fn a_stale_sessions_commit_push_and_env_are_refused_and_the_new_holders_branch_untouched() {
+fn a_stale_sessions_commit_is_refused_and_the_new_holders_branch_untouched() {
     let (env, repo) = installed();
-    let (slot, _, new) = stale_session(&env, &repo);
-    let origin = env.path("work/app-origin.git");
-    // The new holder has work of its own, not pushed yet.
-    commit_with(&env, &slot, &[], "theirs.txt").ok();
+    let (slot, _, _) = stale_session(&env, &repo);
     let before = tip(&env, &slot, "hand/feat2");
-
-    let stale = in_session(S1, &[]);
-    let run = commit_with(&env, &slot, &stale, "zombie.txt");
+    let run = commit_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("leased again"), "{run:?}");
     assert_eq!(tip(&env, &slot, "hand/feat2"), before);
-    let run = push(&env, &slot, &stale, &["-q", "origin", "hand/feat2"]);
-    assert_ne!(run.code, 0, "{run:?}");
-    assert!(run.stderr.contains("leased again"), "{run:?}");
-    assert_eq!(remote_oid(&env, &origin, "hand/feat2"), None);
-
-    let run = env.hand_env(&slot, &["env"], &[("CLAUDE_CODE_SESSION_ID", S1)]);
-    assert_ne!(run.code, 0, "{run:?}");
-    assert!(
-        !run.stdout.contains(new["lease_id"].as_str().unwrap()),
-        "the new holder's credential handed to a stale session: {run:?}"
-    );
-
     // The same commit from another session, or from no session, is the stamp's: the new
     // holder's.
     let run = git_with(
@@ -541,11 +553,50 @@ fn a_stale_sessions_commit_push_and_env_are_refused_and_the_new_holders_branch_u
     );
     assert_eq!(run.code, 0, "{run:?}");
     commit_with(&env, &slot, &[], "plain.txt").ok();
-    push(&env, &slot, &[], &["-q", "origin", "hand/feat2"]).ok();
+}
+
+#[test]
+fn a_stale_sessions_push_is_refused_and_the_remote_branch_untouched() {
+    let (env, repo) = installed();
+    let (slot, _, _) = stale_session(&env, &repo);
+    let origin = env.path("work/app-origin.git");
+    // The new holder has work of its own, not pushed yet.
+    commit_with(&env, &slot, &[], "theirs.txt").ok();
+    let run = push(
+        &env,
+        &slot,
+        &in_session(S1, &[]),
+        &["-q", "origin", "hand/feat2"],
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("leased again"), "{run:?}");
+    assert_eq!(remote_oid(&env, &origin, "hand/feat2"), None);
+    push(
+        &env,
+        &slot,
+        &in_session(S3, &[]),
+        &["-q", "origin", "hand/feat2"],
+    )
+    .ok();
     assert_eq!(
         remote_oid(&env, &origin, "hand/feat2"),
         Some(tip(&env, &slot, "hand/feat2"))
     );
+}
+
+#[test]
+fn git_hand_env_in_a_stale_session_is_refused_never_the_new_holders_credential() {
+    let (env, repo) = installed();
+    let (slot, _, new) = stale_session(&env, &repo);
+    let run = env.hand_env(&slot, &["env"], &[("CLAUDE_CODE_SESSION_ID", S1)]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        !run.stdout.contains(new["lease_id"].as_str().unwrap()),
+        "the new holder's credential handed to a stale session: {run:?}"
+    );
+    // Without the session id, the person in the slot gets it as before.
+    let run = env.hand(&slot, &["env"]);
+    assert!(run.ok().contains(new["lease_id"].as_str().unwrap()));
 }
 
 #[test]
@@ -623,6 +674,24 @@ fn worktree_remove_leaves_a_slot_with_uncommitted_changes_open() {
         std::fs::read_to_string(slot.join("new.txt")).unwrap(),
         "new\n"
     );
+}
+
+#[test]
+fn a_stale_sessions_worktree_remove_leaves_the_new_holders_task_alone() {
+    let (env, repo) = installed();
+    let (slot, _) = create(&env, &repo, Some(S1), "feat1");
+    env.hand(&repo, &["teardown", "feat1"]).ok();
+    let (again, _) = create(&env, &repo, Some(S2), "feat2");
+    assert_eq!(again, slot);
+    let live = task(&env, &repo, "feat2");
+    // S1 exits and Claude Code removes the worktree it was given: now S2's.
+    let run = remove(&env, &repo, &slot, S1);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("as it is"), "{run:?}");
+    assert_eq!(task(&env, &repo, "feat2")["lease"], live["lease"]);
+    // S2's own removal ends it.
+    remove(&env, &repo, &slot, S2).code(0);
+    assert_eq!(tasks(&env, &repo), Vec::<Value>::new());
 }
 
 #[test]
