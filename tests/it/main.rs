@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod base_ref;
+mod claude_hooks;
 mod claude_list;
 mod completion;
 mod crash;

@@ -5,8 +5,9 @@
 //!
 //! The same session asking again for the same name (Claude Code retries a hook that timed out)
 //! gets the same slot and lease back; another name, or another session, gets another slot. A
-//! task name in use by another live task is never that task's slot: the first free variant
-//! (`feat1-2`, `feat1-3`, ...) is spawned instead.
+//! task name in use by another live task is never that task's slot, and a branch an ended task
+//! kept is never taken over: the first free variant (`feat1-2`, `feat1-3`, ...) is spawned
+//! instead.
 
 use super::{HookInput, SessionHolder};
 use crate::ledger::Ledger;
@@ -55,6 +56,12 @@ pub fn create(
         None => variants(&task_name_for(&holder.name)),
     };
     for task in candidates.iter().take(MAX_VARIANTS) {
+        // WorktreeRemove keeps an ended task's branch, and spawn refuses to take an existing
+        // branch it was not named: a later session asking for the name again would fail to
+        // start (Claude Code has no fallback), so the kept branch counts as taken.
+        if retried.is_none() && repo.ref_oid(&format!("refs/heads/hand/{task}")).is_some() {
+            continue;
+        }
         let opts = SpawnOptions {
             task,
             base: Some(&base),

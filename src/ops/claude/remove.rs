@@ -7,13 +7,14 @@
 //!
 //! It acts by `worktree_path` alone, whatever session id comes with it (a hook command needs
 //! only its stdin and cwd), and only on a task a Claude Code session holds: a worktree git-hand
-//! did not make for Claude Code is left as it is.
+//! did not make for Claude Code is left as it is. The session id only ever refuses: a session
+//! that held an earlier lease of the slot, now leased again, leaves the new holder's task alone.
 
 use std::path::{Path, PathBuf};
 
-use super::{HookInput, SessionHolder};
+use super::{HookInput, SessionHolder, SessionId};
 use crate::git::Git;
-use crate::ledger::Task;
+use crate::ledger::{Ledger, Task};
 use crate::ops::setup::Shown;
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
 use crate::ops::{Context, Error, Result, safety, slot, tasks};
@@ -62,6 +63,11 @@ pub fn remove(input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
     if !same_dir(&slot_path, &path) || slot::prove(&repo.loc.common_dir, &slot_path).is_err() {
         return not_ours("it is not the task's slot itself");
     }
+    if let Some(session) = &input.session
+        && held_earlier_tenure(&mut ledger, &task, session)?
+    {
+        return not_ours("this session held an earlier lease of it, and it was leased again since");
+    }
     let dirty = safety::dirty_files(&Git::new(&slot_path)).map_err(Error::from)?;
     if !dirty.is_empty() {
         return Ok(Removed::KeptOpen { task, dirty });
@@ -78,6 +84,16 @@ pub fn remove(input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
         },
     )
     .map(Removed::Ended)
+}
+
+/// Whether `session` held a tenure of the task's slot, but not the task's own: the session id is
+/// a refusal signal (never a grant), as in the verdict. A session whose task was torn down
+/// while it ran, and whose slot went to another task, sends its old path when it exits; acting
+/// on it would end the new holder's task.
+fn held_earlier_tenure(ledger: &mut Ledger, task: &Task, session: &SessionId) -> Result<bool> {
+    let prefix = SessionHolder::prefix_of(session);
+    let own = ledger.read(|v| v.newest_of_holder(&task.slot_resource(), &prefix))?;
+    Ok(own.is_some_and(|t| task.lease_id.as_ref() != Some(&t.lease_id)))
 }
 
 /// Whether two paths name one directory (the ledger keeps realpaths; Claude Code may send the
