@@ -253,6 +253,35 @@ fn a_retry_gets_the_same_slot_and_lease_and_another_name_or_session_another_slot
 }
 
 #[test]
+fn a_retry_after_the_first_worktree_create_died_halfway_settles_it_and_leases_a_slot() {
+    let (env, repo) = installed();
+    // Claude Code kills a hook at its timeout: the first attempt dies once its intent is
+    // recorded (and, the second time, while its slot is being prepared).
+    for point in ["spawn-after-intent", "spawn-after-checkout"] {
+        let name = format!("feat-{point}");
+        let died = hook(
+            &env,
+            &repo,
+            "worktree-create",
+            &create_input(Some(S1), &repo, &name),
+            &[("GIT_HAND_FAILPOINT", point)],
+        );
+        assert_ne!(died.code, 0, "{point}: {}", died.stderr);
+        assert_eq!(task(&env, &repo, &name)["state"], "spawning", "{point}");
+        let (path, stderr) = create(&env, &repo, Some(S1), &name);
+        let leased: Vec<Value> = tasks(&env, &repo)
+            .into_iter()
+            .filter(|t| t["holder"] == format!("claude:{S1}:{name}"))
+            .collect();
+        assert_eq!(leased.len(), 1, "{point}: one open task: {leased:?}");
+        assert_eq!(leased[0]["state"], "active", "{point}");
+        assert_eq!(PathBuf::from(leased[0]["path"].as_str().unwrap()), path);
+        assert!(!stderr.contains("retry"), "{point}: a new spawn: {stderr}");
+    }
+    crate::support::assert_consistent(&env, "after the retries");
+}
+
+#[test]
 fn a_name_whose_branch_an_ended_task_kept_gets_a_variant_and_the_branch_keeps_its_commits() {
     let (env, repo) = installed();
     let (slot, _) = create(&env, &repo, Some(S1), "feat1");

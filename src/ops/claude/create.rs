@@ -10,7 +10,7 @@
 //! instead.
 
 use super::{HookInput, SessionHolder};
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, Task, TaskState};
 use crate::ops::spawn::{self, Progress, SpawnOptions, Spawned};
 use crate::ops::{Context, Error, Result, names, settings::Settings, tasks};
 
@@ -50,7 +50,7 @@ pub fn create(
     let settings = Settings::load(repo)?;
     let ttl = settings.claude_ttl()?;
     let base = claude_base(repo);
-    let retried = own_open_task(ctx, &holder_text)?;
+    let retried = own_open_task(ctx, &holder_text)?.map(|t| t.name);
     let candidates = match &retried {
         Some(task) => vec![task.clone()],
         None => variants(&task_name_for(&holder.name)),
@@ -106,16 +106,39 @@ pub fn create(
 
 /// The open task this very holder (session and name) has in this repository: a retried
 /// `WorktreeCreate`. Read without creating the ledger.
-fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<String>> {
+///
+/// A task its first attempt left `spawning` because Claude Code killed the hook at its timeout
+/// (the process is gone) is settled first, as `doctor --repair` would, and the retry spawns
+/// afresh; one whose spawn still runs (the same request twice at once) is refused, since two
+/// spawns of one task would fight over its slot.
+fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
     let Some(mut ledger) = ctx.open_existing(&ctx.ledger_location()?.place)? else {
         return Ok(None);
     };
     let Some(repo_id) = tasks::repo_id(ctx, &mut ledger)? else {
         return Ok(None);
     };
-    Ok(ledger
-        .read(|v| v.open_task_held_by(&repo_id, holder))?
-        .map(|t| t.name))
+    let Some(task) = ledger.read(|v| v.open_task_held_by(&repo_id, holder))? else {
+        return Ok(None);
+    };
+    if task.state != TaskState::Spawning {
+        return Ok(Some(task));
+    }
+    if crate::ops::doctor::settle_crashed_spawn(ctx, &mut ledger, &task)? {
+        return Ok(None);
+    }
+    Err(Error::precondition(
+        format!(
+            "a WorktreeCreate for this session and worktree name is still at work (task {} is \
+             spawning, process {}): nothing was leased",
+            task.name,
+            task.pid.map_or_else(|| "?".into(), |p| p.to_string())
+        ),
+        vec![
+            "let it finish, then ask again".into(),
+            "git hand doctor --repair   # if its process is gone".into(),
+        ],
+    ))
 }
 
 /// Whether an open task named `task` is held by someone else than `holder`, in this

@@ -19,6 +19,8 @@ mod stuck;
 mod unproven;
 mod worktrees;
 
+pub use stuck::settle_crashed_spawn;
+
 use crate::git::Git;
 use crate::ledger::{EventKind, Ledger, RepoId, WorktreeKey};
 

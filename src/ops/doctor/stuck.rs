@@ -220,6 +220,39 @@ fn runner_seen(task: &Task) -> Option<Seen> {
     }))
 }
 
+/// Settles one task a spawn left `spawning` when its process died, as `doctor --repair` would:
+/// Claude Code kills a `WorktreeCreate` hook at its timeout and retries it, and the retry finds
+/// the task its first attempt recorded. `Ok(false)`: not settled, since the spawn still runs
+/// (or ran where this scan cannot see), or the task changed meanwhile.
+pub fn settle_crashed_spawn(
+    ctx: &crate::ops::Context,
+    ledger: &mut Ledger,
+    task: &Task,
+) -> Result<bool> {
+    if task.state != TaskState::Spawning || runner_seen(task) != Some(Seen::Gone) {
+        return Ok(false);
+    }
+    let repo = ctx.repo()?;
+    let Some(repo_id) = crate::ops::tasks::repo_id(ctx, ledger)? else {
+        return Ok(false);
+    };
+    let checkup = Checkup {
+        ctx,
+        repo,
+        git: repo.git(),
+        repo_id,
+        repair: true,
+    };
+    match checkup.undo_spawn(ledger, task)? {
+        Undone::Abandoned => {
+            let what = format!("abandoned the crashed spawn of task {}", task.name);
+            record(ledger, &task.slot_key(), &what)?;
+            Ok(true)
+        }
+        Undone::Changed(_) => Ok(false),
+    }
+}
+
 /// A spawn or teardown whose process ran where this scan cannot see: reported, never settled.
 fn unseen(task: &Task) -> Problem {
     let (kind, verb) = match task.state {
