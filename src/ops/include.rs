@@ -100,14 +100,19 @@ fn sources(repo: &Repo, main: &Path, skipped: &mut Vec<NotCopied>) -> Vec<Patter
             source: Source::WorktreeInclude,
             patterns,
         }),
-        Err(e) => skipped.push(NotCopied {
-            path: worktreeinclude::FILE.to_string(),
-            reason: Reason::Failed,
-            detail: Some(format!("{e}; nothing it names was copied")),
-            source: Source::WorktreeInclude,
-        }),
+        Err(e) => skipped.push(not_read(e)),
     }
     sources
+}
+
+/// The one entry that reports a `.worktreeinclude` nothing was copied from, and why.
+fn not_read(why: impl std::fmt::Display) -> NotCopied {
+    skip(
+        worktreeinclude::FILE.to_string(),
+        Reason::Failed,
+        Some(format!("{why}; nothing it names was copied")),
+        Source::WorktreeInclude,
+    )
 }
 
 /// What a spawn copied into its new slot, and what it did not.
@@ -207,6 +212,9 @@ pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Incl
                     untracked.entry(p).or_insert(*source);
                 }
             }
+            // `.worktreeinclude` is one entry, as when it cannot be read: the file may hold
+            // thousands of lines.
+            Err(e) if *source == Source::WorktreeInclude => out.skipped.push(not_read(e)),
             Err(e) => out.skipped.extend(
                 patterns
                     .iter()

@@ -600,3 +600,86 @@ fn a_worktreeinclude_that_is_a_fifo_is_refused_without_waiting_for_a_writer() {
         "{detail}"
     );
 }
+
+#[test]
+fn a_worktreeinclude_over_one_mebibyte_or_too_long_for_git_is_one_warning() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, &".env\n".repeat((1 << 20) / 5 + 1));
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    let v = spawn(&env, &repo, "a", &[]);
+    assert_eq!(
+        report(&v),
+        (vec![], vec![pair(".worktreeinclude", "failed")])
+    );
+    let detail = v["not_included"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.ends_with("is larger than 1 MiB; nothing it names was copied"),
+        "{detail}"
+    );
+
+    // Under the cap, but half a million patterns are more than one git command line takes:
+    // one entry for the file, not one per line.
+    fs::write(
+        repo.join(".worktreeinclude"),
+        "a\n".repeat((1 << 20) / 2 - 1),
+    )
+    .unwrap();
+    let v = spawn(&env, &repo, "b", &[]);
+    assert_eq!(
+        report(&v),
+        (vec![], vec![pair(".worktreeinclude", "failed")])
+    );
+    assert_eq!(v["not_included"][0]["source"], ".worktreeinclude");
+}
+
+#[test]
+fn without_a_worktreeinclude_nor_hand_include_spawn_asks_git_nothing_about_includes() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, "");
+    fs::remove_file(repo.join(".worktreeinclude")).unwrap();
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    // A git first on PATH that logs its arguments, one line per run.
+    let shims = env.path("shims");
+    fs::create_dir_all(&shims).unwrap();
+    let log = env.path("git.log");
+    let real = which::which("git").unwrap();
+    fs::write(
+        shims.join("git"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        shims.join("git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        TestEnv::bin_dir().display(),
+        shims.display()
+    );
+    let asked = |task: &str| {
+        let _ = fs::remove_file(&log);
+        let run = env.hand_env(&repo, &["spawn", task, "--json"], &[("PATH", &path)]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let said = fs::read_to_string(&log).unwrap();
+        (
+            run.json(),
+            said.lines()
+                .filter(|l| l.contains("ls-files") || l.contains("check-ignore"))
+                .count(),
+        )
+    };
+    let (v, runs) = asked("a");
+    assert_eq!(runs, 0, "{}", fs::read_to_string(&log).unwrap());
+    assert!(!path_of(&v).join(".env").exists());
+
+    fs::write(repo.join(".worktreeinclude"), ".env\n").unwrap();
+    let (v, runs) = asked("b");
+    assert!(runs > 0);
+    assert!(path_of(&v).join(".env").exists(), "{v:#}");
+}

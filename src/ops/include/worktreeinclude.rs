@@ -7,8 +7,8 @@
 //! It owns reading the file and turning its lines into patterns, as git reads a `.gitignore`
 //! (`add_patterns_from_buffer` in git's `dir.c`): a UTF-8 byte order mark at the start is
 //! skipped, a line ending in `\r\n` loses the `\r`, a line starting with `#` is a comment (`\#`
-//! is a pattern starting with `#`), trailing spaces go unless escaped with `\`, and blank lines
-//! are dropped. Everything else (`!` negation, `/` anchors, `**`, a trailing `/` for
+//! is a pattern starting with `#`), a NUL ends the line's pattern, trailing spaces go unless
+//! escaped with `\`, and blank lines are dropped. Everything else (`!` negation, `/` anchors, `**`, a trailing `/` for
 //! directories) is left for git to match, so a line means exactly what it would in a
 //! `.gitignore`. Lines are bytes: a pattern need not be UTF-8, as a file name need not.
 //!
@@ -39,6 +39,8 @@ fn patterns(content: &[u8]) -> Vec<Vec<u8>> {
         .split(|b| *b == b'\n')
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
         .filter(|line| !line.starts_with(b"#"))
+        // Git's patterns are C strings: a NUL ends one (and an argument cannot hold it).
+        .map(|line| line.split(|b| *b == 0).next().unwrap_or_default())
         .map(trim_trailing_spaces)
         .filter(|line| !line.is_empty())
         .map(<[u8]>::to_vec)
@@ -103,8 +105,13 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_need_not_be_utf8() {
+    fn a_pattern_need_not_be_utf8_and_ends_at_a_nul() {
         assert_eq!(patterns(b"caf\xe9.env\n"), [b"caf\xe9.env".to_vec()]);
+        assert_eq!(
+            patterns(b".env \0junk\n\0\n"),
+            [b".env".to_vec()],
+            "what follows a NUL is not part of the pattern"
+        );
     }
 
     #[test]
