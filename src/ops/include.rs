@@ -227,8 +227,7 @@ pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Incl
             .into_iter()
             .map(|(p, source)| skip(lossy(&p), Reason::Tracked, None, source)),
     );
-    let untracked = outside_copied_directories(untracked);
-    let paths: Vec<Vec<u8>> = untracked.iter().map(|(p, _)| p.clone()).collect();
+    let paths: Vec<Vec<u8>> = untracked.keys().cloned().collect();
     let ignored = match check_ignore(&git, &paths) {
         Ok(ignored) => ignored,
         Err(e) => {
@@ -241,14 +240,26 @@ pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Incl
         }
     };
     let mut plans = Vec::new();
+    // The last directory planned to be copied whole: a path under it (another source's
+    // `node_modules/a.js` when `node_modules/` is copied) is part of that copy, not a path the
+    // slot already has. In byte order, a directory's contents follow it.
+    let mut copied_dir: Option<&[u8]> = None;
     for (rel, source) in &untracked {
+        if copied_dir.is_some_and(|dir| rel.starts_with(dir)) {
+            continue;
+        }
         if !ignored.contains(rel) {
             out.skipped
                 .push(skip(lossy(rel), Reason::NotIgnored, None, *source));
             continue;
         }
         match Plan::of(&main, slot, rel, *source) {
-            Ok(plan) => plans.push(plan),
+            Ok(plan) => {
+                if rel.ends_with(b"/") {
+                    copied_dir = Some(rel);
+                }
+                plans.push(plan);
+            }
             Err((reason, detail)) => out.skipped.push(skip(lossy(rel), reason, detail, *source)),
         }
     }
@@ -267,23 +278,6 @@ fn skip(path: String, reason: Reason, detail: Option<String>, source: Source) ->
 
 fn lossy(p: &[u8]) -> String {
     String::from_utf8_lossy(p).into_owned()
-}
-
-/// The untracked matches without those under a directory another one copies whole (`pkg/.env`
-/// when `pkg/` is copied): one source's directory and another's file in it are one copy, and
-/// the file is not reported as already in the slot. In byte order, a directory's contents
-/// follow it.
-fn outside_copied_directories(untracked: BTreeMap<Vec<u8>, Source>) -> Vec<(Vec<u8>, Source)> {
-    let mut kept: Vec<(Vec<u8>, Source)> = Vec::new();
-    for (path, source) in untracked {
-        let inside = kept
-            .last()
-            .is_some_and(|(dir, _)| dir.ends_with(b"/") && path.starts_with(dir));
-        if !inside {
-            kept.push((path, source));
-        }
-    }
-    kept
 }
 
 /// Copies each planned path, saying before each where the copy is.
@@ -595,34 +589,6 @@ fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_path_inside_a_directory_another_source_copies_whole_is_part_of_that_copy() {
-        let untracked: BTreeMap<Vec<u8>, Source> = [
-            ("node_modules/", Source::HandInclude),
-            ("node_modules/a/index.js", Source::WorktreeInclude),
-            ("node_modules-old", Source::WorktreeInclude),
-            ("pkg/.env", Source::WorktreeInclude),
-            ("pkg/x/", Source::HandInclude),
-            ("pkg/x/y", Source::WorktreeInclude),
-        ]
-        .into_iter()
-        .map(|(p, s)| (p.as_bytes().to_vec(), s))
-        .collect();
-        let kept: Vec<(String, Source)> = outside_copied_directories(untracked)
-            .into_iter()
-            .map(|(p, s)| (lossy(&p), s))
-            .collect();
-        assert_eq!(
-            kept,
-            [
-                ("node_modules-old".to_string(), Source::WorktreeInclude),
-                ("node_modules/".to_string(), Source::HandInclude),
-                ("pkg/.env".to_string(), Source::WorktreeInclude),
-                ("pkg/x/".to_string(), Source::HandInclude),
-            ]
-        );
-    }
 
     #[test]
     fn a_source_is_spelled_as_the_user_writes_it() {

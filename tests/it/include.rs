@@ -492,10 +492,11 @@ fn hand_include_and_worktreeinclude_each_copy_what_they_select_and_a_path_is_cop
     let repo = repo_with_worktreeinclude(
         &env,
         // `.env` is hand.include's too; `!dev.local` must not undo hand.include's `*.local`;
-        // `node_modules/a.js` is inside the directory hand.include copies whole.
-        ".env\n.env.dev\n!dev.local\nnode_modules/a.js\n",
+        // `node_modules/a.js` is inside the directory hand.include copies whole; `conf/.env` is
+        // inside one hand.include names but git does not ignore, so it is copied on its own.
+        ".env\n.env.dev\n!dev.local\nnode_modules/a.js\nconf/.env\n",
     );
-    for p in ["*.local", ".env", "node_modules/"] {
+    for p in ["*.local", ".env", "node_modules/", "conf/"] {
         env.git(&repo, &["config", "--add", "hand.include", p]);
     }
     for name in [".env", ".env.dev", "dev.local"] {
@@ -504,6 +505,9 @@ fn hand_include_and_worktreeinclude_each_copy_what_they_select_and_a_path_is_cop
     fs::create_dir_all(repo.join("node_modules")).unwrap();
     fs::write(repo.join("node_modules/a.js"), "a\n").unwrap();
     fs::write(repo.join("node_modules/b.js"), "b\n").unwrap();
+    fs::create_dir_all(repo.join("conf")).unwrap();
+    fs::write(repo.join("conf/.env"), "conf\n").unwrap();
+    fs::write(repo.join("conf/notes.txt"), "not ignored\n").unwrap();
 
     let v = spawn(&env, &repo, "a", &[]);
     let slot = path_of(&v);
@@ -512,15 +516,18 @@ fn hand_include_and_worktreeinclude_each_copy_what_they_select_and_a_path_is_cop
         [
             pair(".env", "hand.include"),
             pair(".env.dev", ".worktreeinclude"),
+            pair("conf/.env", ".worktreeinclude"),
             pair("dev.local", "hand.include"),
             pair("node_modules/", "hand.include"),
         ],
         "{v:#}"
     );
-    assert!(report(&v).1.is_empty(), "{v:#}");
+    assert_eq!(report(&v).1, [pair("conf/", "not-ignored")], "{v:#}");
+    assert!(!slot.join("conf/notes.txt").exists());
     for name in [
         ".env",
         ".env.dev",
+        "conf/.env",
         "dev.local",
         "node_modules/a.js",
         "node_modules/b.js",
