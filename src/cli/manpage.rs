@@ -401,7 +401,8 @@ const CONFIGURATION: &[(&str, &str)] = &[
     (
         "hand.include",
         "A .gitignore pattern of ignored files a new slot gets from the main worktree; once per \
-         pattern (git config --add).",
+         pattern (git config --add). The main worktree's .worktreeinclude is read as well (see \
+         FILES).",
     ),
     (
         "hand.onCreate, hand.onReuse, hand.onTeardown",
@@ -441,6 +442,14 @@ const FILES: &[(&str, &str)] = &[
          a FIFO, a device, a larger file) is an error naming it. Its setup commands run only \
          after git hand trust, which keeps its approvals in $XDG_STATE_HOME/git-hand/trusted/ \
          (created 0700).",
+    ),
+    (
+        "<main worktree>/.worktreeinclude",
+        "Patterns, in .gitignore syntax, of ignored files a new slot gets from the main worktree, \
+         as Claude Code, Conductor, worktrunk, gtr and opencode read it; matched on its own \
+         (its ! lines never undo hand.include), and only an untracked path git ignores is \
+         copied. Read as .handconfig is: a link, a FIFO, a device or a file over 1 MiB is not \
+         read, and spawn warns, naming it, and copies nothing it names.",
     ),
     (
         "$XDG_STATE_HOME/git-hand/ledger.sqlite",

@@ -1,5 +1,7 @@
-//! Files a checkout lacks: the `hand.include` patterns (`.env`, `node_modules/`, `target/`,
-//! `*.local`), copied from the main worktree into a slot spawn has just created.
+//! Files a checkout lacks (`.env`, `node_modules/`, `target/`, `*.local`), copied from the main
+//! worktree into a slot spawn has just created: what the `hand.include` patterns match, and what
+//! the main worktree's `.worktreeinclude` ([`worktreeinclude`]: the file Claude Code, Conductor,
+//! worktrunk, gtr and opencode read) matches.
 //!
 //! What is copied, and why each rule:
 //! - Only a path git ignores and does not track. Git matches the patterns (`git ls-files
@@ -8,6 +10,11 @@
 //!   checkout has the task's own version) and is reported. An untracked path git does not ignore
 //!   is reported and not copied either: in the slot it would show in `git status` (so the slot
 //!   could never be torn down clean or reused) and an agent's `git add -A` would commit it.
+//! - Each source is matched on its own and a path either selects is copied: a `!` line in
+//!   `.worktreeinclude` excludes what that file's own lines matched, never a `hand.include`
+//!   match (a file shared with other tools must not undo what git-hand was told). A path both
+//!   select is copied once and reported as `hand.include`'s; a path under a directory one of
+//!   them copies whole is part of that copy.
 //! - Never over anything the slot has: a path that exists there, or under a parent that is not a
 //!   real directory there (a tracked symlink), is reported and left alone.
 //! - Never through a symbolic link out of the main worktree: a matched path that is a link is
@@ -26,10 +33,14 @@
 //! reused slot is never touched.
 //!
 //! A failure to copy is a warning, not a failed spawn: the slot is a correct checkout without the
-//! file, and the report names what was not copied and why.
+//! file, and the report names what was not copied and why. A `.worktreeinclude` git-hand will not
+//! read (a symbolic link, not a regular file, larger than the cap) is such a failure too: it is
+//! reported, nothing it names is copied, and `hand.include` is copied as ever.
 
-use std::collections::HashSet;
-use std::ffi::OsStr;
+pub mod worktreeinclude;
+
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
@@ -54,6 +65,56 @@ pub fn patterns(repo: &Repo) -> Vec<String> {
         .collect()
 }
 
+/// Where a pattern came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    /// A value of `hand.include` (git config, else `.handconfig`).
+    #[serde(rename = "hand.include")]
+    HandInclude,
+    /// A line of the main worktree's `.worktreeinclude`.
+    #[serde(rename = ".worktreeinclude")]
+    WorktreeInclude,
+}
+
+/// One source's patterns, matched on their own (see the module docs).
+struct Patterns {
+    source: Source,
+    patterns: Vec<Vec<u8>>,
+}
+
+/// The sources that hold a pattern: `hand.include`, then `.worktreeinclude`. A
+/// `.worktreeinclude` that cannot be read is reported in `skipped`, and gives no pattern.
+fn sources(repo: &Repo, main: &Path, skipped: &mut Vec<NotCopied>) -> Vec<Patterns> {
+    let mut sources = Vec::new();
+    let configured = patterns(repo);
+    if !configured.is_empty() {
+        sources.push(Patterns {
+            source: Source::HandInclude,
+            patterns: configured.into_iter().map(String::into_bytes).collect(),
+        });
+    }
+    match worktreeinclude::read(main) {
+        Ok(None) => {}
+        Ok(Some(patterns)) if patterns.is_empty() => {}
+        Ok(Some(patterns)) => sources.push(Patterns {
+            source: Source::WorktreeInclude,
+            patterns,
+        }),
+        Err(e) => skipped.push(not_read(e)),
+    }
+    sources
+}
+
+/// The one entry that reports a `.worktreeinclude` nothing was copied from, and why.
+fn not_read(why: impl std::fmt::Display) -> NotCopied {
+    skip(
+        worktreeinclude::FILE.to_string(),
+        Reason::Failed,
+        Some(format!("{why}; nothing it names was copied")),
+        Source::WorktreeInclude,
+    )
+}
+
 /// What a spawn copied into its new slot, and what it did not.
 #[derive(Debug, Clone, Default)]
 pub struct Included {
@@ -70,6 +131,8 @@ pub struct Copied {
     pub files: u64,
     pub bytes: u64,
     pub how: How,
+    /// The patterns that selected it.
+    pub source: Source,
 }
 
 /// How the blocks got there.
@@ -88,6 +151,9 @@ pub struct NotCopied {
     pub reason: Reason,
     /// What went wrong, for `failed`; what the link points to, for `symlink-outside`.
     pub detail: Option<String>,
+    /// The patterns that matched it (for a pattern git could not match, or a
+    /// `.worktreeinclude` that could not be read, the source of that pattern or file).
+    pub source: Source,
 }
 
 /// Why a matched path was not copied.
@@ -106,7 +172,7 @@ pub enum Reason {
     Failed,
 }
 
-crate::word::words!(How: "include method", Reason: "include reason");
+crate::word::words!(How: "include method", Reason: "include reason", Source: "include source");
 
 /// Where a copy is, for a progress line: before each path, with the totals.
 #[derive(Debug, Clone, Copy)]
@@ -120,49 +186,93 @@ pub struct Copying<'a> {
 }
 
 /// Copies what the patterns match in the main worktree into `slot`, a new slot (see the module
-/// docs). Never fails: what could not be copied is in [`Included::skipped`].
+/// docs). Never fails: what could not be copied is in [`Included::skipped`]. Without a
+/// `.worktreeinclude` and with no `hand.include`, it runs no git at all.
 pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Included {
-    let patterns = patterns(repo);
     let mut out = Included::default();
-    let Some(main) = repo.main_workdir().filter(|_| !patterns.is_empty()) else {
+    let Some(main) = repo.main_workdir() else {
         return out;
     };
-    let listed = match Listed::of(&Git::new(&main), &patterns) {
-        Ok(listed) => listed,
+    let sources = sources(repo, &main, &mut out.skipped);
+    if sources.is_empty() {
+        return out;
+    }
+    let git = Git::new(&main);
+    // Keyed by path, so each is reported once, in git's (byte) order; the first source to
+    // select a path keeps it.
+    let mut tracked = BTreeMap::new();
+    let mut untracked = BTreeMap::new();
+    for Patterns { source, patterns } in &sources {
+        match Listed::of(&git, patterns) {
+            Ok(listed) => {
+                for p in listed.tracked {
+                    tracked.entry(p).or_insert(*source);
+                }
+                for p in listed.untracked {
+                    untracked.entry(p).or_insert(*source);
+                }
+            }
+            // `.worktreeinclude` is one entry, as when it cannot be read: the file may hold
+            // thousands of lines.
+            Err(e) if *source == Source::WorktreeInclude => out.skipped.push(not_read(e)),
+            Err(e) => out.skipped.extend(
+                patterns
+                    .iter()
+                    .map(|p| skip(lossy(p), Reason::Failed, Some(e.clone()), *source)),
+            ),
+        }
+    }
+    out.skipped.extend(
+        tracked
+            .into_iter()
+            .map(|(p, source)| skip(lossy(&p), Reason::Tracked, None, source)),
+    );
+    let paths: Vec<Vec<u8>> = untracked.keys().cloned().collect();
+    let ignored = match check_ignore(&git, &paths) {
+        Ok(ignored) => ignored,
         Err(e) => {
-            out.skipped = patterns
-                .iter()
-                .map(|p| skip(p.clone(), Reason::Failed, Some(e.clone())))
-                .collect();
+            out.skipped.extend(
+                untracked
+                    .into_iter()
+                    .map(|(p, source)| skip(lossy(&p), Reason::Failed, Some(e.clone()), source)),
+            );
             return out;
         }
     };
-    out.skipped.extend(
-        listed
-            .tracked
-            .iter()
-            .map(|p| skip(lossy(p), Reason::Tracked, None)),
-    );
     let mut plans = Vec::new();
-    for rel in &listed.untracked {
-        if !listed.ignored.contains(rel) {
-            out.skipped.push(skip(lossy(rel), Reason::NotIgnored, None));
+    // The last directory planned to be copied whole: a path under it (another source's
+    // `node_modules/a.js` when `node_modules/` is copied) is part of that copy, not a path the
+    // slot already has. In byte order, a directory's contents follow it.
+    let mut copied_dir: Option<&[u8]> = None;
+    for (rel, source) in &untracked {
+        if copied_dir.is_some_and(|dir| rel.starts_with(dir)) {
             continue;
         }
-        match Plan::of(&main, slot, rel) {
-            Ok(plan) => plans.push(plan),
-            Err((reason, detail)) => out.skipped.push(skip(lossy(rel), reason, detail)),
+        if !ignored.contains(rel) {
+            out.skipped
+                .push(skip(lossy(rel), Reason::NotIgnored, None, *source));
+            continue;
+        }
+        match Plan::of(&main, slot, rel, *source) {
+            Ok(plan) => {
+                if rel.ends_with(b"/") {
+                    copied_dir = Some(rel);
+                }
+                plans.push(plan);
+            }
+            Err((reason, detail)) => out.skipped.push(skip(lossy(rel), reason, detail, *source)),
         }
     }
     copy_all(slot, &plans, &mut out, progress);
     out
 }
 
-fn skip(path: String, reason: Reason, detail: Option<String>) -> NotCopied {
+fn skip(path: String, reason: Reason, detail: Option<String>, source: Source) -> NotCopied {
     NotCopied {
         path,
         reason,
         detail,
+        source,
     }
 }
 
@@ -196,28 +306,40 @@ fn copy_all(slot: &Path, plans: &[Plan], out: &mut Included, progress: &dyn Fn(C
                 files: plan.files,
                 bytes: plan.bytes,
                 how,
+                source: plan.source,
             }),
-            Err(e) => out.skipped.push(skip(path, Reason::Failed, Some(e))),
+            Err(e) => out
+                .skipped
+                .push(skip(path, Reason::Failed, Some(e), plan.source)),
         }
     }
 }
 
-/// What git says of the patterns in the main worktree: the tracked paths they match, the
-/// untracked ones (a matched directory whole), and which of those git ignores.
+/// What git says of one source's patterns in the main worktree: the tracked paths they match
+/// and the untracked ones (a matched directory whole). Which of those git ignores is asked
+/// once for every source ([`check_ignore`]).
 struct Listed {
     tracked: Vec<Vec<u8>>,
     untracked: Vec<Vec<u8>>,
-    ignored: HashSet<Vec<u8>>,
 }
 
 impl Listed {
-    fn of(git: &Git, patterns: &[String]) -> Result<Self, String> {
-        let excludes: Vec<String> = patterns.iter().map(|p| format!("--exclude={p}")).collect();
+    fn of(git: &Git, patterns: &[Vec<u8>]) -> Result<Self, String> {
+        // Bytes, as the file held them: a pattern need not be UTF-8.
+        let excludes: Vec<OsString> = patterns
+            .iter()
+            .map(|p| {
+                let mut arg = OsString::from("--exclude=");
+                arg.push(OsStr::from_bytes(p));
+                arg
+            })
+            .collect();
         let ls = |what: &[&str]| -> Result<Vec<Vec<u8>>, String> {
-            let args: Vec<&str> = ["ls-files", "-z", "--ignored"]
+            let args: Vec<&OsStr> = ["ls-files", "-z", "--ignored"]
                 .into_iter()
                 .chain(what.iter().copied())
-                .chain(excludes.iter().map(String::as_str))
+                .map(OsStr::new)
+                .chain(excludes.iter().map(OsString::as_os_str))
                 .collect();
             let out = git.output(&args).map_err(|e| e.to_string())?;
             if !out.status.success() {
@@ -225,13 +347,9 @@ impl Listed {
             }
             Ok(split_z(&out.stdout))
         };
-        let tracked = ls(&["--cached"])?;
-        let untracked = whole_directories(ls(&["--others", "--directory"])?);
-        let ignored = check_ignore(git, &untracked)?;
         Ok(Self {
-            tracked,
-            untracked,
-            ignored,
+            tracked: ls(&["--cached"])?,
+            untracked: whole_directories(ls(&["--others", "--directory"])?),
         })
     }
 }
@@ -295,6 +413,7 @@ fn check_ignore(git: &Git, paths: &[Vec<u8>]) -> Result<HashSet<Vec<u8>>, String
 /// One matched path, proven copyable, and measured.
 struct Plan {
     rel: Vec<u8>,
+    source: Source,
     src: PathBuf,
     dest: PathBuf,
     files: u64,
@@ -306,7 +425,7 @@ struct Plan {
 type Refusal = (Reason, Option<String>);
 
 impl Plan {
-    fn of(main: &Path, slot: &Path, rel: &[u8]) -> Result<Self, Refusal> {
+    fn of(main: &Path, slot: &Path, rel: &[u8], source: Source) -> Result<Self, Refusal> {
         let rel_path = Path::new(OsStr::from_bytes(rel));
         let plain = rel_path
             .components()
@@ -327,6 +446,7 @@ impl Plan {
         let (files, bytes, first_file) = measure(&src).map_err(failed)?;
         Ok(Self {
             rel: rel.to_vec(),
+            source,
             src,
             dest,
             files,
@@ -469,6 +589,12 @@ fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_is_spelled_as_the_user_writes_it() {
+        assert_eq!(Source::HandInclude.as_str(), "hand.include");
+        assert_eq!(Source::WorktreeInclude.as_str(), ".worktreeinclude");
+    }
 
     #[test]
     fn a_directory_that_only_contains_a_match_is_not_taken_whole() {

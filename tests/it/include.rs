@@ -1,7 +1,9 @@
-//! `hand.include` (issue 13, item 3): files a checkout lacks, copied from the main worktree into
-//! a new slot. Whole matches only, ignored ones only, never over what the slot has, never
-//! through a link out of the main worktree, never into a reused slot; a failed copy is a warning
-//! and leaves no partial file.
+//! `hand.include` (issue 13, item 3) and `.worktreeinclude` (issue 23, item 5): files a checkout
+//! lacks, copied from the main worktree into a new slot. Whole matches only, ignored ones only,
+//! never over what the slot has, never through a link out of the main worktree, never into a
+//! reused slot; a failed copy is a warning and leaves no partial file. `.worktreeinclude` is read
+//! as git reads a `.gitignore`, on its own (its `!` lines never undo `hand.include`), and never
+//! through a symbolic link.
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -54,6 +56,21 @@ fn report(v: &Value) -> (Pairs, Pairs) {
             .collect()
     };
     (pairs("included", "how"), pairs("not_included", "reason"))
+}
+
+/// The `(path, source)` of each entry of a spawn's `included` or `not_included`.
+fn sources(v: &Value, key: &str) -> Pairs {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v:#}"))
+        .iter()
+        .map(|e| {
+            let source = e["source"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no source in {e}"));
+            (e["path"].as_str().unwrap().to_string(), source.to_string())
+        })
+        .collect()
 }
 
 fn pair(path: &str, word: &str) -> (String, String) {
@@ -321,6 +338,17 @@ fn a_large_copy_shows_progress_on_a_terminal_and_only_a_summary_elsewhere() {
 fn the_text_and_json_of_a_spawn_that_includes_files() {
     let env = TestEnv::new();
     let repo = repo_including(&env, &[".env", "node_modules/", "*.local", "notes.txt"]);
+    env.commit(
+        &repo,
+        ".gitignore",
+        ".env\nnode_modules/\n*.local\n*.secret\n",
+    );
+    fs::write(
+        repo.join(".worktreeinclude"),
+        "# shared with Claude Code\n*.secret\n.env\n",
+    )
+    .unwrap();
+    fs::write(repo.join("api.secret"), "KEY=1\n").unwrap();
     fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
     node_modules(&repo);
     fs::write(repo.join("config.local"), "committed\n").unwrap();
@@ -343,4 +371,322 @@ fn the_text_and_json_of_a_spawn_that_includes_files() {
         .replace("\"how\": \"reflink\"", "\"how\": \"copy\"")
         .replace(", reflinked)", ", copied)");
     insta::assert_snapshot!("include_spawn", text);
+}
+
+/// A repository whose `.gitignore` ignores `.env*`, `*.local`, `node_modules/` and the two files
+/// named with a `#`, committed, with `.worktreeinclude` holding `lines` (untracked) and no
+/// `hand.include`.
+fn repo_with_worktreeinclude(env: &TestEnv, lines: &str) -> PathBuf {
+    let repo = env.repo("r");
+    env.commit(
+        &repo,
+        ".gitignore",
+        ".env*\n*.local\nnode_modules/\n\\#secret\n\\#kept\n.worktreeinclude\n",
+    );
+    fs::write(repo.join(".worktreeinclude"), lines).unwrap();
+    repo
+}
+
+#[test]
+fn a_worktreeinclude_alone_copies_an_ignored_env_file_into_a_new_slot() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, ".env\n");
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    assert_eq!(
+        fs::read_to_string(slot.join(".env")).unwrap(),
+        "TOKEN=abc\n"
+    );
+    assert_eq!(
+        sources(&v, "included"),
+        [pair(".env", ".worktreeinclude")],
+        "{v:#}"
+    );
+    assert!(report(&v).1.is_empty(), "{v:#}");
+    assert_eq!(status(&env, &slot), "");
+}
+
+#[test]
+fn a_worktreeinclude_match_git_does_not_ignore_is_never_copied() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, "*.local\nnotes.txt\n");
+    // Tracked despite the ignore rule, and changed in the main worktree.
+    fs::write(repo.join("config.local"), "committed\n").unwrap();
+    env.git(&repo, &["add", "-f", "config.local"]);
+    env.git(&repo, &["commit", "-q", "-m", "config"]);
+    fs::write(repo.join("config.local"), "changed in main\n").unwrap();
+    // Untracked, and no .gitignore rule ignores it.
+    fs::write(repo.join("notes.txt"), "not ignored\n").unwrap();
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    assert_eq!(
+        fs::read_to_string(slot.join("config.local")).unwrap(),
+        "committed\n"
+    );
+    assert!(!slot.join("notes.txt").exists());
+    assert!(report(&v).0.is_empty(), "{v:#}");
+    assert_eq!(
+        report(&v).1,
+        [
+            pair("config.local", "tracked"),
+            pair("notes.txt", "not-ignored")
+        ]
+    );
+    assert_eq!(
+        sources(&v, "not_included"),
+        [
+            pair("config.local", ".worktreeinclude"),
+            pair("notes.txt", ".worktreeinclude")
+        ]
+    );
+    assert_eq!(status(&env, &slot), "");
+}
+
+#[test]
+fn a_negated_worktreeinclude_line_excludes_what_its_earlier_lines_matched() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, ".env*\n!.env.example\n");
+    for name in [".env", ".env.local", ".env.example"] {
+        fs::write(repo.join(name), format!("{name}\n")).unwrap();
+    }
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    let paths: Vec<String> = report(&v).0.into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, [".env", ".env.local"], "{v:#}");
+    assert!(slot.join(".env.local").exists());
+    assert!(!slot.join(".env.example").exists());
+    // Not matched at all, so not reported either.
+    assert!(report(&v).1.is_empty(), "{v:#}");
+}
+
+#[test]
+fn a_worktreeinclude_is_read_as_git_reads_a_gitignore() {
+    let env = TestEnv::new();
+    // A comment that would match `#secret` were it a pattern, an escaped `#`, trailing spaces,
+    // a CRLF line ending and a byte order mark: each as git reads it in a `.gitignore`.
+    let repo = repo_with_worktreeinclude(
+        &env,
+        "\u{feff}a.local\r\n#secret\n\\#kept\n.env   \n\n# node_modules/\n",
+    );
+    for name in ["#secret", "#kept", ".env", "a.local"] {
+        fs::write(repo.join(name), "x\n").unwrap();
+    }
+    fs::create_dir_all(repo.join("node_modules")).unwrap();
+    fs::write(repo.join("node_modules/m.js"), "x\n").unwrap();
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let paths: Vec<String> = report(&v).0.into_iter().map(|(p, _)| p).collect();
+    assert_eq!(paths, ["#kept", ".env", "a.local"], "{v:#}");
+    let slot = path_of(&v);
+    assert!(!slot.join("#secret").exists());
+    assert!(!slot.join("node_modules").exists());
+}
+
+#[test]
+fn hand_include_and_worktreeinclude_each_copy_what_they_select_and_a_path_is_copied_once() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(
+        &env,
+        // `.env` is hand.include's too; `!dev.local` must not undo hand.include's `*.local`;
+        // `node_modules/a.js` is inside the directory hand.include copies whole; `conf/.env` is
+        // inside one hand.include names but git does not ignore, so it is copied on its own.
+        ".env\n.env.dev\n!dev.local\nnode_modules/a.js\nconf/.env\n",
+    );
+    for p in ["*.local", ".env", "node_modules/", "conf/"] {
+        env.git(&repo, &["config", "--add", "hand.include", p]);
+    }
+    for name in [".env", ".env.dev", "dev.local"] {
+        fs::write(repo.join(name), format!("{name}\n")).unwrap();
+    }
+    fs::create_dir_all(repo.join("node_modules")).unwrap();
+    fs::write(repo.join("node_modules/a.js"), "a\n").unwrap();
+    fs::write(repo.join("node_modules/b.js"), "b\n").unwrap();
+    fs::create_dir_all(repo.join("conf")).unwrap();
+    fs::write(repo.join("conf/.env"), "conf\n").unwrap();
+    fs::write(repo.join("conf/notes.txt"), "not ignored\n").unwrap();
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    assert_eq!(
+        sources(&v, "included"),
+        [
+            pair(".env", "hand.include"),
+            pair(".env.dev", ".worktreeinclude"),
+            pair("conf/.env", ".worktreeinclude"),
+            pair("dev.local", "hand.include"),
+            pair("node_modules/", "hand.include"),
+        ],
+        "{v:#}"
+    );
+    assert_eq!(report(&v).1, [pair("conf/", "not-ignored")], "{v:#}");
+    assert!(!slot.join("conf/notes.txt").exists());
+    for name in [
+        ".env",
+        ".env.dev",
+        "conf/.env",
+        "dev.local",
+        "node_modules/a.js",
+        "node_modules/b.js",
+    ] {
+        assert!(slot.join(name).exists(), "{name} not copied");
+    }
+    assert_eq!(status(&env, &slot), "");
+}
+
+#[test]
+fn a_symlinked_worktreeinclude_is_not_followed_and_the_spawn_says_so() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, "");
+    fs::remove_file(repo.join(".worktreeinclude")).unwrap();
+    let elsewhere = env.path("patterns");
+    fs::write(&elsewhere, ".env\n").unwrap();
+    symlink(&elsewhere, repo.join(".worktreeinclude")).unwrap();
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    fs::write(repo.join("dev.local"), "dev\n").unwrap();
+    env.git(&repo, &["config", "--add", "hand.include", "*.local"]);
+
+    let v = spawn(&env, &repo, "a", &[]);
+    let slot = path_of(&v);
+    assert!(!slot.join(".env").exists(), "the link was followed");
+    // hand.include is copied as ever.
+    assert_eq!(sources(&v, "included"), [pair("dev.local", "hand.include")]);
+    assert_eq!(report(&v).1, [pair(".worktreeinclude", "failed")], "{v:#}");
+    assert_eq!(v["not_included"][0]["source"], ".worktreeinclude");
+    let file = repo.join(".worktreeinclude");
+    assert_eq!(
+        v["not_included"][0]["detail"],
+        format!(
+            "{} is a symbolic link, which git-hand does not follow; nothing it names was copied",
+            file.display()
+        )
+    );
+
+    // A warning even with --print-path, which keeps stderr to failures.
+    let run = env.hand(&repo, &["spawn", "b", "--print-path"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "git-hand: not included: .worktreeinclude (failed: {} is a symbolic link, which \
+             git-hand does not follow; nothing it names was copied)\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn a_worktreeinclude_that_is_a_fifo_is_refused_without_waiting_for_a_writer() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, "");
+    fs::remove_file(repo.join(".worktreeinclude")).unwrap();
+    let fifo = repo.join(".worktreeinclude");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Contained: were the FIFO opened for reading, the spawn would wait for a writer forever.
+    let out = env
+        .contained(crate::support::BIN, &repo)
+        .args(["spawn", "a", "--json"])
+        .output()
+        .unwrap();
+    let run = crate::support::Run::from(out);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    assert_eq!(report(&v).1, [pair(".worktreeinclude", "failed")], "{v:#}");
+    let detail = v["not_included"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("is not a regular file (it is a FIFO)"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_worktreeinclude_over_one_mebibyte_or_too_long_for_git_is_one_warning() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, &".env\n".repeat((1 << 20) / 5 + 1));
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    let v = spawn(&env, &repo, "a", &[]);
+    assert_eq!(
+        report(&v),
+        (vec![], vec![pair(".worktreeinclude", "failed")])
+    );
+    let detail = v["not_included"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.ends_with("is larger than 1 MiB; nothing it names was copied"),
+        "{detail}"
+    );
+
+    // Under the cap, but half a million patterns are more than one git command line takes:
+    // one entry for the file, not one per line.
+    fs::write(
+        repo.join(".worktreeinclude"),
+        "a\n".repeat((1 << 20) / 2 - 1),
+    )
+    .unwrap();
+    let v = spawn(&env, &repo, "b", &[]);
+    assert_eq!(
+        report(&v),
+        (vec![], vec![pair(".worktreeinclude", "failed")])
+    );
+    assert_eq!(v["not_included"][0]["source"], ".worktreeinclude");
+}
+
+#[test]
+fn without_a_worktreeinclude_nor_hand_include_spawn_asks_git_nothing_about_includes() {
+    let env = TestEnv::new();
+    let repo = repo_with_worktreeinclude(&env, "");
+    fs::remove_file(repo.join(".worktreeinclude")).unwrap();
+    fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
+    // A git first on PATH that logs its arguments, one line per run.
+    let shims = env.path("shims");
+    fs::create_dir_all(&shims).unwrap();
+    let log = env.path("git.log");
+    let real = which::which("git").unwrap();
+    fs::write(
+        shims.join("git"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        shims.join("git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        TestEnv::bin_dir().display(),
+        shims.display()
+    );
+    let asked = |task: &str| {
+        let _ = fs::remove_file(&log);
+        let run = env.hand_env(&repo, &["spawn", task, "--json"], &[("PATH", &path)]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let said = fs::read_to_string(&log).unwrap();
+        (
+            run.json(),
+            said.lines()
+                .filter(|l| l.contains("ls-files") || l.contains("check-ignore"))
+                .count(),
+        )
+    };
+    let (v, runs) = asked("a");
+    assert_eq!(runs, 0, "{}", fs::read_to_string(&log).unwrap());
+    assert!(!path_of(&v).join(".env").exists());
+
+    fs::write(repo.join(".worktreeinclude"), ".env\n").unwrap();
+    let (v, runs) = asked("b");
+    assert!(runs > 0);
+    assert!(path_of(&v).join(".env").exists(), "{v:#}");
 }
