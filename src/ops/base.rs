@@ -38,6 +38,9 @@ pub fn short_ref(full: &str) -> &str {
 }
 
 pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
+    if let Some(base) = rev.and_then(|rev| read_in_process(repo, rev)) {
+        return Ok(base);
+    }
     if let Some(rev) = rev {
         let out = git.output(&[
             "rev-parse",
@@ -88,6 +91,28 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
                 .with_hint("commit something first, or pass --base <rev>")
         })),
     }
+}
+
+/// A base git need not be asked about: `HEAD`, or the full name of a branch or remote-tracking
+/// branch that exists (what Claude Code's `WorktreeCreate` hands spawn), read by gix. Anything
+/// else (`HEAD~2`, a short name a tag could shadow) is left to `git rev-parse`.
+fn read_in_process(repo: &Repo, rev: &str) -> Option<Base> {
+    if rev == "HEAD" {
+        return repo.head_oid().map(|oid| Base {
+            oid,
+            label: rev.to_string(),
+            full_ref: None,
+        });
+    }
+    if !(rev.starts_with("refs/heads/") || rev.starts_with("refs/remotes/")) {
+        return None;
+    }
+    let oid = repo.ref_oid(rev)?;
+    Some(Base::branch(
+        oid,
+        short_ref(rev).to_string(),
+        rev.to_string(),
+    ))
 }
 
 /// The full name of the branch or remote-tracking branch `rev` names, as git reads it (a tag

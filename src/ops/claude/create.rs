@@ -162,10 +162,11 @@ fn taken_by_another(ctx: &Context, ledger: &mut Ledger, task: &str, holder: &str
 
 /// The base Claude Code would have made its worktree from: what `origin/HEAD` names, else
 /// `HEAD` (the commit the session's directory has checked out).
+///
+/// Handed to spawn by its full name (or as `HEAD`), which spawn reads without starting git.
 fn claude_base(repo: &crate::git::Repo) -> String {
     repo.symref_target("refs/remotes/origin/HEAD")
-        .filter(|target| repo.ref_oid(target).is_some())
-        .and_then(|target| target.strip_prefix("refs/remotes/").map(str::to_string))
+        .filter(|target| target.starts_with("refs/remotes/") && repo.ref_oid(target).is_some())
         .unwrap_or_else(|| "HEAD".into())
 }
 
