@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod base_ref;
+mod claude_api;
+mod claude_code;
 mod completion;
 mod crash;
 mod doctor_debris;
