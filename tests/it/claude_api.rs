@@ -218,7 +218,9 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> 
     let header = |name: &str| {
         head.lines().skip(1).find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
         })
     };
     let mut body = vec![];

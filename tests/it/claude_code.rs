@@ -57,10 +57,9 @@ fn claude_repo() -> (TestEnv, PathBuf) {
     (env, repo)
 }
 
-/// What one `claude -p` run did: its exit status and output, and the session it ran.
+/// The session one `claude -p` run ran.
 struct Session {
     id: String,
-    run: Run,
 }
 
 /// Runs `claude <args> --output-format json` in `dir`, contained, against `api`, with the
@@ -98,7 +97,7 @@ fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session 
         run.stderr
     );
     let id = result["session_id"].as_str().unwrap().to_string();
-    Session { id, run }
+    Session { id }
 }
 
 /// `git hand list --json`'s tasks (done ones too with `--all`).
@@ -156,6 +155,378 @@ fn a_session_made_with_w_commits_and_pushes_under_its_own_credential() {
     assert_eq!(env.git(&slot, &["log", "-1", "--format=%s"]), "from-claude");
     assert_eq!(remote_oid(&env, &origin, "hand/feat1"), Some(tip));
     for (command, out) in api.bash_outputs(&m) {
-        assert!(!out.contains("git-hand:"), "`{command}` was refused:\n{out}");
+        assert!(
+            !out.contains("git-hand:"),
+            "`{command}` was refused:\n{out}"
+        );
+    }
+}
+
+/// `git-hand hook claude <event>` in `dir` with `input` on stdin, contained, as Claude Code runs
+/// a hook command (`/bin/sh -c`, the JSON object on stdin).
+fn hook(env: &TestEnv, dir: &Path, event: &str, input: &str) -> Run {
+    use std::io::Write;
+    let mut cmd = env.contained("/bin/sh", dir);
+    cmd.args(["-c", &format!("git-hand hook claude {event}")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// A directory's realpath, as the ledger keys a slot.
+fn real(dir: &str) -> PathBuf {
+    std::fs::canonicalize(dir.trim()).unwrap()
+}
+
+/// Whether `slot` is among `list`'s free slots.
+fn is_free(env: &TestEnv, repo: &Path, slot: &Path) -> bool {
+    let v = env.hand(repo, &["list", "--json"]).code(0).json();
+    v["free_slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| Path::new(s["path"].as_str().unwrap()) == slot)
+}
+
+/// The tip of `rev` in `dir`.
+fn tip(env: &TestEnv, dir: &Path, rev: &str) -> String {
+    env.git(dir, &["rev-parse", rev])
+}
+
+#[test]
+fn two_sessions_asking_for_one_name_get_two_slots() {
+    let (env, repo) = claude_repo();
+    let (m1, m2) = (marker("one"), marker("two"));
+    let api = ClaudeApi::start(vec![
+        (m1.clone(), vec![Turn::Bash("pwd".into())]),
+        (m2.clone(), vec![Turn::Bash("pwd".into())]),
+    ]);
+    // The first session's task is still open when the second asks for the same name.
+    let s1 = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m1]);
+    let s2 = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m2]);
+
+    let (t1, t2) = (task(&env, &repo, "feat1"), task(&env, &repo, "feat1-2"));
+    assert_eq!(t1["holder"], format!("claude:{}:feat1", s1.id));
+    assert_eq!(t2["holder"], format!("claude:{}:feat1", s2.id));
+    assert_eq!(
+        (&t1["state"], &t2["state"]),
+        (&json!("active"), &json!("active"))
+    );
+    assert_ne!(path_of(&t1), path_of(&t2));
+    assert_eq!(real(&api.output_of(&m1, "pwd")), path_of(&t1));
+    assert_eq!(real(&api.output_of(&m2, "pwd")), path_of(&t2));
+}
+
+#[test]
+fn two_parallel_subagents_of_one_session_get_two_slots_and_commit_in_them() {
+    let (env, repo) = claude_repo();
+    let (parent, a, b) = (marker("parent"), marker("agent-a"), marker("agent-b"));
+    // Each subagent's first command marks its arrival and waits (bounded) for the other's: both
+    // see both marks only if Claude Code runs the two at once.
+    let meet = env.path("meet");
+    std::fs::create_dir(&meet).unwrap();
+    let barrier = |me: &str, other: &str| {
+        let m = meet.display();
+        Turn::Bash(format!(
+            "touch {m}/{me}; for i in $(seq 1200); do [ -e {m}/{other} ] && break; sleep 0.05; done; ls {m}"
+        ))
+    };
+    let (barrier_a, barrier_b) = (barrier("a", "b"), barrier("b", "a"));
+    let command = |t: &Turn| match t {
+        Turn::Bash(c) => c.clone(),
+        _ => unreachable!(),
+    };
+    let (meet_a, meet_b) = (command(&barrier_a), command(&barrier_b));
+    let api = ClaudeApi::start(vec![
+        (parent.clone(), vec![Turn::TwoAgents(a.clone(), b.clone())]),
+        (
+            a.clone(),
+            vec![
+                barrier_a,
+                Turn::Bash("pwd".into()),
+                Turn::Bash("git commit -q --allow-empty -m from-agent-a".into()),
+            ],
+        ),
+        (b.clone(), vec![barrier_b, Turn::Bash("pwd".into())]),
+    ]);
+    let s = claude(&env, &api, &repo, &["-p", &parent]);
+
+    assert_eq!(
+        api.output_of(&a, &meet_a).trim(),
+        "a\nb",
+        "the subagents ran one after the other"
+    );
+    assert_eq!(
+        api.output_of(&b, &meet_b).trim(),
+        "a\nb",
+        "the subagents ran one after the other"
+    );
+    let prefix = format!("claude:{}:agent-", s.id);
+    let agents: Vec<Value> = tasks(&env, &repo)
+        .into_iter()
+        .filter(|t| t["holder"].as_str().unwrap().starts_with(&prefix))
+        .collect();
+    assert_eq!(agents.len(), 2, "{agents:#?}");
+    let (slot_a, slot_b) = (
+        real(&api.output_of(&a, "pwd")),
+        real(&api.output_of(&b, "pwd")),
+    );
+    assert_ne!(slot_a, slot_b);
+    let mut slots: Vec<PathBuf> = agents.iter().map(path_of).collect();
+    slots.sort();
+    let mut seen = vec![slot_a.clone(), slot_b];
+    seen.sort();
+    assert_eq!(slots, seen);
+    let out = api.output_of(&a, "git commit -q --allow-empty -m from-agent-a");
+    assert!(
+        !out.contains("git-hand:"),
+        "the subagent's commit was refused:\n{out}"
+    );
+    assert_eq!(
+        env.git(&slot_a, &["log", "-1", "--format=%s"]),
+        "from-agent-a"
+    );
+}
+
+#[test]
+fn a_subagent_of_a_w_session_commits_and_pushes_in_its_own_slot_carrying_the_parents_lease() {
+    let (env, repo) = claude_repo();
+    let origin = env.path("work/app-origin.git");
+    let (parent, sub) = (marker("parent"), marker("sub"));
+    let (commit, push) = (
+        "git commit -q --allow-empty -m from-the-subagent",
+        "git push -q origin HEAD",
+    );
+    let api = ClaudeApi::start(vec![
+        (parent.clone(), vec![Turn::Agent(sub.clone())]),
+        (
+            sub.clone(),
+            vec![
+                Turn::Bash("env".into()),
+                Turn::Bash(commit.into()),
+                Turn::Bash(push.into()),
+            ],
+        ),
+    ]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &parent]);
+
+    let prefix = format!("claude:{}:agent-", s.id);
+    let agent = tasks(&env, &repo)
+        .into_iter()
+        .find(|t| t["holder"].as_str().unwrap().starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no subagent task: {:#?}", tasks(&env, &repo)));
+    // Claude Code runs no SessionStart for a subagent: its Bash sources the parent's env file,
+    // so it carries the parent's lease (feat1's), not its own slot's.
+    let parents = task(&env, &repo, "feat1")["lease"]["lease_id"].clone();
+    assert!(
+        api.output_of(&sub, "env")
+            .contains(&format!("GIT_HAND_LEASE={}", parents.as_str().unwrap())),
+        "{}",
+        api.output_of(&sub, "env")
+    );
+    for command in [commit, push] {
+        let out = api.output_of(&sub, command);
+        assert!(
+            !out.contains("git-hand:"),
+            "`{command}` was refused:\n{out}"
+        );
+    }
+    let slot = path_of(&agent);
+    assert_eq!(
+        env.git(&slot, &["log", "-1", "--format=%s"]),
+        "from-the-subagent"
+    );
+    let branch = agent["branch"].as_str().unwrap();
+    assert_eq!(
+        remote_oid(&env, &origin, branch),
+        Some(tip(&env, &slot, "HEAD"))
+    );
+}
+
+#[test]
+fn a_session_resumed_while_its_task_is_live_commits_and_pushes() {
+    let (env, repo) = claude_repo();
+    let origin = env.path("work/app-origin.git");
+    let (m1, m2) = (marker("start"), marker("resume"));
+    let mut resumed = commit_and_push("r.txt", "resumed");
+    resumed.push(Turn::Bash("env".into()));
+    let api = ClaudeApi::start(vec![
+        (m1.clone(), vec![Turn::Bash("pwd".into())]),
+        (m2.clone(), resumed),
+    ]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m1]);
+    let slot = path_of(&task(&env, &repo, "feat1"));
+    // Claude Code keeps a session's transcript under its directory: it is resumed from there.
+    let again = claude(&env, &api, &slot, &["--resume", &s.id, "-p", &m2]);
+    assert_eq!(again.id, s.id);
+
+    let t = task(&env, &repo, "feat1");
+    assert_eq!(t["holder"], format!("claude:{}:feat1", s.id));
+    let lease = t["lease"]["lease_id"].as_str().unwrap();
+    assert!(
+        api.output_of(&m2, "env")
+            .contains(&format!("GIT_HAND_LEASE={lease}"))
+    );
+    for (command, out) in api.bash_outputs(&m2) {
+        assert!(
+            !out.contains("git-hand:"),
+            "`{command}` was refused:\n{out}"
+        );
+    }
+    assert_eq!(env.git(&slot, &["log", "-1", "--format=%s"]), "resumed");
+    assert_eq!(
+        remote_oid(&env, &origin, "hand/feat1"),
+        Some(tip(&env, &slot, "HEAD"))
+    );
+}
+
+#[test]
+fn a_session_resumed_after_its_slot_went_to_another_task_is_refused_at_commit_and_push() {
+    let (env, repo) = claude_repo();
+    let origin = env.path("work/app-origin.git");
+    let (m1, m2) = (marker("before"), marker("stale"));
+    let (commit, push) = (
+        "git commit -q --allow-empty -m from-the-stale-session",
+        "git push -q origin HEAD",
+    );
+    let api = ClaudeApi::start(vec![
+        (m1.clone(), vec![Turn::Bash("pwd".into())]),
+        (
+            m2.clone(),
+            vec![
+                Turn::Bash("env".into()),
+                Turn::Bash(commit.into()),
+                Turn::Bash(push.into()),
+            ],
+        ),
+    ]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m1]);
+    let first = task(&env, &repo, "feat1");
+    let (slot, old_lease) = (path_of(&first), first["lease"]["lease_id"].clone());
+    env.hand(&repo, &["teardown", "feat1"]).ok();
+    let other = crate::support::spawn(&env, &repo, "other", &[]);
+    assert_eq!(
+        crate::support::path_of(&other),
+        slot,
+        "other got feat1's slot"
+    );
+    let (other_tip, other_remote) = (
+        tip(&env, &repo, "hand/other"),
+        remote_oid(&env, &origin, "hand/other"),
+    );
+
+    claude(&env, &api, &slot, &["--resume", &s.id, "-p", &m2]);
+
+    // It carries its own, now stale, lease: never the new holder's.
+    let shown = api.output_of(&m2, "env");
+    assert!(
+        shown.contains(&format!("GIT_HAND_LEASE={}", old_lease.as_str().unwrap())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(other["lease_id"].as_str().unwrap()),
+        "{shown}"
+    );
+    for command in [commit, push] {
+        let out = api.output_of(&m2, command);
+        assert!(
+            out.contains("git-hand:") && out.contains("stale"),
+            "`{command}` was not refused as stale:\n{out}"
+        );
+    }
+    assert_eq!(tip(&env, &repo, "hand/other"), other_tip);
+    assert_eq!(remote_oid(&env, &origin, "hand/other"), other_remote);
+    assert_eq!(remote_oid(&env, &origin, "hand/feat1"), None);
+    assert_eq!(task(&env, &repo, "other")["state"], "active");
+}
+
+/// The JSON object Claude Code hands `WorktreeRemove` for `slot`.
+fn remove_input(session: &str, slot: &Path) -> String {
+    json!({
+        "session_id": session,
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": slot,
+        "hook_event_name": "WorktreeRemove",
+        "worktree_path": slot,
+    })
+    .to_string()
+}
+
+// `claude -p` never calls WorktreeRemove (measured with 2.1.328: not at exit, not for a
+// subagent's worktree): an interactive session asks its user and then does. These tests drive
+// the hook command with the very input Claude Code sends, after a real session worked there.
+
+#[test]
+fn worktree_remove_after_a_session_committed_keeps_the_commit_and_frees_the_slot() {
+    let (env, repo) = claude_repo();
+    let m = marker("commit");
+    let mut turns = commit_and_push("c.txt", "kept");
+    turns.pop();
+    let api = ClaudeApi::start(vec![(m.clone(), turns)]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m]);
+    let slot = path_of(&task(&env, &repo, "feat1"));
+    let committed = tip(&env, &slot, "HEAD");
+
+    let run = hook(&env, &repo, "worktree-remove", &remove_input(&s.id, &slot));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(tip(&env, &repo, "hand/feat1"), committed);
+    assert_eq!(task(&env, &repo, "feat1")["state"], "done");
+    assert!(is_free(&env, &repo, &slot), "{}", run.stderr);
+}
+
+#[test]
+fn worktree_remove_after_a_session_left_uncommitted_work_keeps_it_and_the_task_open() {
+    let (env, repo) = claude_repo();
+    let m = marker("dirty");
+    let api = ClaudeApi::start(vec![(
+        m.clone(),
+        vec![Turn::Bash("echo wip > wip.txt".into())],
+    )]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m]);
+    let slot = path_of(&task(&env, &repo, "feat1"));
+
+    let run = hook(&env, &repo, "worktree-remove", &remove_input(&s.id, &slot));
+    assert!(run.stderr.contains("left open"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(slot.join("wip.txt")).unwrap(),
+        "wip\n"
+    );
+    assert_eq!(task(&env, &repo, "feat1")["state"], "active");
+    assert!(!is_free(&env, &repo, &slot));
+}
+
+#[test]
+fn a_retried_worktree_create_of_a_real_session_gets_its_slot_and_lease_back() {
+    let (env, repo) = claude_repo();
+    let m = marker("retry");
+    let api = ClaudeApi::start(vec![(m.clone(), vec![])]);
+    let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m]);
+    let before = task(&env, &repo, "feat1");
+    let input = json!({"session_id": s.id, "transcript_path": "/nonexistent/t.jsonl",
+                       "cwd": repo, "hook_event_name": "WorktreeCreate", "name": "feat1"});
+
+    let run = hook(&env, &repo, "worktree-create", &input.to_string());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(PathBuf::from(run.stdout.trim()), path_of(&before));
+    let after = task(&env, &repo, "feat1");
+    assert_eq!(after["lease"]["lease_id"], before["lease"]["lease_id"]);
+    assert_eq!(after["lease"]["token"], before["lease"]["token"]);
+    assert_eq!(tasks(&env, &repo).len(), 1);
+}
+
+#[test]
+fn worktree_create_with_empty_or_malformed_stdin_says_why_and_leases_nothing() {
+    let (env, repo) = claude_repo();
+    for input in ["", "{not json", "[]", "{\"session_id\": 7}"] {
+        let run = hook(&env, &repo, "worktree-create", input);
+        assert_ne!(run.code, 0, "{input:?} was accepted: {}", run.stdout);
+        assert_eq!(run.stdout, "", "{input:?}");
+        assert!(run.stderr.contains("git-hand"), "{input:?}: {}", run.stderr);
+        assert!(tasks(&env, &repo).is_empty(), "{input:?} leased a slot");
     }
 }
