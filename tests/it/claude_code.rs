@@ -385,29 +385,41 @@ fn a_session_resumed_while_its_task_is_live_commits_and_pushes() {
     );
 }
 
-#[test]
-fn a_session_resumed_after_its_slot_went_to_another_task_is_refused_at_commit_and_push() {
+/// What a stale session's resumed run did in the slot its task had.
+struct StaleRun {
+    api: ClaudeApi,
+    marker: String,
+    /// The lease the session's task had.
+    old_lease: String,
+    /// `other`'s spawn: the task that has the slot now.
+    other: Value,
+}
+
+const STALE_COMMIT: &str = "git commit -q --allow-empty -m from-the-stale-session";
+const STALE_PUSH: &str = "git push -q origin HEAD";
+
+/// A session made with `-w feat1`, its task torn down and its slot spawned to task `other`,
+/// then the session resumed in that slot (after `before_resume`), trying to commit and push.
+/// Asserts that the new holder's branch moved neither here nor in origin.
+fn stale_session_resumed(before_resume: impl Fn(&TestEnv, &Path, &str)) -> StaleRun {
     let (env, repo) = claude_repo();
     let origin = env.path("work/app-origin.git");
     let (m1, m2) = (marker("before"), marker("stale"));
-    let (commit, push) = (
-        "git commit -q --allow-empty -m from-the-stale-session",
-        "git push -q origin HEAD",
-    );
     let api = ClaudeApi::start(vec![
         (m1.clone(), vec![Turn::Bash("pwd".into())]),
         (
             m2.clone(),
             vec![
                 Turn::Bash("env".into()),
-                Turn::Bash(commit.into()),
-                Turn::Bash(push.into()),
+                Turn::Bash(STALE_COMMIT.into()),
+                Turn::Bash(STALE_PUSH.into()),
             ],
         ),
     ]);
     let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m1]);
     let first = task(&env, &repo, "feat1");
-    let (slot, old_lease) = (path_of(&first), first["lease"]["lease_id"].clone());
+    let slot = path_of(&first);
+    let old_lease = first["lease"]["lease_id"].as_str().unwrap().to_string();
     env.hand(&repo, &["teardown", "feat1"]).ok();
     let other = crate::support::spawn(&env, &repo, "other", &[]);
     assert_eq!(
@@ -419,30 +431,64 @@ fn a_session_resumed_after_its_slot_went_to_another_task_is_refused_at_commit_an
         tip(&env, &repo, "hand/other"),
         remote_oid(&env, &origin, "hand/other"),
     );
+    before_resume(&env, &repo, &s.id);
 
     claude(&env, &api, &slot, &["--resume", &s.id, "-p", &m2]);
 
-    // It carries its own, now stale, lease: never the new holder's.
-    let shown = api.output_of(&m2, "env");
-    assert!(
-        shown.contains(&format!("GIT_HAND_LEASE={}", old_lease.as_str().unwrap())),
-        "{shown}"
-    );
-    assert!(
-        !shown.contains(other["lease_id"].as_str().unwrap()),
-        "{shown}"
-    );
-    for command in [commit, push] {
-        let out = api.output_of(&m2, command);
-        assert!(
-            out.contains("git-hand:") && out.contains("stale"),
-            "`{command}` was not refused as stale:\n{out}"
-        );
-    }
     assert_eq!(tip(&env, &repo, "hand/other"), other_tip);
     assert_eq!(remote_oid(&env, &origin, "hand/other"), other_remote);
     assert_eq!(remote_oid(&env, &origin, "hand/feat1"), None);
     assert_eq!(task(&env, &repo, "other")["state"], "active");
+    StaleRun {
+        api,
+        marker: m2,
+        old_lease,
+        other,
+    }
+}
+
+impl StaleRun {
+    /// Asserts the resumed session's commit and push were refused as stale.
+    #[track_caller]
+    fn assert_refused(&self) {
+        for command in [STALE_COMMIT, STALE_PUSH] {
+            let out = self.api.output_of(&self.marker, command);
+            assert!(
+                out.contains("git-hand:") && out.contains("stale"),
+                "`{command}` was not refused as stale:\n{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_session_resumed_after_its_slot_went_to_another_task_is_refused_at_commit_and_push() {
+    let stale = stale_session_resumed(|_, _, _| {});
+    // SessionStart handed it its own, now stale, lease: never the new holder's.
+    let shown = stale.api.output_of(&stale.marker, "env");
+    assert!(
+        shown.contains(&format!("GIT_HAND_LEASE={}", stale.old_lease)),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(stale.other["lease_id"].as_str().unwrap()),
+        "{shown}"
+    );
+    stale.assert_refused();
+}
+
+#[test]
+fn a_stale_session_resumed_where_no_hook_reaches_it_is_refused_by_its_session_id() {
+    // No settings (the hooks do not reach the session) and no env file left from its first run:
+    // its Bash carries no lease at all, only CLAUDE_CODE_SESSION_ID.
+    let stale = stale_session_resumed(|env, repo, session| {
+        std::fs::remove_file(repo.join(".claude/settings.local.json")).unwrap();
+        let env_files = env.path("home/.claude/session-env").join(session);
+        std::fs::remove_dir_all(env_files).unwrap();
+    });
+    let shown = stale.api.output_of(&stale.marker, "env");
+    assert!(!shown.contains("GIT_HAND_LEASE="), "{shown}");
+    stale.assert_refused();
 }
 
 /// The JSON object Claude Code hands `WorktreeRemove` for `slot`.
@@ -522,11 +568,24 @@ fn a_retried_worktree_create_of_a_real_session_gets_its_slot_and_lease_back() {
 #[test]
 fn worktree_create_with_empty_or_malformed_stdin_says_why_and_leases_nothing() {
     let (env, repo) = claude_repo();
-    for input in ["", "{not json", "[]", "{\"session_id\": 7}"] {
+    let no_name = json!({"session_id": "0b6c2f1e-5a4d-4c3b-9e8f-123456789abc", "cwd": repo,
+                         "hook_event_name": "WorktreeCreate"});
+    for input in [
+        "",
+        "{not json",
+        "[]",
+        "{\"session_id\": 7}",
+        &no_name.to_string(),
+    ] {
         let run = hook(&env, &repo, "worktree-create", input);
         assert_ne!(run.code, 0, "{input:?} was accepted: {}", run.stdout);
         assert_eq!(run.stdout, "", "{input:?}");
         assert!(run.stderr.contains("git-hand"), "{input:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("nothing was leased"),
+            "{input:?}: {}",
+            run.stderr
+        );
         assert!(tasks(&env, &repo).is_empty(), "{input:?} leased a slot");
     }
 }
