@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod base_ref;
+mod claude_api;
+mod claude_code;
 mod claude_hooks;
 mod claude_list;
 mod completion;
