@@ -5,6 +5,7 @@
 
 mod base_ref;
 mod claude_hooks;
+mod claude_install;
 mod claude_list;
 mod completion;
 mod crash;
