@@ -309,8 +309,15 @@ fn install_claude(ctx: &Context, which: Which, file: PathBuf) -> Result<ClaudeJs
 fn claude_failure(e: claude::SettingsError) -> Failure {
     match e {
         claude::SettingsError::Write { .. } => Failure::new(Kind::Failed, e.to_string()),
+        claude::SettingsError::Read(crate::repo_file::RepoFileError::Symlink { ref path }) => {
+            let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            Failure::new(Kind::Precondition, e.to_string()).hint(format!(
+                "git hand install --claude-settings {}   # the file the link points to",
+                crate::hooks::shim::sh_quote(&target.display().to_string())
+            ))
+        }
         _ => Failure::new(Kind::Precondition, e.to_string())
-            .hint("make it a JSON object (or move it away), then run the command again"),
+            .hint("fix the file by hand (or move it away), then run the command again"),
     }
 }
 

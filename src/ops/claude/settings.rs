@@ -5,7 +5,7 @@
 //!
 //! The file is the user's and Claude Code's as much as ours: Claude Code rewrites it itself
 //! (a permission granted "always" lands there). So every other key and every other hook entry is
-//! kept as it was, in its order (serde_json's `preserve_order`), the file is replaced atomically
+//! kept as it was, in its order ([`ordered`]), the file is replaced atomically
 //! (a temporary file beside it, renamed over it, with its mode), and an entry is git-hand's only
 //! when its command calls [`CALL`]. Uninstall leaves the file byte for byte as install found it:
 //! install keeps a copy of the bytes it replaced in the repository's common git dir
@@ -19,9 +19,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::repo_file::{self, RepoFileError};
+
+mod ordered;
+
+use ordered::{Json, Obj};
 
 /// What every command git-hand writes calls: an entry whose command contains it is ours.
 pub const CALL: &str = "git-hand hook claude ";
@@ -155,19 +158,19 @@ pub fn command(event: Event, exe: Option<&Path>) -> String {
 }
 
 /// The entry git-hand wants for `event`: one command handler with its timeout.
-fn handler(event: Event, exe: Option<&Path>, timeout: u64) -> Value {
-    let mut h = Map::new();
-    h.insert("type".into(), "command".into());
-    h.insert("command".into(), command(event, exe).into());
-    h.insert("timeout".into(), timeout.into());
-    Value::Object(h)
+fn handler(event: Event, exe: Option<&Path>, timeout: u64) -> Json {
+    let mut h = Obj::default();
+    h.insert("type", "command".into());
+    h.insert("command", command(event, exe).into());
+    h.insert("timeout", timeout.into());
+    Json::Object(h)
 }
 
 /// Whether a hook handler is git-hand's.
-fn is_ours(handler: &Value) -> bool {
+fn is_ours(handler: &Json) -> bool {
     handler
         .get("command")
-        .and_then(Value::as_str)
+        .and_then(Json::as_str)
         .is_some_and(|c| c.contains(CALL))
 }
 
@@ -260,9 +263,9 @@ pub fn install(
     let bytes = read_file(file)?;
     let mut doc = match &bytes {
         Some(b) => parse(file, b)?,
-        None => Map::new(),
+        None => Obj::default(),
     };
-    let wanted: Vec<(Event, Value)> = Event::ALL
+    let wanted: Vec<(Event, Json)> = Event::ALL
         .into_iter()
         .map(|e| (e, handler(e, exe.as_deref(), timeout)))
         .collect();
@@ -346,8 +349,8 @@ pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsErro
     }
     let original = known.as_ref().and_then(|i| i.original.as_deref());
     let same = original
-        .and_then(|o| serde_json::from_str::<Value>(o).ok())
-        .is_some_and(|o| o == Value::Object(doc.clone()));
+        .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+        .is_some_and(|o| o == Json::Object(doc.clone()).to_value());
     match original {
         Some(o) if same => write_atomic(file, o.as_bytes(), mode_of(file))?,
         _ if made.is_some_and(|m| m.file) && doc.is_empty() => {
@@ -480,7 +483,7 @@ fn lapses_of(install: &Install, exe: Option<&Path>, timeout: u64) -> Vec<Lapse> 
             ));
             continue;
         };
-        if h.get("command").and_then(Value::as_str) != Some(command(event, exe).as_str()) {
+        if h.get("command").and_then(Json::as_str) != Some(command(event, exe).as_str()) {
             out.push(lapse(
                 LapseKind::Stale,
                 Some(event),
@@ -490,7 +493,7 @@ fn lapses_of(install: &Install, exe: Option<&Path>, timeout: u64) -> Vec<Lapse> 
                 ),
             ));
         }
-        let has = h.get("timeout").and_then(Value::as_u64);
+        let has = h.get("timeout").and_then(Json::as_u64);
         if has.is_none_or(|t| t < timeout) {
             let has = has.map_or("none".to_string(), |t| format!("{t} s"));
             out.push(lapse(
@@ -511,8 +514,8 @@ fn read_file(file: &Path) -> Result<Option<Vec<u8>>, SettingsError> {
 }
 
 /// The file's top-level object, or why it is not one.
-fn parse(file: &Path, bytes: &[u8]) -> Result<Map<String, Value>, SettingsError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| SettingsError::NotJson {
+fn parse(file: &Path, bytes: &[u8]) -> Result<Obj, SettingsError> {
+    let value: Json = serde_json::from_slice(bytes).map_err(|e| SettingsError::NotJson {
         path: file.to_path_buf(),
         why: e.to_string(),
     })?;
@@ -520,11 +523,11 @@ fn parse(file: &Path, bytes: &[u8]) -> Result<Map<String, Value>, SettingsError>
         path: file.to_path_buf(),
         what: what.into(),
     };
-    let Value::Object(doc) = value else {
+    let Json::Object(doc) = value else {
         return Err(shape("its top level is not an object"));
     };
     match doc.get("hooks") {
-        None | Some(Value::Object(_)) => {}
+        None | Some(Json::Object(_)) => {}
         Some(_) => return Err(shape("\"hooks\" is not an object")),
     }
     for event in Event::ALL {
@@ -534,10 +537,9 @@ fn parse(file: &Path, bytes: &[u8]) -> Result<Map<String, Value>, SettingsError>
         let Some(groups) = groups.as_array() else {
             return Err(shape(&format!("\"hooks.{}\" is not an array", event.key())));
         };
-        if groups
-            .iter()
-            .any(|g| !g.is_object() || g.get("hooks").is_some_and(|h| !h.is_array()))
-        {
+        if groups.iter().any(|g| {
+            g.as_object().is_none() || g.get("hooks").is_some_and(|h| h.as_array().is_none())
+        }) {
             return Err(shape(&format!(
                 "an entry of \"hooks.{}\" is not an object with a \"hooks\" array",
                 event.key()
@@ -548,19 +550,19 @@ fn parse(file: &Path, bytes: &[u8]) -> Result<Map<String, Value>, SettingsError>
 }
 
 /// Every handler of `event`, across its matcher groups.
-fn handlers(doc: &Map<String, Value>, event: Event) -> Vec<&Value> {
+fn handlers(doc: &Obj, event: Event) -> Vec<&Json> {
     doc.get("hooks")
         .and_then(|h| h.get(event.key()))
-        .and_then(Value::as_array)
+        .and_then(Json::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+        .filter_map(|g| g.get("hooks").and_then(Json::as_array))
         .flatten()
         .collect()
 }
 
 /// git-hand's handlers, of any event.
-fn ours_in(doc: &Map<String, Value>) -> Vec<&Value> {
+fn ours_in(doc: &Obj) -> Vec<&Json> {
     Event::ALL
         .into_iter()
         .flat_map(|e| handlers(doc, e))
@@ -569,42 +571,38 @@ fn ours_in(doc: &Map<String, Value>) -> Vec<&Value> {
 }
 
 /// Whether each event has exactly the wanted handler of ours and no other.
-fn current(doc: &Map<String, Value>, wanted: &[(Event, Value)]) -> bool {
+fn current(doc: &Obj, wanted: &[(Event, Json)]) -> bool {
     wanted.iter().all(|(event, want)| {
         let ours: Vec<_> = handlers(doc, *event)
             .into_iter()
             .filter(|h| is_ours(h))
             .collect();
-        ours == [want]
+        matches!(ours.as_slice(), [one] if one.to_value() == want.to_value())
     })
 }
 
 /// Puts the wanted handlers in: in place of the first of ours in each event (the others of ours
 /// dropped), else appended in a group of their own. Which containers it made.
-fn put(doc: &mut Map<String, Value>, wanted: &[(Event, Value)]) -> Made {
+fn put(doc: &mut Obj, wanted: &[(Event, Json)]) -> Made {
     let mut made = Made {
         hooks: !doc.contains_key("hooks"),
         ..Made::default()
     };
-    let hooks = doc
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(hooks) = hooks else {
+    let hooks = doc.entry("hooks", || Json::Object(Obj::default()));
+    let Json::Object(hooks) = hooks else {
         return made;
     };
     for (event, want) in wanted {
         if !hooks.contains_key(event.key()) {
             made.events.push(event.key().into());
         }
-        let groups = hooks
-            .entry(event.key())
-            .or_insert_with(|| Value::Array(vec![]));
-        let Value::Array(groups) = groups else {
+        let groups = hooks.entry(event.key(), || Json::Array(vec![]));
+        let Json::Array(groups) = groups else {
             continue;
         };
         let mut placed = false;
         for group in groups.iter_mut() {
-            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+            let Some(list) = group.get_mut("hooks").and_then(Json::as_array_mut) else {
                 continue;
             };
             list.retain_mut(|h| {
@@ -620,9 +618,9 @@ fn put(doc: &mut Map<String, Value>, wanted: &[(Event, Value)]) -> Made {
             });
         }
         if !placed {
-            let mut group = Map::new();
-            group.insert("hooks".into(), Value::Array(vec![want.clone()]));
-            groups.push(Value::Object(group));
+            let mut group = Obj::default();
+            group.insert("hooks", Json::Array(vec![want.clone()]));
+            groups.push(Json::Object(group));
         }
     }
     made
@@ -632,19 +630,19 @@ fn put(doc: &mut Map<String, Value>, wanted: &[(Event, Value)]) -> Made {
 /// (`made`; with no record of the install, wherever taking ours out emptied them). A group of
 /// ours (nothing but `hooks`) goes with its last handler; a group with a matcher of someone's
 /// stays. Whether anything was ours.
-fn take_out(doc: &mut Map<String, Value>, made: Option<&Made>) -> bool {
-    let Some(Value::Object(hooks)) = doc.get_mut("hooks") else {
+fn take_out(doc: &mut Obj, made: Option<&Made>) -> bool {
+    let Some(Json::Object(hooks)) = doc.get_mut("hooks") else {
         return false;
     };
     let mut removed = false;
     for event in Event::ALL {
-        let Some(Value::Array(groups)) = hooks.get_mut(event.key()) else {
+        let Some(Json::Array(groups)) = hooks.get_mut(event.key()) else {
             continue;
         };
         let mut here = false;
         groups.retain_mut(|group| {
             let only_hooks = group.as_object().is_some_and(|g| g.len() == 1);
-            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+            let Some(list) = group.get_mut("hooks").and_then(Json::as_array_mut) else {
                 return true;
             };
             let before = list.len();
@@ -659,22 +657,18 @@ fn take_out(doc: &mut Map<String, Value>, made: Option<&Made>) -> bool {
         let emptied = here && groups.is_empty();
         let ours = made.is_none_or(|m| m.events.iter().any(|e| e == event.key()));
         if emptied && ours {
-            hooks.shift_remove(event.key());
+            hooks.remove(event.key());
         }
     }
     if removed && hooks.is_empty() && made.is_none_or(|m| m.hooks) {
-        doc.shift_remove("hooks");
+        doc.remove("hooks");
     }
     removed
 }
 
 /// The settings as Claude Code writes them (two-space indent), with a final newline when asked.
-fn write_settings(
-    file: &Path,
-    doc: &Map<String, Value>,
-    newline: bool,
-) -> Result<(), SettingsError> {
-    let mut text = serde_json::to_vec_pretty(doc).unwrap_or_default();
+fn write_settings(file: &Path, doc: &Obj, newline: bool) -> Result<(), SettingsError> {
+    let mut text = serde_json::to_vec_pretty(&Json::Object(doc.clone())).unwrap_or_default();
     if newline {
         text.push(b'\n');
     }
@@ -713,11 +707,11 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), SettingsErro
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> Map<String, Value> {
+    fn doc(text: &str) -> Obj {
         parse(Path::new("s.json"), text.as_bytes()).unwrap()
     }
 
-    fn wanted(timeout: u64) -> Vec<(Event, Value)> {
+    fn wanted(timeout: u64) -> Vec<(Event, Json)> {
         Event::ALL
             .into_iter()
             .map(|e| (e, handler(e, Some(Path::new("/opt/git-hand")), timeout)))
@@ -750,7 +744,13 @@ mod tests {
         assert_eq!(made.events, ["WorktreeCreate", "WorktreeRemove"]);
         let keys: Vec<_> = d.keys().collect();
         assert_eq!(keys, ["z", "hooks", "a"]);
-        let events: Vec<_> = d["hooks"].as_object().unwrap().keys().collect();
+        let events: Vec<_> = d
+            .get("hooks")
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
         assert_eq!(
             events,
             ["SessionStart", "Stop", "WorktreeCreate", "WorktreeRemove"]
@@ -758,10 +758,8 @@ mod tests {
         assert!(current(&d, &wanted(900)));
         assert!(!current(&d, &wanted(901)));
         assert!(take_out(&mut d, Some(&made)));
-        assert_eq!(
-            Value::Object(d),
-            serde_json::from_str::<Value>(text).unwrap()
-        );
+        // Back to the file's own order, key for key.
+        assert_eq!(Json::Object(d), serde_json::from_str::<Json>(text).unwrap());
     }
 
     #[test]
@@ -769,11 +767,19 @@ mod tests {
         let old = r#"{"hooks": {"WorktreeCreate": [{"hooks": [{"type": "command", "command": "git-hand hook claude worktree-create"}, {"type": "command", "command": "other"}]}, {"hooks": [{"command": "x git-hand hook claude worktree-create"}]}]}}"#;
         let mut d = doc(old);
         put(&mut d, &wanted(900));
-        let groups = d["hooks"]["WorktreeCreate"].as_array().unwrap();
+        let groups = d
+            .get("hooks")
+            .and_then(|h| h.get("WorktreeCreate"))
+            .and_then(Json::as_array)
+            .unwrap();
         assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0]["hooks"][0], wanted(900)[0].1);
-        assert_eq!(groups[0]["hooks"][1]["command"], "other");
-        assert_eq!(groups[1]["hooks"].as_array().unwrap().len(), 0);
+        let list = |g: &Json| g.get("hooks").unwrap().as_array().unwrap().clone();
+        assert_eq!(list(&groups[0])[0], wanted(900)[0].1);
+        assert_eq!(
+            list(&groups[0])[1].get("command").unwrap().as_str(),
+            Some("other")
+        );
+        assert!(list(&groups[1]).is_empty());
         assert!(current(&d, &wanted(900)));
     }
 
@@ -784,7 +790,7 @@ mod tests {
         );
         assert!(take_out(&mut d, None));
         assert_eq!(
-            Value::Object(d),
+            Json::Object(d).to_value(),
             serde_json::json!({"hooks": {"SessionStart": [{"matcher": "resume", "hooks": []}]}})
         );
         let mut none = doc(r#"{"hooks": {"Stop": []}}"#);
