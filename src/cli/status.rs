@@ -217,8 +217,9 @@ fn claude_text(here: &Here, p: Paint) -> String {
     let mut fixes: Vec<&str> = vec![];
     for l in &c.lapses {
         out.push_str(&format!(
-            "{} {}\n",
+            "{} {}: {}\n",
             p.red("claude:  NOT in force:"),
+            l.file.display(),
             l.message
         ));
         if !fixes.contains(&l.fix.as_str()) {

@@ -361,7 +361,13 @@ fn status_and_doctor_say_when_the_claude_hooks_lapse_and_repair_mends_them() {
     let doc = read_json(&local(&repo));
     assert!(ours(&doc, "WorktreeCreate")[0]["timeout"].as_u64().unwrap() >= 3600);
 
-    // A file gone is a lapse too, mended by hand only when it cannot be read.
+    // A file gone is a lapse too, which --repair mends; one that cannot be read is left to you.
+    fs::remove_file(local(&repo)).unwrap();
+    let status = env.hand(&repo, &["status", "--json"]).json();
+    assert_eq!(status["claude_hooks"]["lapses"][0]["kind"], "missing");
+    assert_eq!(status["claude_hooks"]["lapses"][0]["event"], Value::Null);
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    assert_eq!(ours(&read_json(&local(&repo)), "SessionStart").len(), 1);
     fs::write(local(&repo), "not json").unwrap();
     let status = env.hand(&repo, &["status", "--json"]).json();
     assert_eq!(status["claude_hooks"]["lapses"][0]["kind"], "unreadable");

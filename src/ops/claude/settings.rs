@@ -377,7 +377,8 @@ pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsErro
 pub enum LapseKind {
     /// The file cannot be read or is not settings JSON any more.
     Unreadable,
-    /// An event has no git-hand entry (removed, or the file rewritten without it).
+    /// An event has no git-hand entry (removed, or the file rewritten without it), or the
+    /// file is gone (`event` null).
     Missing,
     /// An entry's command is not the one this git-hand writes (an older git-hand's, another
     /// git-hand's path, edited).
@@ -395,6 +396,7 @@ pub struct Lapse {
     pub kind: LapseKind,
     pub file: PathBuf,
     pub event: Option<Event>,
+    /// What lapsed in `file` (which it does not repeat).
     pub message: String,
     pub fix: String,
 }
@@ -448,24 +450,30 @@ fn lapses_of(install: &Install, exe: Option<&Path>, timeout: u64) -> Vec<Lapse> 
         kind,
         file: file.clone(),
         event,
-        message: format!("{}: {message}", file.display()),
+        message,
         fix: fix.clone(),
     };
-    let doc = match read_file(file).and_then(|b| match b {
-        Some(b) => parse(file, &b),
-        None => Err(SettingsError::Read(RepoFileError::Unreadable {
-            path: file.clone(),
-            why: "it is gone".into(),
-        })),
-    }) {
-        Ok(doc) => doc,
+    let doc = match read_file(file).and_then(|b| b.map(|b| parse(file, &b)).transpose()) {
+        Ok(Some(doc)) => doc,
+        Ok(None) => {
+            return vec![lapse(
+                LapseKind::Missing,
+                None,
+                "it is gone: Claude Code gets no worktrees from git-hand".into(),
+            )];
+        }
         Err(e) => {
+            // The lapse names the file already.
             let why = e.to_string();
             let why = why.trim_end_matches("; nothing was written");
+            let why = why
+                .strip_prefix(&crate::shown::path(file))
+                .unwrap_or(why)
+                .trim_start();
             return vec![lapse(
                 LapseKind::Unreadable,
                 None,
-                format!("Claude Code gets no worktrees from git-hand: {why}"),
+                format!("it {why}: Claude Code gets no worktrees from git-hand"),
             )];
         }
     };

@@ -70,6 +70,7 @@ impl Obj {
         self.0.is_empty()
     }
 
+    #[cfg(test)]
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())
     }
