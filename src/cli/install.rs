@@ -162,6 +162,9 @@ struct ManualJson<'a> {
     recipe: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorBody<'a>>,
+    /// With `--claude`: the Claude Code settings written despite the refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claude: Option<&'a ClaudeJson>,
 }
 
 pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Failure> {
@@ -172,7 +175,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     }
     if args.manual {
         let location = hooks::locate(&git)?;
-        return manual(&location, work_tree.as_deref(), json, None);
+        return manual(&location, work_tree.as_deref(), json, None, None);
     }
     // Found before anything is written: a bare repository has no .claude/ to write to.
     let claude_file = args
@@ -190,7 +193,17 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     let force = args.force;
     let report = match hooks::install(&git, InstallOptions { target, force }) {
         Ok(report) => report,
-        Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, json),
+        Err(e) => {
+            // A hook manager owns core.hooksPath: the git hooks wait for its recipe, Claude
+            // Code's need nothing of it.
+            let claude = match (&claude_file, is_refusal(&e)) {
+                (Some((which, file)), true) => {
+                    Some(install_claude(ctx, which.clone(), file.clone())?)
+                }
+                _ => None,
+            };
+            return refuse_or_fail(&git, work_tree.as_deref(), e, json, claude.as_ref());
+        }
     };
     let repo = ctx.repo()?;
     let required = crate::ops::settings::require_credential(repo)
@@ -604,16 +617,15 @@ fn repo_git(ctx: &Context) -> Result<Git, Failure> {
 
 /// `core.hooksPath` is in another tool's hands (or in husky's, for `--hooks-path`): nothing was
 /// written; print the recipe for the manager in use, exit 3. Any other error is a plain failure.
+/// With `--claude`, the Claude Code hooks were written all the same (`claude`).
 fn refuse_or_fail(
     git: &Git,
     work_tree: Option<&Path>,
     e: HookError,
     json: bool,
+    claude: Option<&ClaudeJson>,
 ) -> Result<Done, Failure> {
-    if !matches!(
-        e,
-        HookError::HooksPathSet { .. } | HookError::HuskyHooksPath { .. }
-    ) {
+    if !is_refusal(&e) {
         return Err(e.into());
     }
     let location = hooks::locate(git)?;
@@ -621,9 +633,18 @@ fn refuse_or_fail(
         let mut notes = vec![format!("error: {e}")];
         notes.extend(e.hints().into_iter().map(|h| format!("  hint: {h}")));
         notes.push("the recipe for your hook manager is on stdout".into());
+        notes.extend(claude.map(|c| claude_line(c).trim_end().to_string()));
         warn(notes);
     }
-    manual(&location, work_tree, json, Some(&e))
+    manual(&location, work_tree, json, Some(&e), claude)
+}
+
+/// Whether install refused because another tool's `core.hooksPath` is in charge.
+fn is_refusal(e: &HookError) -> bool {
+    matches!(
+        e,
+        HookError::HooksPathSet { .. } | HookError::HuskyHooksPath { .. }
+    )
 }
 
 /// The recipe for the hook manager in use, as text or as [`ManualJson`] (outcome `refused`,
@@ -633,6 +654,7 @@ fn manual(
     work_tree: Option<&Path>,
     json: bool,
     refusal: Option<&HookError>,
+    claude: Option<&ClaudeJson>,
 ) -> Result<Done, Failure> {
     let recipe = hooks::manual::recipe(&Scene {
         location,
@@ -660,6 +682,7 @@ fn manual(
             message,
             hints,
         }),
+        claude,
     };
     Done::json(&shape, kind)
 }

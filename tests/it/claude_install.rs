@@ -373,3 +373,16 @@ fn status_and_doctor_say_when_the_claude_hooks_lapse_and_repair_mends_them() {
     assert_eq!(status["claude_hooks"]["lapses"][0]["kind"], "unreadable");
     env.hand(&repo, &["doctor", "--repair"]).code(3);
 }
+
+#[test]
+fn a_hook_manager_in_charge_of_core_hooks_path_gets_its_recipe_and_claude_code_its_hooks_all_the_same()
+ {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.git(&repo, &["config", "core.hooksPath", ".githooks"]);
+    let run = env.hand(&repo, &["install", "--claude", "--json"]).code(3);
+    let out = run.json();
+    assert_eq!(out["outcome"], "refused");
+    assert_eq!(out["claude"]["outcome"], "installed");
+    assert_eq!(ours(&read_json(&local(&repo)), "WorktreeCreate").len(), 1);
+}
