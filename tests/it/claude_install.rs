@@ -386,3 +386,25 @@ fn a_hook_manager_in_charge_of_core_hooks_path_gets_its_recipe_and_claude_code_i
     assert_eq!(out["claude"]["outcome"], "installed");
     assert_eq!(ours(&read_json(&local(&repo)), "WorktreeCreate").len(), 1);
 }
+
+#[test]
+fn entries_written_by_hand_are_adopted_by_install_and_taken_out_by_uninstall_with_what_they_emptied()
+ {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    env.hand(&repo, &["install", "--claude"]).ok();
+    // As if the record were lost: the same entries, copied by hand beside a key of the user's.
+    fs::remove_file(repo.join(".git/git-hand-claude.json")).unwrap();
+    let mut doc = read_json(&local(&repo));
+    doc["model"] = "opus".into();
+    fs::write(local(&repo), serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let out = env.hand(&repo, &["install", "--claude", "--json"]).json();
+    assert_eq!(out["claude"]["outcome"], "unchanged");
+    let status = env.hand(&repo, &["status", "--json"]).json();
+    assert_eq!(status["claude_hooks"]["in_force"], true, "{status}");
+    env.hand(&repo, &["uninstall", "--claude"]).ok();
+    assert_eq!(
+        read_json(&local(&repo)),
+        serde_json::json!({"model": "opus"})
+    );
+}

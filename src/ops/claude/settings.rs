@@ -192,7 +192,9 @@ pub struct Made {
 pub struct Install {
     pub file: PathBuf,
     pub which: Which,
-    pub made: Made,
+    /// `None` when install found its entries there already (written by hand, or a record lost):
+    /// uninstall then removes whatever taking them out leaves empty.
+    pub made: Option<Made>,
     /// The file's bytes before the first install (as text: the file is JSON, so UTF-8), `None`
     /// when it did not exist or install did not see them (its entries were there already).
     pub original: Option<String>,
@@ -277,7 +279,7 @@ pub fn install(
             record.installs.push(Install {
                 file: file.clone(),
                 which,
-                made: Made::default(),
+                made: None,
                 original: None,
             });
             write_record(common_dir, &record)?;
@@ -304,7 +306,7 @@ pub fn install(
             Install {
                 file: file.clone(),
                 which,
-                made,
+                made: Some(made),
                 original: bytes
                     .as_ref()
                     .and_then(|b| String::from_utf8(b.clone()).ok())
@@ -342,7 +344,7 @@ pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsErro
         return Ok(Outcome::NothingInstalled);
     };
     let mut doc = parse(file, &bytes)?;
-    let made = known.as_ref().map(|i| &i.made);
+    let made = known.as_ref().and_then(|i| i.made.as_ref());
     if !take_out(&mut doc, made) {
         forget(&record)?;
         return Ok(Outcome::NothingInstalled);
