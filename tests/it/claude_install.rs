@@ -269,7 +269,8 @@ fn plain_uninstall_keeps_the_claude_hooks_and_uninstall_claude_keeps_the_git_hoo
 }
 
 #[test]
-fn a_hook_command_that_finds_no_git_hand_says_why_and_fails() {
+fn a_hook_command_falls_back_to_the_git_hand_that_installed_it_and_without_one_says_why_and_fails()
+{
     let env = TestEnv::new();
     let repo = env.repo("app");
     env.hand(&repo, &["install", "--claude"]).ok();
@@ -283,6 +284,26 @@ fn a_hook_command_that_finds_no_git_hand_says_why_and_fails() {
         command.contains(installed),
         "records the git-hand that wrote it"
     );
+    // Not on PATH (a desktop app's minimal PATH): the git-hand that installed it answers.
+    let mut child = env
+        .timed("sh", &repo)
+        .args(["-c", &command])
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!(
+        r#"{{"session_id": "0b6c2f1e-5a4d-4c3b-9e8f-123456789abc", "cwd": "{}", "hook_event_name": "WorktreeCreate", "name": "feat1"}}"#,
+        repo.display()
+    );
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let run = crate::support::Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    let slot = PathBuf::from(run.stdout.lines().last().unwrap());
+    assert!(slot.is_dir() && slot != repo, "{run:?}");
     // Neither on PATH nor where install recorded it (a desktop app's minimal PATH, a moved
     // binary): the worktree's creation fails, saying why.
     let gone = command.replace(installed, "/nonexistent/git-hand");
