@@ -238,6 +238,7 @@ mod tests {
                 UnknownSlot = "unknown-slot", UnusableSlot = "unusable-slot",
                 UnprovenSlot = "unproven-slot", PrunableWorktree = "prunable-worktree",
                 HalfAddedWorktree = "half-added-worktree", HooksNotInForce = "hooks-not-in-force",
+                ClaudeHooksLapsed = "claude-hooks-lapsed",
                 UnfencedRemote = "unfenced-remote",
             }
         }

@@ -15,6 +15,7 @@ use crate::hooks::{
 };
 use crate::ledger::{LedgerLocation, Place};
 use crate::ops::Context;
+use crate::ops::claude::settings::{self as claude, Which};
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -22,19 +23,58 @@ pub struct InstallArgs {
     #[arg(long, conflicts_with = "manual")]
     pub force: bool,
     /// Only print what to add to the hook manager in charge (core.hooksPath); write nothing.
-    #[arg(long, conflicts_with = "hooks_path")]
+    #[arg(long, conflicts_with_all = ["hooks_path", "claude", "claude_settings", "claude_shared"])]
     pub manual: bool,
     /// Install into the directory core.hooksPath names, under the same chaining rules.
     #[arg(long)]
     pub hooks_path: bool,
     /// In a bare repository clients push to: install the pre-receive hook that checks the lease
     /// each push presents, and turn push options on.
-    #[arg(long, conflicts_with_all = ["manual", "hooks_path"])]
+    #[arg(long, conflicts_with_all = ["manual", "hooks_path", "claude", "claude_settings", "claude_shared"])]
     pub server: bool,
     /// With --server: install into DIR/pre-receive.d, a directory the server runs itself
     /// (GitLab's custom_hooks or custom_hooks_dir), instead of where git runs hooks from.
     #[arg(long, value_name = "DIR", requires = "server")]
     pub hooks_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub claude: ClaudeArgs,
+}
+
+/// `uninstall`'s arguments.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub claude: ClaudeArgs,
+}
+
+/// Which Claude Code settings file `--claude` means (docs/agents.md): with any of these flags,
+/// install writes git-hand's WorktreeCreate, WorktreeRemove and SessionStart hooks there (and
+/// the git hooks, which enforce the leases), uninstall removes those hooks only.
+#[derive(Debug, Args)]
+pub struct ClaudeArgs {
+    /// Claude Code's hooks: the main worktree's .claude/settings.local.json (yours, not
+    /// committed), so `claude -w` gets its worktrees from git-hand.
+    #[arg(long)]
+    pub claude: bool,
+    /// With --claude: that settings file instead (~/.claude/settings.json for every project).
+    #[arg(long, value_name = "FILE")]
+    pub claude_settings: Option<PathBuf>,
+    /// With --claude: the committed .claude/settings.json; every teammate's `claude -w` then
+    /// needs git-hand.
+    #[arg(long, conflicts_with = "claude_settings")]
+    pub claude_shared: bool,
+}
+
+impl ClaudeArgs {
+    /// Which file, when any of the flags is given.
+    fn which(&self) -> Option<Which> {
+        match (self.claude, &self.claude_settings, self.claude_shared) {
+            (_, Some(_), _) => Some(Which::File),
+            (_, _, true) => Some(Which::Shared),
+            (true, _, _) => Some(Which::Local),
+            _ => None,
+        }
+    }
 }
 
 /// The `outcome` of `install --json` and `uninstall --json`, spelled by serde.
@@ -68,6 +108,28 @@ struct InstallJson<'a> {
     warnings: Vec<WarningJson>,
     /// Whether this install cleared `hand.installHooks=false`.
     opted_in: bool,
+    /// With `--claude`: the Claude Code settings file and what install did to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claude: Option<ClaudeJson>,
+}
+
+/// `claude` in `install --json` and `uninstall --claude --json`.
+#[derive(Serialize)]
+struct ClaudeJson {
+    file: PathBuf,
+    /// `installed` or `unchanged`; `uninstalled` or `nothing-installed`.
+    outcome: claude::Outcome,
+    /// The timeout (seconds) of each entry install wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout: Option<u64>,
+}
+
+/// `uninstall --claude --json`: only the Claude Code hooks were looked at.
+#[derive(Serialize)]
+struct UninstallClaudeJson {
+    /// `uninstalled` or `nothing-installed`.
+    outcome: OutcomeWord,
+    claude: ClaudeJson,
 }
 
 #[derive(Serialize)]
@@ -100,6 +162,9 @@ struct ManualJson<'a> {
     recipe: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorBody<'a>>,
+    /// With `--claude`: the Claude Code settings written despite the refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claude: Option<&'a ClaudeJson>,
 }
 
 pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Failure> {
@@ -110,7 +175,16 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     }
     if args.manual {
         let location = hooks::locate(&git)?;
-        return manual(&location, work_tree.as_deref(), json, None);
+        return manual(&location, work_tree.as_deref(), json, None, None);
+    }
+    // Found before anything is written: a bare repository has no .claude/ to write to.
+    let claude_file = args
+        .claude
+        .which()
+        .map(|which| claude_file(ctx, &args.claude, which))
+        .transpose()?;
+    if let Some((_, file)) = &claude_file {
+        claude::check(file).map_err(claude_failure)?;
     }
     let target = match args.hooks_path {
         true => Target::HooksPath,
@@ -119,7 +193,17 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     let force = args.force;
     let report = match hooks::install(&git, InstallOptions { target, force }) {
         Ok(report) => report,
-        Err(e) => return refuse_or_fail(&git, work_tree.as_deref(), e, json),
+        Err(e) => {
+            // A hook manager owns core.hooksPath: the git hooks wait for its recipe, Claude
+            // Code's need nothing of it.
+            let claude = match (&claude_file, is_refusal(&e)) {
+                (Some((which, file)), true) => {
+                    Some(install_claude(ctx, which.clone(), file.clone())?)
+                }
+                _ => None,
+            };
+            return refuse_or_fail(&git, work_tree.as_deref(), e, json, claude.as_ref());
+        }
     };
     let repo = ctx.repo()?;
     let required = crate::ops::settings::require_credential(repo)
@@ -140,6 +224,9 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     // Installing is opting back in to what `uninstall` opted out of.
     let opted_in =
         hooks::clear_opt_out(&git).map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
+    let claude = claude_file
+        .map(|(which, file)| install_claude(ctx, which, file))
+        .transpose()?;
     if json {
         let warnings = warnings
             .iter()
@@ -149,7 +236,11 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             })
             .collect();
         let shape = InstallJson {
-            outcome: if report.wrote_anything() {
+            outcome: if report.wrote_anything()
+                || claude
+                    .as_ref()
+                    .is_some_and(|c| c.outcome == claude::Outcome::Installed)
+            {
                 OutcomeWord::Installed
             } else {
                 OutcomeWord::Unchanged
@@ -160,6 +251,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             git_hand: report.git_hand.as_deref(),
             warnings,
             opted_in,
+            claude,
         };
         return Done::json(&shape, None);
     }
@@ -170,6 +262,121 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             "hand.installHooks unset: spawn installs the hooks again when they are missing\n",
         );
     }
+    if let Some(c) = &claude {
+        text.push_str(&claude_line(c));
+    }
+    Ok(Done::ok(text))
+}
+
+/// The settings file `--claude` names, made absolute: the main worktree's (also from a slot:
+/// Claude Code is started in the repository), or the one `--claude-settings` gives.
+fn claude_file(
+    ctx: &Context,
+    args: &ClaudeArgs,
+    which: Which,
+) -> Result<(Which, PathBuf), Failure> {
+    if let Some(file) = &args.claude_settings {
+        return Ok((which, claude::normalized(file)));
+    }
+    let Some(top) = ctx.repo()?.main_workdir() else {
+        return Err(Failure::new(
+            Kind::Usage,
+            "--claude writes the main worktree's .claude/ settings; this repository has no work tree",
+        )
+        .hint("git hand install --claude-settings ~/.claude/settings.json"));
+    };
+    let file = which.in_worktree(&top).unwrap_or_default();
+    Ok((which, file))
+}
+
+/// Seconds each Claude Code hook may run: `hand.setupTimeout` and git's margin.
+fn claude_timeout(repo: &crate::git::Repo) -> Result<u64, Failure> {
+    let settings = crate::ops::settings::Settings::load(repo)
+        .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
+    let setup = settings
+        .setup_timeout()
+        .map_err(|e| Failure::new(Kind::Precondition, e.to_string()))?;
+    Ok(claude::timeout_secs(setup))
+}
+
+/// Writes git-hand's Claude Code hooks into `file`, loudly when it is the committed one.
+fn install_claude(ctx: &Context, which: Which, file: PathBuf) -> Result<ClaudeJson, Failure> {
+    let repo = ctx.repo()?;
+    let timeout = claude_timeout(repo)?;
+    let outcome = claude::install(&repo.loc.common_dir, &file, which.clone(), timeout)
+        .map_err(claude_failure)?;
+    if which == Which::Shared {
+        warn([format!(
+            "warning: {} is committed: once it is, every teammate's `claude -w` needs git-hand on its PATH (its WorktreeCreate hook fails the worktree without it); --claude writes your own .claude/settings.local.json instead",
+            file.display()
+        )]);
+    }
+    Ok(ClaudeJson {
+        file,
+        outcome,
+        timeout: Some(timeout),
+    })
+}
+
+/// A settings file that cannot be read or is not Claude Code's settings: nothing was written.
+fn claude_failure(e: claude::SettingsError) -> Failure {
+    match e {
+        claude::SettingsError::Write { .. } => Failure::new(Kind::Failed, e.to_string()),
+        claude::SettingsError::Read(crate::repo_file::RepoFileError::Symlink { ref path }) => {
+            let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            Failure::new(Kind::Precondition, e.to_string()).hint(format!(
+                "git hand install --claude-settings {}   # the file the link points to",
+                crate::hooks::shim::sh_quote(&target.display().to_string())
+            ))
+        }
+        _ => Failure::new(Kind::Precondition, e.to_string())
+            .hint("fix the file by hand (or move it away), then run the command again"),
+    }
+}
+
+/// `Claude Code hooks in /r/.claude/settings.local.json: installed (...)`
+fn claude_line(c: &ClaudeJson) -> String {
+    let what = match c.outcome {
+        claude::Outcome::Installed => "installed",
+        claude::Outcome::Unchanged => "already current",
+        claude::Outcome::Uninstalled => "removed",
+        claude::Outcome::NothingInstalled => "none there; nothing to uninstall",
+    };
+    let detail = c.timeout.map_or(String::new(), |t| {
+        format!(" (WorktreeCreate, WorktreeRemove, SessionStart; timeout {t} s each)")
+    });
+    format!(
+        "Claude Code hooks in {}: {what}{detail}\n",
+        c.file.display()
+    )
+}
+
+/// `uninstall --claude`: git-hand's Claude Code hooks only; the git hooks stay.
+fn uninstall_claude(
+    ctx: &Context,
+    args: &ClaudeArgs,
+    which: Which,
+    json: bool,
+) -> Result<Done, Failure> {
+    let (_, file) = claude_file(ctx, args, which)?;
+    let outcome = claude::uninstall(&ctx.repo()?.loc.common_dir, &file).map_err(claude_failure)?;
+    let c = ClaudeJson {
+        file,
+        outcome,
+        timeout: None,
+    };
+    if json {
+        let shape = UninstallClaudeJson {
+            outcome: match outcome {
+                claude::Outcome::Uninstalled => OutcomeWord::Uninstalled,
+                _ => OutcomeWord::NothingInstalled,
+            },
+            claude: c,
+        };
+        return Done::json(&shape, None);
+    }
+    let mut text = claude_line(&c);
+    text.push_str("git-hand's git hooks stay (git hand uninstall removes them)\n");
     Ok(Done::ok(text))
 }
 
@@ -346,7 +553,10 @@ fn open_server_ledger(ctx: &Context, git: &Git) -> Result<LedgerLocation, Failur
     Ok(location)
 }
 
-pub fn uninstall(ctx: &Context, json: bool) -> Result<Done, Failure> {
+pub fn uninstall(ctx: &Context, args: UninstallArgs, json: bool) -> Result<Done, Failure> {
+    if let Some(which) = args.claude.which() {
+        return uninstall_claude(ctx, &args.claude, which, json);
+    }
     let git = repo_git(ctx)?;
     // A bare repository is where `install --server` put its pre-receive shim.
     let report = match ctx.repo()?.loc.workdir {
@@ -407,16 +617,15 @@ fn repo_git(ctx: &Context) -> Result<Git, Failure> {
 
 /// `core.hooksPath` is in another tool's hands (or in husky's, for `--hooks-path`): nothing was
 /// written; print the recipe for the manager in use, exit 3. Any other error is a plain failure.
+/// With `--claude`, the Claude Code hooks were written all the same (`claude`).
 fn refuse_or_fail(
     git: &Git,
     work_tree: Option<&Path>,
     e: HookError,
     json: bool,
+    claude: Option<&ClaudeJson>,
 ) -> Result<Done, Failure> {
-    if !matches!(
-        e,
-        HookError::HooksPathSet { .. } | HookError::HuskyHooksPath { .. }
-    ) {
+    if !is_refusal(&e) {
         return Err(e.into());
     }
     let location = hooks::locate(git)?;
@@ -424,9 +633,18 @@ fn refuse_or_fail(
         let mut notes = vec![format!("error: {e}")];
         notes.extend(e.hints().into_iter().map(|h| format!("  hint: {h}")));
         notes.push("the recipe for your hook manager is on stdout".into());
+        notes.extend(claude.map(|c| claude_line(c).trim_end().to_string()));
         warn(notes);
     }
-    manual(&location, work_tree, json, Some(&e))
+    manual(&location, work_tree, json, Some(&e), claude)
+}
+
+/// Whether install refused because another tool's `core.hooksPath` is in charge.
+fn is_refusal(e: &HookError) -> bool {
+    matches!(
+        e,
+        HookError::HooksPathSet { .. } | HookError::HuskyHooksPath { .. }
+    )
 }
 
 /// The recipe for the hook manager in use, as text or as [`ManualJson`] (outcome `refused`,
@@ -436,6 +654,7 @@ fn manual(
     work_tree: Option<&Path>,
     json: bool,
     refusal: Option<&HookError>,
+    claude: Option<&ClaudeJson>,
 ) -> Result<Done, Failure> {
     let recipe = hooks::manual::recipe(&Scene {
         location,
@@ -463,6 +682,7 @@ fn manual(
             message,
             hints,
         }),
+        claude,
     };
     Done::json(&shape, kind)
 }

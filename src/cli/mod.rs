@@ -159,7 +159,7 @@ pub enum Command {
     /// Install the pre-push, post-checkout and reference-transaction hooks into this repository.
     Install(install::InstallArgs),
     /// Remove git-hand's hooks and restore exactly what was there before.
-    Uninstall,
+    Uninstall(install::UninstallArgs),
     /// The man page and shell completions, from these very definitions (install.sh runs it).
     #[command(subcommand, hide = true)]
     Generate(generate::GenerateCommand),
@@ -327,7 +327,7 @@ fn run(cli: Cli) -> Result<Done, Failure> {
         Some(Command::Trust(args)) => trust::trust(&ctx, &args, json),
         Some(Command::Hook(cmd)) => hook::run(&ctx, cmd),
         Some(Command::Install(args)) => install::install(&ctx, args, json),
-        Some(Command::Uninstall) => install::uninstall(&ctx, json),
+        Some(Command::Uninstall(args)) => install::uninstall(&ctx, args, json),
         Some(Command::Generate(cmd)) => generate::run(cmd),
         Some(Command::Complete(cmd)) => complete::run(&ctx, cmd),
         None => overview(&ctx),

@@ -52,6 +52,8 @@ struct HereJson<'a> {
     hooks: HooksJson<'a>,
     remote_fence: Option<bool>,
     remote_fence_error: Option<&'a str>,
+    /// Whether git-hand's Claude Code hooks are in force (`null`: `install --claude` never ran).
+    claude_hooks: Option<&'a crate::ops::claude::settings::InForce>,
 }
 
 /// What refuses the push: `{"kind": "verdict", "verdict"}` or `{"kind": "branch", "branch",
@@ -150,6 +152,7 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
         hooks,
         remote_fence: here.remote_fence.as_ref().ok().copied(),
         remote_fence_error: here.remote_fence.as_ref().err().map(String::as_str),
+        claude_hooks: here.claude.as_ref(),
     };
     Done::json(&shape, kind)
 }
@@ -199,6 +202,32 @@ pub fn render_here(here: &Here, p: Paint) -> String {
         for l in &h.lapses {
             out.push_str(&format!("hooks:   {}\n", l.message));
         }
+    }
+    out.push_str(&claude_text(here, p));
+    out
+}
+
+/// The Claude Code hooks that lapsed where `install --claude` wrote them, each with its fix
+/// (nothing when they are in force, or were never installed).
+fn claude_text(here: &Here, p: Paint) -> String {
+    let Some(c) = &here.claude else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut fixes: Vec<&str> = vec![];
+    for l in &c.lapses {
+        out.push_str(&format!(
+            "{} {}: {}\n",
+            p.red("claude:  NOT in force:"),
+            l.file.display(),
+            l.message
+        ));
+        if !fixes.contains(&l.fix.as_str()) {
+            fixes.push(&l.fix);
+        }
+    }
+    for fix in fixes {
+        out.push_str(&format!("  fix:   {fix}\n"));
     }
     out
 }

@@ -405,6 +405,9 @@ pub struct Here {
     /// options (an error: the setting does not parse). What the client can know: whether the
     /// remote checks them is the server's (`git hand install --server`).
     pub remote_fence: std::result::Result<bool, String>,
+    /// Whether git-hand's Claude Code hooks are in force, where `install --claude` wrote them
+    /// (`None`: it never ran).
+    pub claude: Option<super::claude::settings::InForce>,
 }
 
 impl Here {
@@ -457,7 +460,9 @@ pub fn here(ctx: &Context) -> Result<Here> {
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
     let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
     let remote_fence = super::credential_push::carried(repo).map_err(|e| e.to_string());
+    let claude = super::claude::settings::in_force(repo);
     Ok(Here {
+        claude,
         ledger: subject.ledger,
         workdir,
         decision,

@@ -7,6 +7,7 @@ mod base_ref;
 mod claude_api;
 mod claude_code;
 mod claude_hooks;
+mod claude_install;
 mod claude_list;
 mod completion;
 mod crash;

@@ -13,6 +13,7 @@ pub mod exclude;
 pub mod input;
 pub mod remove;
 pub mod session_start;
+pub mod settings;
 
 pub use input::{HookInput, SessionId};
 

@@ -8,9 +8,10 @@
 //! (`ops::recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
 //! ledger and the disk disagree about (`slots`), slots that are not themselves (`unproven`),
 //! worktrees git lists that are gone (`worktrees`), admin dirs a killed `git worktree add` left
-//! (`half_added`) and hooks that are not in force (`hooks`); on a team ledger, this machine's
-//! clock against the server's (`clock_skew`, here).
+//! (`half_added`), hooks that are not in force (`hooks`) and Claude Code hooks that lapsed
+//! (`claude`); on a team ledger, this machine's clock against the server's (`clock_skew`, here).
 
+mod claude;
 mod half_added;
 mod hooks;
 mod leases;
@@ -42,6 +43,7 @@ pub enum ProblemKind {
     PrunableWorktree,
     HalfAddedWorktree,
     HooksNotInForce,
+    ClaudeHooksLapsed,
     ClockSkew,
     UnfencedRemote,
 }
@@ -78,6 +80,10 @@ pub struct Findings {
 /// reported, never created or migrated), then at this repository against it.
 pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
     let (mut problems, sound) = super::recover::ledger_problems(ctx, repair)?;
+    // Claude Code's hooks need no ledger: a repository that leased nothing yet has them too.
+    if let Some(repo) = ctx.repo_opt() {
+        problems.extend(claude::claude_hooks_lapsed(repo, repair));
+    }
     if !sound {
         return Ok(Findings {
             problems,
