@@ -81,25 +81,23 @@ fn reentered(hook: HookName) -> bool {
 }
 
 pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
-    let hook = match &cmd {
-        HookCommand::Claude { event } => return super::hook_claude::run(ctx, *event),
-        HookCommand::PrePush { .. } => HookName::PrePush,
-        HookCommand::PostCheckout { .. } => HookName::PostCheckout,
-        HookCommand::ReferenceTransaction { .. } => HookName::ReferenceTransaction,
-        HookCommand::PreReceive { .. } => HookName::PreReceive,
+    let (hook, args) = match cmd {
+        // Claude Code's hooks are no git hook: no chain, nothing to re-enter.
+        HookCommand::Claude { event } => return super::hook_claude::run(ctx, event),
+        HookCommand::PrePush { args } => (HookName::PrePush, args),
+        HookCommand::PostCheckout { args } => (HookName::PostCheckout, args),
+        HookCommand::ReferenceTransaction { args } => (HookName::ReferenceTransaction, args),
+        HookCommand::PreReceive { args } => (HookName::PreReceive, args),
     };
     if reentered(hook) {
         return Ok(exit(0));
     }
-    match cmd {
-        HookCommand::PrePush { args } => Ok(pre_push(ctx, &args)),
-        HookCommand::PostCheckout { args } => Ok(post_checkout(ctx, &args)),
-        HookCommand::ReferenceTransaction { args } => {
-            Ok(super::hook_ref::reference_transaction(ctx, &args))
-        }
-        HookCommand::PreReceive { args } => Ok(super::hook_receive::pre_receive(ctx, &args)),
-        HookCommand::Claude { .. } => unreachable!("answered above"),
-    }
+    Ok(match hook {
+        HookName::PrePush => pre_push(ctx, &args),
+        HookName::PostCheckout => post_checkout(ctx, &args),
+        HookName::ReferenceTransaction => super::hook_ref::reference_transaction(ctx, &args),
+        HookName::PreReceive => super::hook_receive::pre_receive(ctx, &args),
+    })
 }
 
 pub(super) fn exit(code: u8) -> Done {
