@@ -20,35 +20,15 @@ fn claude_dir() -> PathBuf {
         .expect("build-support/test-tools printed no directory holding claude")
 }
 
-/// Claude Code's hooks for git-hand in `repo`'s `.claude/settings.local.json`, as `git hand
-/// install --claude` writes them (written here by hand until that lands; then this calls it).
-fn install_claude_hooks(repo: &Path) {
-    let entry = |event: &str| {
-        json!([{"hooks": [{
-            "type": "command",
-            "command": format!("git-hand hook claude {event}"),
-            "timeout": 900,
-        }]}])
-    };
-    let settings = json!({"hooks": {
-        "WorktreeCreate": entry("worktree-create"),
-        "WorktreeRemove": entry("worktree-remove"),
-        "SessionStart": entry("session-start"),
-    }});
-    std::fs::create_dir_all(repo.join(".claude")).unwrap();
-    std::fs::write(
-        repo.join(".claude/settings.local.json"),
-        format!("{settings:#}\n"),
-    )
-    .unwrap();
-}
-
-/// A repository `app` with its bare origin, git-hand's git hooks and its Claude Code hooks.
+/// A repository `app` with its bare origin, set up the way a user sets it up: `git hand install
+/// --claude` writes git-hand's git hooks and its Claude Code hooks (in `.claude/settings.local.json`:
+/// each entry calls the `git-hand` on `PATH`, else the one that installed it, with a timeout
+/// covering `hand.setupTimeout`), so every session here goes through git-hand's own entries.
 fn claude_repo() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    install_claude_hooks(&repo);
+    let installed = env.hand(&repo, &["install", "--claude", "--json"]).json();
+    assert_eq!(installed["claude"]["outcome"], "installed", "{installed}");
     std::fs::write(
         env.path("home/.claude.json"),
         json!({"hasCompletedOnboarding": true}).to_string(),
@@ -63,9 +43,9 @@ struct Session {
 }
 
 /// Runs `claude <args> --output-format json` in `dir`, contained, against `api`, with the
-/// binary under test first on `PATH` (the hooks call `git-hand`) and Bash allowed (Agent runs
-/// without being named here, measured with 2.1.328; it is named all the same). No permission
-/// mode is needed, as root too. Asserts it succeeded and returns its session id.
+/// binary under test first on `PATH` (the hooks call `git-hand`) and Bash and ExitWorktree
+/// allowed (Agent runs without being named here, measured with 2.1.328; it is named all the
+/// same). No permission mode is needed, as root too. Asserts it succeeded and returns its session id.
 #[track_caller]
 fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session {
     let path = format!(
@@ -75,7 +55,7 @@ fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session 
     );
     let mut cmd = env.contained("claude", dir);
     cmd.args(args)
-        .args(["--output-format", "json", "--allowedTools", "Bash,Agent"])
+        .args(["--output-format", "json", "--allowedTools", "Bash,Agent,ExitWorktree"])
         .env("PATH", path)
         .env("SHELL", "/bin/bash")
         .env("ANTHROPIC_BASE_URL", api.base_url())
