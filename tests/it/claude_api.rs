@@ -30,8 +30,33 @@ pub enum Turn {
     Agent(String),
     /// Two `Agent` tool calls in one turn (blocks 0 and 1): Claude Code runs them at once.
     TwoAgents(String, String),
+    /// A call of another tool (its name and input), such as [`Turn::remove_worktree`].
+    Tool(String, Value),
     /// A text answer: the session's turn ends.
     Text(String),
+}
+
+impl Turn {
+    /// Loads deferred tools (`ExitWorktree`, `EnterWorktree`): Claude Code offers them to the
+    /// model only by name until a `ToolSearch` selects them, so a later turn may call them.
+    pub fn load_tools(names: &[&str]) -> Self {
+        let query = format!("select:{}", names.join(","));
+        Turn::Tool(
+            "ToolSearch".into(),
+            json!({"query": query, "max_results": 5}),
+        )
+    }
+
+    /// `ExitWorktree` removing the session's worktree: the one way a `-p` session runs its
+    /// `WorktreeRemove` hook (measured with 2.1.328). Without `discard_changes` Claude Code
+    /// refuses to remove a worktree a hook made, as it cannot tell its state. Needs
+    /// [`Turn::load_tools`] first, and the tool allowed.
+    pub fn remove_worktree() -> Self {
+        Turn::Tool(
+            "ExitWorktree".into(),
+            json!({"action": "remove", "discard_changes": true}),
+        )
+    }
 }
 
 /// A script: the marker that claims a request, and the turns it is answered with in order.
@@ -84,6 +109,15 @@ impl ClaudeApi {
     /// The Bash commands the requests claimed by `marker` carried results of, with what each
     /// printed (the tool result's text), in the order they ran, each once.
     pub fn bash_outputs(&self, marker: &str) -> Vec<(String, String)> {
+        self.tool_outputs(marker, "Bash")
+            .into_iter()
+            .map(|(input, out)| (input["command"].as_str().unwrap_or_default().into(), out))
+            .collect()
+    }
+
+    /// The calls of tool `name` the requests claimed by `marker` carried results of: each one's
+    /// input and its result's text, in the order they ran, each once.
+    pub fn tool_outputs(&self, marker: &str, name: &str) -> Vec<(Value, String)> {
         let mut seen = std::collections::HashSet::new();
         let mut out = vec![];
         for req in self.requests() {
@@ -91,20 +125,19 @@ impl ClaudeApi {
                 continue;
             }
             let messages = req.body["messages"].as_array().cloned().unwrap_or_default();
-            let mut commands = std::collections::HashMap::new();
+            let mut calls = std::collections::HashMap::new();
             for block in messages.iter().flat_map(blocks) {
                 match block["type"].as_str() {
-                    Some("tool_use") if block["name"] == "Bash" => {
+                    Some("tool_use") if block["name"] == name => {
                         let id = block["id"].as_str().unwrap_or_default().to_string();
-                        let command = block["input"]["command"].as_str().unwrap_or_default();
-                        commands.insert(id, command.to_string());
+                        calls.insert(id, block["input"].clone());
                     }
                     Some("tool_result") => {
                         let id = block["tool_use_id"].as_str().unwrap_or_default();
-                        if let Some(command) = commands.get(id)
+                        if let Some(input) = calls.get(id)
                             && seen.insert(id.to_string())
                         {
-                            out.push((command.clone(), result_text(&block["content"])));
+                            out.push((input.clone(), result_text(&block["content"])));
                         }
                     }
                     _ => {}
@@ -306,6 +339,10 @@ fn content(turn: &Turn) -> (Vec<Value>, &'static str) {
         ),
         Turn::Agent(prompt) => (vec![agent(prompt)], "tool_use"),
         Turn::TwoAgents(a, b) => (vec![agent(a), agent(b)], "tool_use"),
+        Turn::Tool(name, input) => (
+            vec![json!({"type": "tool_use", "id": tool_use_id(), "name": name, "input": input})],
+            "tool_use",
+        ),
         Turn::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
     }
 }

@@ -1,8 +1,10 @@
 //! The real Claude Code CLI (pinned in `build-support/test-tools`) in repositories whose Claude
-//! Code settings hand worktrees to git-hand, against the stand-in API ([`crate::claude_api`]):
-//! whole sessions, started with `-w`, resumed, and fanning out to subagents, whose scripted Bash
+//! Code settings hand worktrees to git-hand (`git hand install --claude`), against the stand-in
+//! API ([`crate::claude_api`]): whole sessions, started with `-w`, resumed, fanning out to
+//! subagents, and removing their worktrees with the ExitWorktree tool, whose scripted Bash
 //! commands commit and push in the slots git-hand leased them. Each `claude` runs contained
-//! ([`TestEnv::contained`]), with a HOME of the test's own.
+//! ([`TestEnv::contained`]), with a HOME of the test's own. The hook command is run directly
+//! only for what a real session cannot send (a retry, malformed input).
 
 use std::path::{Path, PathBuf};
 
@@ -20,35 +22,15 @@ fn claude_dir() -> PathBuf {
         .expect("build-support/test-tools printed no directory holding claude")
 }
 
-/// Claude Code's hooks for git-hand in `repo`'s `.claude/settings.local.json`, as `git hand
-/// install --claude` writes them (written here by hand until that lands; then this calls it).
-fn install_claude_hooks(repo: &Path) {
-    let entry = |event: &str| {
-        json!([{"hooks": [{
-            "type": "command",
-            "command": format!("git-hand hook claude {event}"),
-            "timeout": 900,
-        }]}])
-    };
-    let settings = json!({"hooks": {
-        "WorktreeCreate": entry("worktree-create"),
-        "WorktreeRemove": entry("worktree-remove"),
-        "SessionStart": entry("session-start"),
-    }});
-    std::fs::create_dir_all(repo.join(".claude")).unwrap();
-    std::fs::write(
-        repo.join(".claude/settings.local.json"),
-        format!("{settings:#}\n"),
-    )
-    .unwrap();
-}
-
-/// A repository `app` with its bare origin, git-hand's git hooks and its Claude Code hooks.
+/// A repository `app` with its bare origin, set up the way a user sets it up: `git hand install
+/// --claude` writes git-hand's git hooks and its Claude Code hooks (in `.claude/settings.local.json`:
+/// each entry calls the `git-hand` on `PATH`, else the one that installed it, with a timeout
+/// covering `hand.setupTimeout`), so every session here goes through git-hand's own entries.
 fn claude_repo() -> (TestEnv, PathBuf) {
     let env = TestEnv::new();
     let repo = env.repo("app");
-    env.hand(&repo, &["install"]).ok();
-    install_claude_hooks(&repo);
+    let installed = env.hand(&repo, &["install", "--claude", "--json"]).json();
+    assert_eq!(installed["claude"]["outcome"], "installed", "{installed}");
     std::fs::write(
         env.path("home/.claude.json"),
         json!({"hasCompletedOnboarding": true}).to_string(),
@@ -60,12 +42,14 @@ fn claude_repo() -> (TestEnv, PathBuf) {
 /// The session one `claude -p` run ran.
 struct Session {
     id: String,
+    /// What `claude` printed on stderr.
+    stderr: String,
 }
 
 /// Runs `claude <args> --output-format json` in `dir`, contained, against `api`, with the
-/// binary under test first on `PATH` (the hooks call `git-hand`) and Bash allowed (Agent runs
-/// without being named here, measured with 2.1.328; it is named all the same). No permission
-/// mode is needed, as root too. Asserts it succeeded and returns its session id.
+/// binary under test first on `PATH` (the hooks call `git-hand`) and Bash and ExitWorktree
+/// allowed (Agent runs without being named here, measured with 2.1.328; it is named all the
+/// same). No permission mode is needed, as root too. Asserts it succeeded and returns its session id.
 #[track_caller]
 fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session {
     let path = format!(
@@ -75,7 +59,12 @@ fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session 
     );
     let mut cmd = env.contained("claude", dir);
     cmd.args(args)
-        .args(["--output-format", "json", "--allowedTools", "Bash,Agent"])
+        .args([
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Bash,Agent,ExitWorktree",
+        ])
         .env("PATH", path)
         .env("SHELL", "/bin/bash")
         .env("ANTHROPIC_BASE_URL", api.base_url())
@@ -98,7 +87,10 @@ fn claude(env: &TestEnv, api: &ClaudeApi, dir: &Path, args: &[&str]) -> Session 
         run.stderr
     );
     let id = result["session_id"].as_str().unwrap().to_string();
-    Session { id }
+    Session {
+        id,
+        stderr: run.stderr,
+    }
 }
 
 /// `git hand list --json`'s tasks (done ones too with `--all`).
@@ -492,59 +484,129 @@ fn a_stale_session_resumed_where_no_hook_reaches_it_is_refused_by_its_session_id
     stale.assert_refused();
 }
 
-/// The JSON object Claude Code hands `WorktreeRemove` for `slot`.
-fn remove_input(session: &str, slot: &Path) -> String {
-    json!({
-        "session_id": session,
-        "transcript_path": "/nonexistent/transcript.jsonl",
-        "cwd": slot,
-        "hook_event_name": "WorktreeRemove",
-        "worktree_path": slot,
-    })
-    .to_string()
+/// Turns that end a session's work the one way a `-p` session removes its worktree (it never
+/// runs `WorktreeRemove` at exit, measured with 2.1.328): load the deferred ExitWorktree tool,
+/// call it with `remove`, which runs the `WorktreeRemove` hook in the worktree being removed,
+/// then `pwd`, to see where the session went.
+fn remove_the_worktree() -> Vec<Turn> {
+    vec![
+        Turn::load_tools(&["ExitWorktree"]),
+        Turn::remove_worktree(),
+        Turn::Bash("pwd".into()),
+    ]
 }
 
-// `claude -p` never calls WorktreeRemove (measured with 2.1.328: not at exit, not for a
-// subagent's worktree): an interactive session asks its user and then does. These tests drive
-// the hook command with the very input Claude Code sends, after a real session worked there.
+/// What ExitWorktree answered the session.
+fn exit_worktree_result(api: &ClaudeApi, marker: &str) -> String {
+    let results = api.tool_outputs(marker, "ExitWorktree");
+    assert_eq!(results.len(), 1, "{results:#?}");
+    results[0].1.clone()
+}
+
+/// Asserts Claude Code left `slot` to git-hand after the hook (it deletes nothing of a
+/// worktree a hook made) and the session went back to the repository, and that `doctor` finds
+/// nothing wrong: the slot is still a sound git-hand slot.
+#[track_caller]
+fn assert_left_to_git_hand(env: &TestEnv, api: &ClaudeApi, m: &str, repo: &Path, slot: &Path) {
+    assert!(slot.join(".git").exists(), "{} is gone", slot.display());
+    assert_eq!(real(&api.output_of(m, "pwd")), repo.canonicalize().unwrap());
+    let doctor = env.hand(repo, &["doctor", "--json"]);
+    assert_eq!(doctor.code, 0, "doctor found problems:\n{}", doctor.stdout);
+}
+
+/// Adds another tool's `WorktreeRemove` entry beside git-hand's (Claude Code runs both): it
+/// writes the JSON object it was given and its cwd to the returned file, one line each.
+fn record_worktree_remove(env: &TestEnv, repo: &Path) -> PathBuf {
+    let record = env.path("worktree-remove.seen");
+    let file = repo.join(".claude/settings.local.json");
+    let mut settings: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let command = format!("cat > {0}; echo >> {0}; pwd >> {0}", record.display());
+    settings["hooks"]["WorktreeRemove"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": command}]}));
+    std::fs::write(&file, format!("{settings:#}\n")).unwrap();
+    record
+}
 
 #[test]
-fn worktree_remove_after_a_session_committed_keeps_the_commit_and_frees_the_slot() {
+fn exit_worktree_remove_after_a_session_committed_ends_its_task_keeping_the_commit() {
     let (env, repo) = claude_repo();
     let m = marker("commit");
     let mut turns = commit_and_push("c.txt", "kept");
     turns.pop();
+    turns.extend(remove_the_worktree());
     let api = ClaudeApi::start(vec![(m.clone(), turns)]);
     let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m]);
-    let slot = path_of(&task(&env, &repo, "feat1"));
-    let committed = tip(&env, &slot, "HEAD");
 
-    let run = hook(&env, &repo, "worktree-remove", &remove_input(&s.id, &slot));
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(tip(&env, &repo, "hand/feat1"), committed);
-    assert_eq!(task(&env, &repo, "feat1")["state"], "done");
-    assert!(is_free(&env, &repo, &slot), "{}", run.stderr);
+    let t = task(&env, &repo, "feat1");
+    let slot = path_of(&t);
+    assert!(
+        exit_worktree_result(&api, &m).contains("removed worktree"),
+        "{}",
+        exit_worktree_result(&api, &m)
+    );
+    assert_eq!(
+        (&t["state"], &t["done_reason"]),
+        (&json!("done"), &json!("torn-down")),
+        "{t:#}"
+    );
+    let open = env.hand(&repo, &["list", "--json"]).code(0).json();
+    assert_eq!(open["tasks"], json!([]), "{open:#}");
+    let log = env.hand(&repo, &["log", "--json"]).code(0).json();
+    let ended = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "task-done" && e["holder"] == format!("claude:{}:feat1", s.id));
+    assert!(
+        ended,
+        "the log names no end of the session's task:\n{log:#}"
+    );
+    // The branch keeps the session's commit.
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s", "hand/feat1"]),
+        "kept"
+    );
+    assert!(is_free(&env, &repo, &slot));
+    assert_left_to_git_hand(&env, &api, &m, &repo, &slot);
+    // The slot goes to the next task, clean.
+    let next = crate::support::spawn(&env, &repo, "next", &[]);
+    assert_eq!(crate::support::path_of(&next), slot);
+    assert_eq!(env.git(&slot, &["status", "--porcelain", "--ignored"]), "");
 }
 
 #[test]
-fn worktree_remove_after_a_session_left_uncommitted_work_keeps_it_and_the_task_open() {
+fn exit_worktree_remove_after_a_session_left_uncommitted_work_keeps_it_and_the_task_open() {
     let (env, repo) = claude_repo();
+    let seen = record_worktree_remove(&env, &repo);
     let m = marker("dirty");
-    let api = ClaudeApi::start(vec![(
-        m.clone(),
-        vec![Turn::Bash("echo wip > wip.txt".into())],
-    )]);
+    let mut turns = vec![Turn::Bash("echo wip > wip.txt".into())];
+    turns.extend(remove_the_worktree());
+    let api = ClaudeApi::start(vec![(m.clone(), turns)]);
     let s = claude(&env, &api, &repo, &["-w", "feat1", "-p", &m]);
-    let slot = path_of(&task(&env, &repo, "feat1"));
 
-    let run = hook(&env, &repo, "worktree-remove", &remove_input(&s.id, &slot));
-    assert!(run.stderr.contains("left open"), "{}", run.stderr);
+    let t = task(&env, &repo, "feat1");
+    let slot = path_of(&t);
+    // The hooks ran, in the worktree being removed, with its path.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (input, cwd) = seen.split_once('\n').unwrap();
+    let input: Value = serde_json::from_str(input).unwrap();
+    assert_eq!(input["hook_event_name"], "WorktreeRemove");
+    assert_eq!(real(input["worktree_path"].as_str().unwrap()), slot);
+    assert_eq!(real(cwd), slot);
+    assert_eq!(t["state"], "active", "{t:#}");
     assert_eq!(
         std::fs::read_to_string(slot.join("wip.txt")).unwrap(),
         "wip\n"
     );
-    assert_eq!(task(&env, &repo, "feat1")["state"], "active");
     assert!(!is_free(&env, &repo, &slot));
+    assert_left_to_git_hand(&env, &api, &m, &repo, &slot);
+    // Claude Code ignores the hook's outcome: it tells the model the worktree was removed, and
+    // the hook's "left open" on stderr reaches neither the model nor `claude -p`'s stderr.
+    // `git hand list` is where the open task shows.
+    assert!(exit_worktree_result(&api, &m).contains("removed worktree"));
+    assert!(!s.stderr.contains("left open"), "{}", s.stderr);
 }
 
 #[test]
