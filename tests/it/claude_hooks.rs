@@ -791,3 +791,39 @@ fn hand_claude_ttl_makes_a_sessions_lease_expire() {
     assert!(run.stderr.contains("expired"), "{run:?}");
     assert_eq!(tip(&env, &slot, "HEAD"), before);
 }
+
+// Review of issue 23 (s-review): reproductions of defects found; each fails on main at debcc96.
+
+#[test]
+fn review_a_stale_sessions_unnamed_teardown_leaves_the_new_holders_task_alone() {
+    let (env, repo) = installed();
+    let (slot, _, _) = stale_session(&env, &repo);
+    // The stale session's Bash carries its session id and (hooks not reaching it) no credential.
+    let run = env.hand_env(&slot, &["teardown"], &[("CLAUDE_CODE_SESSION_ID", S1)]);
+    assert_eq!(
+        task(&env, &repo, "feat2")["task"],
+        "feat2",
+        "a stale session's teardown ended the new holder's task: {run:?}"
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn review_a_subagents_commit_passes_in_its_own_slot_under_require_credential() {
+    let (env, repo) = installed();
+    env.git(&repo, &["config", "hand.requireCredential", "true"]);
+    // The parent started in the project directory: SessionStart exported nothing.
+    let (b, _) = create(&env, &repo, Some(S1), "agent-a1b2c3");
+    let before = tip(&env, &b, "HEAD");
+    let run = commit_with(&env, &b, &in_session(S1, &[]), "sub.txt");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_ne!(tip(&env, &b, "HEAD"), before);
+}
+
+#[test]
+fn review_a_long_worktree_name_still_gets_a_slot() {
+    let (env, repo) = installed();
+    let name = "x".repeat(170);
+    let (slot, _) = create(&env, &repo, Some(S1), &name);
+    assert!(slot.is_dir());
+}
