@@ -827,3 +827,25 @@ fn review_a_long_worktree_name_still_gets_a_slot() {
     let (slot, _) = create(&env, &repo, Some(S1), &name);
     assert!(slot.is_dir());
 }
+
+#[test]
+fn review_the_hooks_on_a_team_ledger() {
+    let db = crate::pg::database();
+    let (env, repo) = crate::support::installed_on(&db.url());
+    let (slot, _) = create(&env, &repo, Some(S1), "feat1");
+    let file = env.path("env-file");
+    session_start(&env, &slot, S1, &file).ok();
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("GIT_HAND_LEASE=")
+    );
+    commit_with(&env, &slot, &in_session(S1, &[]), "live.txt").ok();
+    assert_eq!(remove(&env, &repo, &slot, S1).code, 0);
+    let (again, _) = create(&env, &repo, Some(S2), "feat2");
+    assert_eq!(again, slot);
+    let before = tip(&env, &slot, "HEAD");
+    let run = commit_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert_eq!(tip(&env, &slot, "HEAD"), before);
+}
