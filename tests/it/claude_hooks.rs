@@ -849,3 +849,29 @@ fn review_the_hooks_on_a_team_ledger() {
     assert_ne!(run.code, 0, "{run:?}");
     assert_eq!(tip(&env, &slot, "HEAD"), before);
 }
+
+#[test]
+fn review_two_sessions_without_a_session_id_asking_for_one_name_never_share_a_live_slot() {
+    let (env, repo) = installed();
+    let (first, _) = create(&env, &repo, None, "feat1");
+    // The first desktop session runs in its slot.
+    let mut sitting = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&first)
+        .spawn()
+        .unwrap();
+    let second = hook(
+        &env,
+        &repo,
+        "worktree-create",
+        &create_input(None, &repo, "feat1"),
+        &[],
+    );
+    sitting.kill().unwrap();
+    sitting.wait().unwrap();
+    let second = PathBuf::from(second.stdout.trim());
+    assert_ne!(
+        second, first,
+        "a second session was handed a live session's slot"
+    );
+}
