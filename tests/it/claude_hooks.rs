@@ -791,3 +791,87 @@ fn hand_claude_ttl_makes_a_sessions_lease_expire() {
     assert!(run.stderr.contains("expired"), "{run:?}");
     assert_eq!(tip(&env, &slot, "HEAD"), before);
 }
+
+// Review of issue 23 (s-review): reproductions of defects found; each fails on main at debcc96.
+
+#[test]
+fn review_a_stale_sessions_unnamed_teardown_leaves_the_new_holders_task_alone() {
+    let (env, repo) = installed();
+    let (slot, _, _) = stale_session(&env, &repo);
+    // The stale session's Bash carries its session id and (hooks not reaching it) no credential.
+    let run = env.hand_env(&slot, &["teardown"], &[("CLAUDE_CODE_SESSION_ID", S1)]);
+    assert_eq!(
+        task(&env, &repo, "feat2")["task"],
+        "feat2",
+        "a stale session's teardown ended the new holder's task: {run:?}"
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn review_a_subagents_commit_passes_in_its_own_slot_under_require_credential() {
+    let (env, repo) = installed();
+    env.git(&repo, &["config", "hand.requireCredential", "true"]);
+    // The parent started in the project directory: SessionStart exported nothing.
+    let (b, _) = create(&env, &repo, Some(S1), "agent-a1b2c3");
+    let before = tip(&env, &b, "HEAD");
+    let run = commit_with(&env, &b, &in_session(S1, &[]), "sub.txt");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_ne!(tip(&env, &b, "HEAD"), before);
+}
+
+#[test]
+fn review_a_long_worktree_name_still_gets_a_slot() {
+    let (env, repo) = installed();
+    let name = "x".repeat(170);
+    let (slot, _) = create(&env, &repo, Some(S1), &name);
+    assert!(slot.is_dir());
+}
+
+#[test]
+fn review_the_hooks_on_a_team_ledger() {
+    let db = crate::pg::database();
+    let (env, repo) = crate::support::installed_on(&db.url());
+    let (slot, _) = create(&env, &repo, Some(S1), "feat1");
+    let file = env.path("env-file");
+    session_start(&env, &slot, S1, &file).ok();
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("GIT_HAND_LEASE=")
+    );
+    commit_with(&env, &slot, &in_session(S1, &[]), "live.txt").ok();
+    assert_eq!(remove(&env, &repo, &slot, S1).code, 0);
+    let (again, _) = create(&env, &repo, Some(S2), "feat2");
+    assert_eq!(again, slot);
+    let before = tip(&env, &slot, "HEAD");
+    let run = commit_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert_eq!(tip(&env, &slot, "HEAD"), before);
+}
+
+#[test]
+fn review_two_sessions_without_a_session_id_asking_for_one_name_never_share_a_live_slot() {
+    let (env, repo) = installed();
+    let (first, _) = create(&env, &repo, None, "feat1");
+    // The first desktop session runs in its slot.
+    let mut sitting = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&first)
+        .spawn()
+        .unwrap();
+    let second = hook(
+        &env,
+        &repo,
+        "worktree-create",
+        &create_input(None, &repo, "feat1"),
+        &[],
+    );
+    sitting.kill().unwrap();
+    sitting.wait().unwrap();
+    let second = PathBuf::from(second.stdout.trim());
+    assert_ne!(
+        second, first,
+        "a second session was handed a live session's slot"
+    );
+}
