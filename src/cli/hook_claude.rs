@@ -117,7 +117,7 @@ fn worktree_remove(input: &HookInput) -> Done {
                 dirty.len()
             )];
             lines.push(format!(
-                "  commit them (git -C {} commit -a), then: git hand teardown {}",
+                "  commit them (git -C {0} add -A && git -C {0} commit), then: git hand teardown {1}",
                 task.slot_key(),
                 task.name
             ));

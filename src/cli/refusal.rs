@@ -105,6 +105,27 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 /// slot's holder now: a zombie follows a hint to whatever credential it names (issue 22).
 pub fn not_current(f: &Finding, verb: &str) -> Failure {
     let voice = Voice::of(Said::Check);
+    let by_session = f
+        .credential
+        .as_ref()
+        .is_some_and(|c| c.source == crate::ops::verdict::CredentialSource::Session);
+    if by_session {
+        let whose = f
+            .task
+            .as_ref()
+            .map_or_else(String::new, |t| format!(" (task {})", t.name));
+        return Failure::new(
+            Kind::Precondition,
+            format!(
+                "git hand {verb} refused ({}): {} This Claude Code session held an earlier lease \
+                 of this worktree{whose}, which belongs to another task now; nothing was changed.",
+                f.verdict.as_str(),
+                verdict_reason(f, f.now, &voice)
+            ),
+        )
+        .hint("claude -w <name>   # a new session gets a worktree of its own")
+        .hint("git hand list   # the task this worktree belongs to now");
+    }
     let whose = f
         .task
         .as_ref()

