@@ -322,6 +322,8 @@ fn install_claude(ctx: &Context, which: Which, file: PathBuf) -> Result<ClaudeJs
 fn claude_failure(e: claude::SettingsError) -> Failure {
     match e {
         claude::SettingsError::Write { .. } => Failure::new(Kind::Failed, e.to_string()),
+        // Busy, as a ledger is: exit 3, and the same command again.
+        claude::SettingsError::Changed { .. } => Failure::new(Kind::Precondition, e.to_string()),
         claude::SettingsError::Read(crate::repo_file::RepoFileError::Symlink { ref path }) => {
             let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
             Failure::new(Kind::Precondition, e.to_string()).hint(format!(

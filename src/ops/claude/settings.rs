@@ -133,6 +133,30 @@ pub enum SettingsError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "{} kept changing while git-hand wrote it (Claude Code rewrites it too); nothing was \
+         written: run the same command again",
+        crate::shown::path(.path)
+    )]
+    Changed { path: PathBuf },
+}
+
+/// How many times a read-modify-write of a settings file is tried when the file changed under
+/// it (Claude Code writes the same file while a session runs).
+const ATTEMPTS: usize = 3;
+
+/// Runs `once` again while it finds the file changed under it.
+fn retried<T>(mut once: impl FnMut() -> Result<T, SettingsError>) -> Result<T, SettingsError> {
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        match once() {
+            Err(e @ SettingsError::Changed { .. }) => last = Some(e),
+            done => return done,
+        }
+    }
+    Err(last.unwrap_or(SettingsError::Changed {
+        path: PathBuf::new(),
+    }))
 }
 
 /// The seconds each entry's `timeout` needs for `hand.setupTimeout` = `setup`.
@@ -260,6 +284,15 @@ pub fn install(
     which: Which,
     timeout: u64,
 ) -> Result<Outcome, SettingsError> {
+    retried(|| install_once(common_dir, file, which.clone(), timeout))
+}
+
+fn install_once(
+    common_dir: &Path,
+    file: &Path,
+    which: Which,
+    timeout: u64,
+) -> Result<Outcome, SettingsError> {
     let exe = crate::hooks::shim::recorded();
     let file = &normalized(file);
     let bytes = read_file(file)?;
@@ -324,13 +357,17 @@ pub fn install(
     // The record first: a settings file written without it could not be put back.
     write_record(common_dir, &record)?;
     let newline = bytes.as_ref().is_none_or(|b| b.ends_with(b"\n"));
-    write_settings(file, &doc, newline)?;
+    write_settings(file, &doc, newline, bytes.as_deref())?;
     Ok(Outcome::Installed)
 }
 
 /// Removes git-hand's entries from `file`: back to the bytes install found when the rest means
 /// the same, else only our entries and the containers install made for them.
 pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsError> {
+    retried(|| uninstall_once(common_dir, file))
+}
+
+fn uninstall_once(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsError> {
     let file = &normalized(file);
     let mut record = read_record(common_dir);
     let known = record
@@ -354,7 +391,10 @@ pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsErro
         .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
         .is_some_and(|o| o == Json::Object(doc.clone()).to_value());
     match original {
-        Some(o) if same => write_atomic(file, o.as_bytes(), mode_of(file))?,
+        Some(o) if same => {
+            unchanged_since(file, Some(&bytes))?;
+            write_atomic(file, o.as_bytes(), mode_of(file))?
+        }
         _ if made.is_some_and(|m| m.file) && doc.is_empty() => {
             std::fs::remove_file(file).map_err(|source| SettingsError::Write {
                 path: file.clone(),
@@ -367,7 +407,7 @@ pub fn uninstall(common_dir: &Path, file: &Path) -> Result<Outcome, SettingsErro
                 let _ = std::fs::remove_dir(dir);
             }
         }
-        _ => write_settings(file, &doc, bytes.ends_with(b"\n"))?,
+        _ => write_settings(file, &doc, bytes.ends_with(b"\n"), Some(&bytes))?,
     }
     forget(&record)?;
     Ok(Outcome::Uninstalled)
@@ -676,13 +716,33 @@ fn take_out(doc: &mut Obj, made: Option<&Made>) -> bool {
     removed
 }
 
-/// The settings as Claude Code writes them (two-space indent), with a final newline when asked.
-fn write_settings(file: &Path, doc: &Obj, newline: bool) -> Result<(), SettingsError> {
+/// The settings as Claude Code writes them (two-space indent), with a final newline when asked,
+/// unless the file is no longer what was read (`before`; `None`: there was none).
+fn write_settings(
+    file: &Path,
+    doc: &Obj,
+    newline: bool,
+    before: Option<&[u8]>,
+) -> Result<(), SettingsError> {
     let mut text = serde_json::to_vec_pretty(&Json::Object(doc.clone())).unwrap_or_default();
     if newline {
         text.push(b'\n');
     }
+    unchanged_since(file, before)?;
     write_atomic(file, &text, mode_of(file))
+}
+
+/// `Changed` when the file is no longer what was read: Claude Code (or the user) wrote it in
+/// between, and writing now would lose that. Checked just before the rename, which narrows the
+/// window to the rename itself (nothing locks a file Claude Code writes).
+fn unchanged_since(file: &Path, before: Option<&[u8]>) -> Result<(), SettingsError> {
+    if read_file(file)?.as_deref() == before {
+        Ok(())
+    } else {
+        Err(SettingsError::Changed {
+            path: file.to_path_buf(),
+        })
+    }
 }
 
 /// The mode of the file there, else 0644.
