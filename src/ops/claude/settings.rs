@@ -789,6 +789,29 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_changed_since_it_was_read_is_not_written_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.local.json");
+        std::fs::write(&file, b"{\"a\": 1}\n").unwrap();
+        let doc = doc("{\"b\": 2}");
+        let e = write_settings(&file, &doc, true, Some(b"{}")).unwrap_err();
+        assert!(matches!(e, SettingsError::Changed { .. }), "{e}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"{\"a\": 1}\n");
+        write_settings(&file, &doc, true, Some(b"{\"a\": 1}\n")).unwrap();
+        assert!(
+            String::from_utf8(std::fs::read(&file).unwrap())
+                .unwrap()
+                .contains("\"b\"")
+        );
+        let mut tries = 0;
+        let e = retried(|| -> Result<(), SettingsError> {
+            tries += 1;
+            Err(SettingsError::Changed { path: file.clone() })
+        });
+        assert!(e.is_err() && tries == ATTEMPTS);
+    }
+
+    #[test]
     fn every_command_calls_its_verb_and_is_recognised_as_ours() {
         for event in Event::ALL {
             let c = command(event, Some(Path::new("/opt/it's/git-hand")));
