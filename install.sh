@@ -237,6 +237,8 @@ case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;
     *)
         say "$PREFIX/bin is not on your PATH, so git cannot find 'git hand' yet. Add this line to"
+        # The tildes are words for the reader, the names of the files to edit, not paths to expand.
+        # shellcheck disable=SC2088
         say "~/.profile, ~/.bashrc or ~/.zshrc (fish: fish_add_path $PREFIX/bin) and open a new shell:"
         echo "    export PATH=\"$PREFIX/bin:\$PATH\""
         ;;

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod base_ref;
+mod ci_workflow;
 mod claude_api;
 mod claude_code;
 mod claude_hooks;
@@ -19,6 +20,7 @@ mod hooks_lapse;
 mod hooks_push;
 mod hostile_files;
 mod include;
+mod install_lint;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;

@@ -363,6 +363,28 @@ pub fn run_test_tools(what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A program the test tools installed: in one of the directories they print, else (a system
+/// package, such as Debian's shellcheck) on this process's `PATH`. Missing after they ran, it
+/// fails the test with the command to run.
+pub fn test_tool(name: &str) -> PathBuf {
+    hook_tools()
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+        .or_else(|| which::which(name).ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} is not installed after build-support/test-tools ran\nrun: {} {}",
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("build-support/test-tools")
+                    .display(),
+                Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .join("test-tools")
+                    .display()
+            )
+        })
+}
+
 impl TestEnv {
     /// A command that runs contained: in its own PID namespace under a kill timeout, so a hook
     /// that recursed or forked without bound is killed with everything it started, and can
