@@ -453,6 +453,27 @@ impl Repo {
             .map(|id| id.to_string())
     }
 
+    /// The local branches whose names are `branch`'s but for case (`hand/fix` for `hand/Fix`),
+    /// `branch` itself left out. On a case-insensitive filesystem (macOS's default) such a pair
+    /// is one loose ref file, so git there reads one as the other: spawn refuses the pair on
+    /// every platform. One listing of `refs/heads/`, no git process.
+    pub fn branches_differing_in_case(&self, branch: &str) -> Vec<String> {
+        let folded = branch.to_lowercase();
+        let Ok(platform) = self.repo.references() else {
+            return Vec::new();
+        };
+        let Ok(refs) = platform.local_branches() else {
+            return Vec::new();
+        };
+        refs.flatten()
+            .filter_map(|r| {
+                let name = r.name().as_bstr().to_str_lossy();
+                name.strip_prefix("refs/heads/").map(str::to_string)
+            })
+            .filter(|name| name != branch && name.to_lowercase() == folded)
+            .collect()
+    }
+
     /// When the commit `oid` was made (its committer time, seconds since the epoch), read from
     /// the object database without a git process; `None` when it is not a commit here.
     pub fn commit_time(&self, oid: &str) -> Option<i64> {

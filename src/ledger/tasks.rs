@@ -195,6 +195,18 @@ impl View<'_> {
         )
     }
 
+    /// The open task whose name is `name` but for case (`fix` for `Fix`), or `name` itself
+    /// (preferred). Task names are case-sensitive, but their branches `hand/fix` and `hand/Fix`
+    /// are one ref file on a case-insensitive filesystem (macOS's default): spawn refuses such a
+    /// pair. `lower` reads the same on SQLite and PostgreSQL for the ASCII a task name holds.
+    pub fn open_task_ignoring_case(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
+        self.task_where(
+            "repo_id = ?1 AND lower(name) = lower(?2) AND state <> 'done' \
+             ORDER BY name = ?2 DESC, id DESC LIMIT 1",
+            &[repo_id, &name],
+        )
+    }
+
     /// The open task of a repository held by `holder` (a Claude Code session's, for the
     /// worktree name its holder carries), newest first.
     pub fn open_task_held_by(&self, repo_id: &RepoId, holder: &str) -> Result<Option<Task>> {
@@ -265,15 +277,17 @@ impl View<'_> {
         )
     }
 
-    /// The open task named `name` pushed to `remote` on another machine than this one, if any:
-    /// a task name is the team's on a remote. A file ledger is one machine, so it asks nothing.
+    /// The open task named `name`, or `name` but for case (see
+    /// [`View::open_task_ignoring_case`]), pushed to `remote` on another machine than this one,
+    /// if any: a task name is the team's on a remote. A file ledger is one machine, so it asks
+    /// nothing.
     pub fn open_task_elsewhere(&self, remote: &str, name: &str) -> Result<Option<Task>> {
         if self.machine().is_empty() {
             return Ok(None);
         }
         self.task_where(
-            "remote = ?1 AND name = ?2 AND state <> 'done' AND machine <> ?3 \
-             ORDER BY id DESC LIMIT 1",
+            "remote = ?1 AND lower(name) = lower(?2) AND state <> 'done' AND machine <> ?3 \
+             ORDER BY name = ?2 DESC, id DESC LIMIT 1",
             &[&remote, &name, &self.machine()],
         )
     }

@@ -104,7 +104,9 @@ fn lease_as_task(
         }
         let mut name = base.clone();
         let mut n = 2;
-        while view.open_task(&repo_row.id, &name)?.is_some() {
+        // A name open already, or open but for case (which spawn refuses: one ref file on
+        // macOS), gets the next variant.
+        while view.open_task_ignoring_case(&repo_row.id, &name)?.is_some() {
             name = format!("{}-{n}", &base[..base.len().min(60)]);
             n += 1;
         }

@@ -306,6 +306,33 @@ fn a_name_whose_branch_an_ended_task_kept_gets_a_variant_and_the_branch_keeps_it
 }
 
 #[test]
+fn a_name_that_differs_only_in_case_from_a_task_or_a_kept_branch_gets_a_variant() {
+    let (env, repo) = installed();
+    // A person's open task `fix`: a session asking for `Fix` gets `Fix-2`, not a refusal
+    // (Claude Code has no fallback), and not `fix`'s slot.
+    let person = spawn(&env, &repo, "fix", &[]);
+    let (slot, _) = create(&env, &repo, Some(S1), "Fix");
+    assert_ne!(slot, PathBuf::from(person["path"].as_str().unwrap()));
+    let variant = task(&env, &repo, "Fix-2");
+    assert_eq!(variant["holder"], format!("claude:{S1}:Fix"));
+    assert_eq!(PathBuf::from(variant["path"].as_str().unwrap()), slot);
+    // A branch an ended task kept, `hand/feat`: `Feat` gets `Feat-2`.
+    spawn(&env, &repo, "feat", &[]);
+    env.hand(&repo, &["teardown", "feat"]).ok();
+    create(&env, &repo, Some(S2), "Feat");
+    assert_eq!(
+        task(&env, &repo, "Feat-2")["holder"],
+        format!("claude:{S2}:Feat")
+    );
+    // A name that is no such pair is its own.
+    create(&env, &repo, Some(S3), "fixes");
+    assert_eq!(
+        task(&env, &repo, "fixes")["holder"],
+        format!("claude:{S3}:fixes")
+    );
+}
+
+#[test]
 fn a_name_a_persons_task_holds_gets_a_variant_never_that_tasks_slot() {
     let (env, repo) = installed();
     let person = spawn(&env, &repo, "feat1", &[]);

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod base_ref;
+mod case_twins;
 mod ci_workflow;
 mod claude_api;
 mod claude_code;

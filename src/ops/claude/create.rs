@@ -6,8 +6,8 @@
 //! The same session asking again for the same name (Claude Code retries a hook that timed out)
 //! gets the same slot and lease back; another name, or another session, gets another slot. A
 //! task name in use by another live task is never that task's slot, and a branch an ended task
-//! kept is never taken over: the first free variant (`feat1-2`, `feat1-3`, ...) is spawned
-//! instead.
+//! kept is never taken over, nor a name or branch that is one of those but for case (spawn
+//! refuses such a pair): the first free variant (`feat1-2`, `feat1-3`, ...) is spawned instead.
 
 use super::{HookInput, SessionHolder};
 use crate::ledger::{Ledger, Task, TaskState};
@@ -93,8 +93,9 @@ pub fn create(
     for task in candidates.iter().take(MAX_VARIANTS) {
         // WorktreeRemove keeps an ended task's branch, and spawn refuses to take an existing
         // branch it was not named: a later session asking for the name again would fail to
-        // start (Claude Code has no fallback), so the kept branch counts as taken.
-        if retried.is_none() && repo.ref_oid(&format!("refs/heads/hand/{task}")).is_some() {
+        // start (Claude Code has no fallback), so the kept branch counts as taken, and so does
+        // one that is its name but for case, which spawn refuses too (`hand/Fix`, `hand/fix`).
+        if retried.is_none() && branch_taken(repo, &format!("hand/{task}")) {
             continue;
         }
         let Some((mut ledger, spawned)) = spawn_as(task)? else {
@@ -247,22 +248,31 @@ fn held_name(name: &str) -> String {
     format!("{}~{digest:016x}", &name[..cut])
 }
 
-/// Whether an open task named `task` is held by someone else than `holder`, in this
-/// repository or, on a team ledger, on another machine pushing to the same remote.
+/// Whether the local branch exists, or one whose name is its name but for case.
+fn branch_taken(repo: &crate::git::Repo, branch: &str) -> bool {
+    repo.ref_oid(&format!("refs/heads/{branch}")).is_some()
+        || !repo.branches_differing_in_case(branch).is_empty()
+}
+
+/// Whether an open task named `task` (or `task` but for case, which spawn refuses) is held by
+/// someone else than `holder`, in this repository or, on a team ledger, on another machine
+/// pushing to the same remote.
 fn taken_by_another(ctx: &Context, ledger: &mut Ledger, task: &str, holder: &str) -> Result<bool> {
     let repo = ctx.repo()?;
     let remote = crate::ops::fence::task_remote(repo);
     let common = repo.loc.common_dir.clone();
     Ok(ledger.read(|v| {
         let here = match v.repo_by_dir(&common)? {
-            Some(r) => v.open_task(&r.id, task)?,
+            Some(r) => v.open_task_ignoring_case(&r.id, task)?,
             None => None,
         };
         let elsewhere = match (&here, &remote) {
             (None, Some(remote)) => v.open_task_elsewhere(remote, task)?,
             _ => None,
         };
-        Ok(here.or(elsewhere).is_some_and(|t| t.holder != holder))
+        Ok(here
+            .or(elsewhere)
+            .is_some_and(|t| t.holder != holder || t.name != task))
     })?)
 }
 

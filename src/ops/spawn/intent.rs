@@ -195,7 +195,10 @@ enum NotTaken {
     /// See [`Recorded::LostSlot`].
     LostSlot,
     TaskExists(Box<Task>),
-    /// A task of this name, pushed to the same remote, is open on another machine.
+    /// An open task has this task's name but for case (see [`super::casefold`]).
+    CaseTwin(Box<Task>),
+    /// A task of this name (or this name but for case), pushed to the same remote, is open on
+    /// another machine.
     LiveElsewhere(Box<Task>),
     /// Another open task works on the branch.
     BranchTaken(Box<Task>),
@@ -209,6 +212,14 @@ impl NotTaken {
         match self {
             NotTaken::LostSlot => Ok(Recorded::LostSlot),
             NotTaken::TaskExists(existing) => Ok(Recorded::TaskOpen(*existing)),
+            NotTaken::CaseTwin(other) => Err(super::casefold::task_twin(
+                &ground.task,
+                &other,
+                &ground.machine,
+            )),
+            NotTaken::LiveElsewhere(other) if other.name != ground.task => Err(
+                super::casefold::task_twin(&ground.task, &other, &ground.machine),
+            ),
             NotTaken::LiveElsewhere(other) => Err(Error::precondition(
                 format!(
                     "task {} is {} on machine {}, held by {}; nothing was created",
@@ -287,14 +298,19 @@ fn record_intent(
     take_leases(tx, i, slot)
 }
 
-/// Why the task cannot be recorded whatever the slot: a task of this name is open, the issue
-/// is someone else's, or another open task works on the branch.
+/// Why the task cannot be recorded whatever the slot: a task of this name (or this name but for
+/// case) is open, the issue is someone else's, or another open task works on the branch.
 fn refusal(tx: &ledger::Tx<'_>, i: &Intent<'_>) -> ledger::Result<Option<NotTaken>> {
     let view = tx.view();
     if let Some(existing) = view.open_task(i.repo_id, i.task)? {
         return Ok(Some(NotTaken::TaskExists(Box::new(existing))));
     }
-    // A task name is the team's on a remote: one live on another machine is refused.
+    // Not this name, so this name but for case: one ref file on macOS (see `casefold`).
+    if let Some(twin) = view.open_task_ignoring_case(i.repo_id, i.task)? {
+        return Ok(Some(NotTaken::CaseTwin(Box::new(twin))));
+    }
+    // A task name is the team's on a remote: one live on another machine, or one that is this
+    // name but for case, is refused.
     if let Some(remote) = i.remote
         && let Some(other) = view.open_task_elsewhere(remote, i.task)?
     {

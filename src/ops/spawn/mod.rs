@@ -7,6 +7,7 @@
 //!
 //! [`spawn`] reads as its phases, one file each:
 //! - `check`: everything a usage error could come from, before the ledger is opened;
+//! - `casefold`: names that differ only in case from an open task's or a branch's, refused;
 //! - `hooks`: the hooks that enforce the lease, installed before anything is leased;
 //! - `plan`: what every attempt shares, then one attempt's choice of slot;
 //! - `intent`: the transaction that claims the slot and records the task as `spawning`;
@@ -17,6 +18,7 @@
 //! - `undo`: what a failure after the claim takes back; `resume`: a task already open.
 
 mod activate;
+mod casefold;
 mod check;
 mod hooks;
 mod intent;

@@ -83,6 +83,14 @@ impl<'a> Groundwork<'a> {
         } else {
             BranchOrigin::Created
         };
+        super::casefold::refuse_twins(
+            ledger,
+            repo,
+            &repo_id,
+            &checked.task,
+            &branch,
+            opts.branch.is_some(),
+        )?;
         check_branch_free(repo, &checked.task, &branch, existing)?;
         let issue = match checked.issue {
             Some(id) => {
