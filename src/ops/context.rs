@@ -172,15 +172,15 @@ impl Context {
         {
             return Ok(name);
         }
-        ["/etc/machine-id", "/var/lib/dbus/machine-id"]
-            .iter()
-            .find_map(|p| std::fs::read_to_string(p).ok())
-            .map(|id| id.trim().to_string())
+        crate::platform::machine::id()
             .filter(|id| super::names::is_machine_id(id))
             .ok_or_else(|| {
                 Error::precondition(
-                    "cannot tell this machine from the others on the team ledger: \
-                     /etc/machine-id is missing and hand.machine is not set",
+                    format!(
+                        "cannot tell this machine from the others on the team ledger: {} is \
+                         missing and hand.machine is not set",
+                        crate::platform::machine::SOURCE
+                    ),
                     vec![format!("git config --global hand.machine {}", hostname())],
                 )
             })
