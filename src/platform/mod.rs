@@ -1,0 +1,8 @@
+//! What the operating system answers, behind one seam (issue 24): each file here asks the OS one
+//! kind of question, through std or a kept crate that covers Linux and macOS alike, so nothing
+//! outside it calls an OS-specific API or tool.
+//!
+//! Code here never decides what git-hand does with the answer: which files to copy, which
+//! process holds a slot. That stays in `ops/`.
+
+pub mod clone;
