@@ -9,8 +9,8 @@
 //! - Every file's and directory's mode, and its access and modification times: cargo's
 //!   fingerprints compare a file's modification time with its build's, so a `target/` copied with
 //!   new times would rebuild everything.
-//! - Files hard-linked to each other inside the tree stay one file (pnpm links a package's files
-//!   to its store), as `cp -a` keeps them.
+//! - Files hard-linked to each other inside the tree stay one file, as `cp -a` keeps them (pnpm
+//!   links every file of its `node_modules` to one file in its store per content).
 //! - Not kept: the owner (a copy belongs to whoever spawns), extended attributes and ACLs, and a
 //!   link's own times (std cannot set them; nothing reads them).
 //! - A FIFO, a socket or a device fails the clone: std cannot make one, and a tree copied without
