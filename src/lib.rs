@@ -7,7 +7,8 @@
 //! - [`ledger`]: the SQLite ledger, its migrations and the lease engine (no git, no CLI);
 //! - [`git`]: what git-hand knows of git's files and of gix, and the one runner of git commands;
 //! - [`hooks`]: every file git-hand writes into a hooks directory;
-//! - [`platform`]: what the operating system answers (the machine's identity, ...), one seam;
+//! - [`platform`]: what the operating system answers (the machine's identity, cloning files),
+//!   behind one seam;
 //! - [`clock`], [`ids`], [`failpoint`], [`word`]: time, random ids, crash points and the one
 //!   spelling of every enum's words, shared by everything;
 //! - [`repo_file`], [`shown`]: the one reader of a file a repository hands git-hand, and the one

@@ -19,13 +19,13 @@
 //!   real directory there (a tracked symlink), is reported and left alone.
 //! - Never through a symbolic link out of the main worktree: a matched path that is a link is
 //!   copied, as a link, only if it is relative and stays inside the main worktree (so it means
-//!   the same in the slot); links inside a copied directory are copied as links, never followed
-//!   (`cp -a`).
+//!   the same in the slot); links inside a copied directory are copied as links, never followed.
 //! - Whole or not at all: each match is copied to a temporary name beside its destination
 //!   (`.git-hand-tmp-*`), then renamed; a failure removes the temporary copy.
-//! - With `cp --reflink=auto -a` (coreutils), which clones the blocks where the filesystem can
-//!   (btrfs, XFS, APFS-like copy on write) and copies them otherwise. One `cp --reflink=always`
-//!   of a single file tells which it was, for the report.
+//! - By [`crate::platform::clone`], which keeps what `cp -a` keeps (modes, times, links as links)
+//!   and clones the blocks where the filesystem can (btrfs, XFS, APFS) and copies them otherwise.
+//!   A match is reported `reflink` when every file in it was cloned; one with no regular file
+//!   (a link, empty directories) takes what the others' files showed of the filesystem.
 //!
 //! Only a new slot gets the copies. A reused slot keeps the ignored files its last task left
 //! (teardown's clean never removes ignored files), and those may be newer than the main
@@ -45,11 +45,12 @@ use std::fs;
 use std::io::{self, Write as _};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
 use crate::git::{Git, Repo};
+use crate::platform::clone::{Cloned, Cloner};
 
 /// The patterns to copy into a new slot: every value of `hand.include` (git config, else the
 /// committed `.handconfig`: [`super::settings`]), blank ones dropped. The one place they are read.
@@ -263,7 +264,7 @@ pub fn include(repo: &Repo, slot: &Path, progress: &dyn Fn(Copying<'_>)) -> Incl
             Err((reason, detail)) => out.skipped.push(skip(lossy(rel), reason, detail, *source)),
         }
     }
-    copy_all(slot, &plans, &mut out, progress);
+    copy_all(&plans, &mut out, progress);
     out
 }
 
@@ -281,14 +282,12 @@ fn lossy(p: &[u8]) -> String {
 }
 
 /// Copies each planned path, saying before each where the copy is.
-fn copy_all(slot: &Path, plans: &[Plan], out: &mut Included, progress: &dyn Fn(Copying<'_>)) {
+fn copy_all(plans: &[Plan], out: &mut Included, progress: &dyn Fn(Copying<'_>)) {
     let total_files = plans.iter().map(|p| p.files).sum();
     let total_bytes = plans.iter().map(|p| p.bytes).sum();
-    let how = match plans.iter().find_map(|p| p.first_file.as_deref()) {
-        Some(file) if clones(file, slot) => How::Reflink,
-        _ => How::Copy,
-    };
+    let mut cloner = Cloner::new();
     let mut done_bytes = 0;
+    let mut copied = Vec::new();
     for plan in plans {
         let path = lossy(&plan.rel);
         progress(Copying {
@@ -300,19 +299,31 @@ fn copy_all(slot: &Path, plans: &[Plan], out: &mut Included, progress: &dyn Fn(C
             total_bytes,
         });
         done_bytes += plan.bytes;
-        match plan.copy() {
-            Ok(()) => out.copied.push(Copied {
-                path,
-                files: plan.files,
-                bytes: plan.bytes,
-                how,
-                source: plan.source,
-            }),
+        match plan.copy(&mut cloner) {
+            Ok(cloned) => copied.push((plan, path, cloned)),
             Err(e) => out
                 .skipped
                 .push(skip(path, Reason::Failed, Some(e), plan.source)),
         }
     }
+    // What the files showed of the filesystem, for a copy that held none.
+    let clones = copied
+        .iter()
+        .filter_map(|(_, _, cloned)| cloned.all_reflinked())
+        .reduce(|a, b| a && b)
+        .unwrap_or(false);
+    out.copied
+        .extend(copied.into_iter().map(|(plan, path, cloned)| Copied {
+            path,
+            files: plan.files,
+            bytes: plan.bytes,
+            how: if cloned.all_reflinked().unwrap_or(clones) {
+                How::Reflink
+            } else {
+                How::Copy
+            },
+            source: plan.source,
+        }));
 }
 
 /// What git says of one source's patterns in the main worktree: the tracked paths they match
@@ -418,8 +429,6 @@ struct Plan {
     dest: PathBuf,
     files: u64,
     bytes: u64,
-    /// A regular file in it, to learn whether the filesystem clones.
-    first_file: Option<PathBuf>,
 }
 
 type Refusal = (Reason, Option<String>);
@@ -443,7 +452,7 @@ impl Plan {
         if fs::symlink_metadata(&dest).is_ok() {
             return Err((Reason::InSlot, None));
         }
-        let (files, bytes, first_file) = measure(&src).map_err(failed)?;
+        let (files, bytes) = measure(&src).map_err(failed)?;
         Ok(Self {
             rel: rel.to_vec(),
             source,
@@ -451,21 +460,24 @@ impl Plan {
             dest,
             files,
             bytes,
-            first_file,
         })
     }
 
-    /// `cp --reflink=auto -a` to a temporary name beside the destination, then a rename: a
-    /// failure never leaves a partial copy under the real name.
-    fn copy(&self) -> Result<(), String> {
+    /// Cloned to a temporary name beside the destination, then renamed: a failure never leaves
+    /// a partial copy under the real name, and removes what it had copied.
+    fn copy(&self, cloner: &mut Cloner) -> Result<Cloned, String> {
         let parent = self.dest.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         let tmp = parent.join(format!(
             ".git-hand-tmp-{}",
             crate::ids::random_hex(8).map_err(|e| e.to_string())?
         ));
-        let copied = cp(&["--reflink=auto", "-a"], &self.src, &tmp)
-            .and_then(|()| fs::rename(&tmp, &self.dest).map_err(|e| e.to_string()));
+        let copied = match cloner.clone_tree(&self.src, &tmp) {
+            Ok(cloned) => {
+                (fs::rename(&tmp, &self.dest).map(|()| cloned)).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
         if copied.is_err() {
             remove(&tmp);
         }
@@ -524,9 +536,9 @@ fn parents_are_directories(slot: &Path, rel: &Path) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Files (and links) and bytes under `path`, no link followed, and one regular file in it.
-fn measure(path: &Path) -> io::Result<(u64, u64, Option<PathBuf>)> {
-    let (mut files, mut bytes, mut first) = (0, 0, None);
+/// Files (and links) and bytes under `path`, no link followed.
+fn measure(path: &Path) -> io::Result<(u64, u64)> {
+    let (mut files, mut bytes) = (0, 0);
     let mut stack = vec![path.to_path_buf()];
     while let Some(p) = stack.pop() {
         let meta = fs::symlink_metadata(&p)?;
@@ -538,40 +550,8 @@ fn measure(path: &Path) -> io::Result<(u64, u64, Option<PathBuf>)> {
         }
         files += 1;
         bytes += meta.len();
-        if meta.is_file() && first.is_none() {
-            first = Some(p);
-        }
     }
-    Ok((files, bytes, first))
-}
-
-/// Whether `cp --reflink=always` can clone `file` into the slot's filesystem: one file, copied
-/// to a temporary name in the slot and removed.
-fn clones(file: &Path, slot: &Path) -> bool {
-    let Ok(hex) = crate::ids::random_hex(8) else {
-        return false;
-    };
-    let probe = slot.join(format!(".git-hand-tmp-{hex}"));
-    let cloned = cp(&["--reflink=always"], file, &probe).is_ok();
-    remove(&probe);
-    cloned
-}
-
-/// `cp <flags> --no-target-directory -- <from> <to>`; its error is cp's first line.
-fn cp(flags: &[&str], from: &Path, to: &Path) -> Result<(), String> {
-    let out = Command::new("cp")
-        .args(flags)
-        .args(["--no-target-directory", "--"])
-        .arg(from)
-        .arg(to)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run cp: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    Err(err.lines().next().unwrap_or("cp failed").to_string())
+    Ok((files, bytes))
 }
 
 fn remove(path: &Path) {

@@ -1,5 +1,10 @@
-//! What the operating system answers, behind one seam (issue 24): the machine's identity (and,
-//! as they move here, the process scan and file cloning). Nothing outside it reads `/etc` or
-//! calls an OS-specific API, so what the Linux tests run is what macOS runs.
+//! What the operating system answers, behind one seam (issue 24): each file here asks the OS one
+//! kind of question, through std or a kept crate that covers Linux and macOS alike, so nothing
+//! outside it calls an OS-specific API or tool: the machine's identity and cloning files (the
+//! process scan is still in `ops/procs.rs`, reading Linux's `/proc`).
+//!
+//! Code here never decides what git-hand does with the answer: which files to copy, which
+//! process holds a slot. That stays in `ops/`.
 
+pub mod clone;
 pub mod machine;

@@ -6,8 +6,9 @@
 //! through a symbolic link.
 
 use std::fs;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -250,34 +251,25 @@ fn a_failed_copy_is_a_warning_and_leaves_no_partial_copy() {
     let repo = repo_including(&env, &[".env", "node_modules/"]);
     fs::write(repo.join(".env"), "TOKEN=abc\n").unwrap();
     node_modules(&repo);
-    // A cp that copies everything and then fails on node_modules, as a full disk would.
-    let shims = env.path("shims");
-    fs::create_dir_all(&shims).unwrap();
-    let real = which::which("cp").unwrap();
-    fs::write(
-        shims.join("cp"),
-        format!(
-            "#!/bin/sh\n'{}' \"$@\"\ncase \"$*\" in *node_modules*) echo 'cp: disk full' >&2; exit 1;; esac\n",
-            real.display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(
-        shims.join("cp"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
-        TestEnv::bin_dir().display(),
-        shims.display()
+    // A FIFO git-hand will not copy, among files it copies: the copy of node_modules fails
+    // part way, as on a full disk.
+    let fifo = repo.join("node_modules/a/pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
     );
-    let run = env.hand_env(&repo, &["spawn", "a", "--json"], &[("PATH", &path)]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v = run.json();
+    let why = format!(
+        "{} is a FIFO: only files, links and directories are copied",
+        fifo.display()
+    );
+    // Timed (`env.hand`): were the FIFO opened for reading, the spawn would wait for a writer.
+    let v = spawn(&env, &repo, "a", &[]);
     let slot = path_of(&v);
     assert_eq!(report(&v).1, [pair("node_modules/", "failed")], "{v:#}");
-    assert_eq!(v["not_included"][0]["detail"], "cp: disk full");
+    assert_eq!(v["not_included"][0]["detail"], why.as_str());
     assert!(slot.join(".env").exists());
     assert!(!slot.join("node_modules").exists());
     let names: Vec<String> = fs::read_dir(&slot)
@@ -291,12 +283,162 @@ fn a_failed_copy_is_a_warning_and_leaves_no_partial_copy() {
     assert_eq!(status(&env, &slot), "");
 
     // With --print-path, stderr keeps the warning and drops the summary.
-    let run = env.hand_env(&repo, &["spawn", "b", "--print-path"], &[("PATH", &path)]);
+    let run = env.hand(&repo, &["spawn", "b", "--print-path"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stderr,
-        "git-hand: not included: node_modules/ (failed: cp: disk full)\n"
+        format!("git-hand: not included: node_modules/ (failed: {why})\n")
     );
+}
+
+/// 2020-09-13, to the nanosecond: no copy made now has it by chance.
+fn long_ago() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::new(1_600_000_000, 123_456_789)
+}
+
+fn mtime(path: &Path) -> SystemTime {
+    fs::symlink_metadata(path).unwrap().modified().unwrap()
+}
+
+/// A repository including `.env` (private), `run.local` (executable) and a `target/` a build
+/// left: an executable, a fingerprint, a private directory and a link to the executable; every
+/// file and directory last modified [`long_ago`], as cargo's fingerprints would read them.
+fn repo_with_a_build(env: &TestEnv) -> PathBuf {
+    let repo = repo_including(env, &[".env", "*.local", "target/"]);
+    env.commit(&repo, ".gitignore", ".env\ntarget/\n*.local\n");
+    let files = [
+        (".env", "TOKEN=abc\n", 0o600),
+        ("run.local", "#!/bin/sh\n", 0o755),
+        ("target/debug/app", "\x7fELF", 0o755),
+        (
+            "target/debug/.fingerprint/app-1/dep-bin-app",
+            "fingerprint",
+            0o644,
+        ),
+    ];
+    for (path, content, mode) in files {
+        let path = repo.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, content).unwrap();
+        fs::set_permissions(&path, PermissionsExt::from_mode(mode)).unwrap();
+        fs::File::open(&path)
+            .unwrap()
+            .set_modified(long_ago())
+            .unwrap();
+    }
+    symlink("debug/app", repo.join("target/latest")).unwrap();
+    fs::set_permissions(
+        repo.join("target/debug/.fingerprint"),
+        PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    for dir in [
+        "debug/.fingerprint/app-1",
+        "debug/.fingerprint",
+        "debug",
+        "",
+    ] {
+        let dir = repo.join("target").join(dir);
+        fs::File::open(&dir)
+            .unwrap()
+            .set_modified(long_ago())
+            .unwrap();
+    }
+    repo
+}
+
+/// Spawns `task` in [`repo_with_a_build`] with a `cp` first on `PATH` that fails and leaves a
+/// mark, checks the slot got every file with its content, mode and modification time and the
+/// link as a link, that no `cp` ran, and returns the slot and how each match was copied.
+fn spawn_with_a_build(env: &TestEnv, repo: &Path, task: &str) -> (PathBuf, Pairs) {
+    let shims = env.path("shims");
+    fs::create_dir_all(&shims).unwrap();
+    let ran = env.path("cp-ran");
+    fs::write(
+        shims.join("cp"),
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display()),
+    )
+    .unwrap();
+    fs::set_permissions(shims.join("cp"), PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        TestEnv::bin_dir().display(),
+        shims.display()
+    );
+    let run = env.hand_env(repo, &["spawn", task, "--json"], &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    let slot = path_of(&v);
+    assert!(!ran.exists(), "git-hand ran cp");
+    let (included, not_included) = report(&v);
+    assert!(not_included.is_empty(), "{v:#}");
+    let paths: Vec<&str> = included.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, [".env", "run.local", "target/"], "{v:#}");
+    assert_eq!(v["included"][2]["files"], 3, "{v:#}");
+    for (path, content, mode) in [
+        (".env", "TOKEN=abc\n", 0o600),
+        ("run.local", "#!/bin/sh\n", 0o755),
+        ("target/debug/app", "\x7fELF", 0o755),
+        (
+            "target/debug/.fingerprint/app-1/dep-bin-app",
+            "fingerprint",
+            0o644,
+        ),
+    ] {
+        let copy = slot.join(path);
+        assert_eq!(fs::read_to_string(&copy).unwrap(), content, "{path}");
+        assert_eq!(crate::support::mode(&copy), mode, "mode of {path}");
+        assert_eq!(mtime(&copy), long_ago(), "mtime of {path}");
+    }
+    for dir in [
+        "debug/.fingerprint/app-1",
+        "debug/.fingerprint",
+        "debug",
+        "",
+    ] {
+        let copy = slot.join("target").join(dir);
+        assert_eq!(mtime(&copy), long_ago(), "mtime of target/{dir}");
+    }
+    assert_eq!(
+        crate::support::mode(&slot.join("target/debug/.fingerprint")),
+        0o700
+    );
+    let link = slot.join("target/latest");
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("debug/app"));
+    assert_eq!(status(env, &slot), "");
+    (slot, included)
+}
+
+#[test]
+fn an_included_build_keeps_its_modes_times_and_links_and_no_cp_runs() {
+    let env = TestEnv::new();
+    let repo = repo_with_a_build(&env);
+    let (_, included) = spawn_with_a_build(&env, &repo, "a");
+    let how = included[0].1.clone();
+    assert!(how == "copy" || how == "reflink", "{included:?}");
+    assert!(included.iter().all(|(_, h)| *h == how), "{included:?}");
+}
+
+/// The slot on a tmpfs (`hand.root` there), the main worktree on the test's filesystem: a
+/// tmpfs never clones, and a clone across filesystems never does either.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_included_build_keeps_its_modes_times_and_links_on_a_tmpfs() {
+    let env = TestEnv::new();
+    let repo = repo_with_a_build(&env);
+    let root = tempfile::tempdir_in("/dev/shm").unwrap();
+    env.git(
+        &repo,
+        &["config", "hand.root", &root.path().display().to_string()],
+    );
+    let (slot, included) = spawn_with_a_build(&env, &repo, "a");
+    assert!(slot.starts_with(root.path()), "{slot:?}");
+    assert!(
+        included.iter().all(|(_, how)| how == "copy"),
+        "{included:?}"
+    );
+    env.hand(&repo, &["teardown", "a"]).ok();
 }
 
 #[test]
