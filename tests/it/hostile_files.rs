@@ -9,7 +9,9 @@ use crate::support::{BIN, COMMAND_TIMEOUT, Run, TestEnv, cred, installed, path_o
 
 /// `git-hand ARGS` in `dir`, in its own PID namespace, killed after [`COMMAND_TIMEOUT`] and
 /// limited to 2 GiB of address space: before the fix, reading `/dev/zero` grew by gigabytes a
-/// second, and a test of it must not take the machine with it.
+/// second, and a test of it must not take the machine with it. Off Linux (no `prlimit`, no PID
+/// namespaces): [`TestEnv::contained`], without the memory limit.
+#[cfg(target_os = "linux")]
 fn bounded(
     env: &TestEnv,
     program: &str,
@@ -31,6 +33,23 @@ fn bounded(
         program,
     ])
     .args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// See the Linux `bounded`.
+#[cfg(not(target_os = "linux"))]
+fn bounded(
+    env: &TestEnv,
+    program: &str,
+    dir: &Path,
+    args: &[&str],
+    vars: &[(String, String)],
+) -> Run {
+    let mut cmd = env.contained(program, dir);
+    cmd.args(args);
     for (k, v) in vars {
         cmd.env(k, v);
     }

@@ -33,6 +33,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::support::killed_after;
+
 /// How long one server tool or `psql` may run before it is killed: far beyond any real run.
 const TIMEOUT: &str = "120";
 
@@ -379,8 +381,7 @@ impl Cluster {
     /// `program` as the cluster's owner (through `setpriv` when the tests run as root), in the
     /// cluster's directory, with a hermetic environment, killed after [`TIMEOUT`].
     fn as_owner(&self, program: impl AsRef<OsStr>) -> Command {
-        let mut cmd = Command::new("timeout");
-        cmd.args(["-s", "KILL", TIMEOUT]);
+        let mut cmd = killed_after(Command::new, TIMEOUT);
         if let Some((uid, gid)) = self.run_as {
             cmd.arg("setpriv")
                 .arg(format!("--reuid={uid}"))
@@ -491,9 +492,8 @@ fn psql(psql: &Path, root: &Path, url: &str, sql: &str) -> String {
 /// Runs `sql` through `psql` on `url`, fed on its stdin, killed after [`TIMEOUT`]: its output
 /// without the last newline, or its stderr when it failed.
 fn try_psql(psql: &Path, root: &Path, url: &str, sql: &str) -> Result<String, String> {
-    let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", TIMEOUT])
-        .arg(psql)
+    let mut cmd = killed_after(Command::new, TIMEOUT);
+    cmd.arg(psql)
         .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url])
         .args(["-f", "-"])
         .stdin(Stdio::piped())
@@ -587,7 +587,8 @@ rm -rf "$root"
 }
 
 /// The directory of the server binaries: the newest `/usr/lib/postgresql/<version>/bin` (Debian),
-/// else the one `initdb` on `PATH` resolves to. When there is neither, `build-support/test-tools`
+/// else the newest keg-only `postgresql@<version>/bin` of Homebrew's, else the one `initdb` on
+/// `PATH` resolves to. When there is neither, `build-support/test-tools`
 /// installs the `postgresql` package (once per process) and the search runs again.
 fn server_bin_dir() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
