@@ -607,10 +607,12 @@ fn server_bin_dir() -> PathBuf {
 
 /// See [`server_bin_dir`].
 fn find_server() -> Option<PathBuf> {
-    newest_debian_bin_dir().or_else(|| {
-        let initdb = which::which("initdb").ok()?;
-        Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
-    })
+    newest_debian_bin_dir()
+        .or_else(newest_homebrew_bin_dir)
+        .or_else(|| {
+            let initdb = which::which("initdb").ok()?;
+            Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
+        })
 }
 
 /// The newest `/usr/lib/postgresql/<version>/bin` that has `initdb`, by numeric version.
@@ -620,6 +622,29 @@ fn newest_debian_bin_dir() -> Option<PathBuf> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let version: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .max()
+        .map(|(_, bin)| bin)
+}
+
+/// The newest `<prefix>/opt/postgresql@<version>/bin` that has `initdb`: Homebrew keeps its
+/// PostgreSQL off `PATH` (keg-only). The prefix is `$HOMEBREW_PREFIX`, else Homebrew's defaults
+/// (`/opt/homebrew` on Apple silicon, `/usr/local` on Intel). Written from Homebrew's
+/// documentation, not yet run on a Mac; on Linux there is none and this finds nothing.
+fn newest_homebrew_bin_dir() -> Option<PathBuf> {
+    let prefixes = std::env::var_os("HOMEBREW_PREFIX")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/opt/homebrew", "/usr/local"].map(PathBuf::from));
+    prefixes
+        .filter_map(|prefix| std::fs::read_dir(prefix.join("opt")).ok())
+        .flatten()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let version: u32 = name.to_str()?.strip_prefix("postgresql@")?.parse().ok()?;
             let bin = entry.path().join("bin");
             bin.join("initdb").is_file().then_some((version, bin))
         })
@@ -802,8 +827,7 @@ const KILLED_CHILD: &str = "GIT_HAND_PG_HARNESS_KILLED_CHILD";
 
 #[test]
 fn a_test_process_killed_with_sigkill_leaves_no_server_behind() {
-    let out = Command::new("timeout")
-        .args(["-s", "KILL", TIMEOUT])
+    let out = killed_after(Command::new, TIMEOUT)
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", "pg::killed_child", "--ignored", "--nocapture"])
         .env(KILLED_CHILD, "1")
