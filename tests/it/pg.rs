@@ -544,19 +544,29 @@ fn watchdog(root: &Path, data: &Path, bin_dir: &Path, run_as: Option<(u32, u32)>
     // `pg_ctl stop -W` sends the signal (SIGQUIT: immediate) to a server that runs; the
     // postmaster exits once its children have (a zombie, its parent being init, counts as gone).
     // pg_ctl's own wait polls every 100 ms, this every 10 ms: cleanup ends a moment after the
-    // tests do.
+    // tests do. Without `/proc` (macOS) a process's state is `ps`'s, and without GNU `timeout`
+    // pg_ctl runs unbounded: written from the manuals, not yet run there.
     const SCRIPT: &str = r#"
 trap '' INT TERM HUP PIPE
 root=$1 data=$2
 shift 2
 while IFS= read -r _; do :; done
 running() {
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
+	if [ -r /proc/self/stat ]; then
+		stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+		stat=${stat##*) }
+		[ "${stat%% *}" != Z ]
+	else
+		stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+		case $stat in *Z*) return 1 ;; esac
+	fi
 }
 if pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && running "$pid"; then
-	timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
+	if command -v timeout >/dev/null; then
+		timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
+	else
+		"$@" stop -D "$data" -m immediate -W -s
+	fi
 	tries=0
 	while running "$pid" && [ "$tries" -lt 3000 ]; do
 		sleep 0.01
