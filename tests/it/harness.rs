@@ -76,3 +76,11 @@ fn contained_off_linux_kills_what_the_command_left_in_its_group_when_it_ends() {
         || !exists(&sleeper),
     );
 }
+
+#[test]
+fn a_command_killed_by_a_signal_is_reported_killed_by_it_as_gnu_timeout_does() {
+    let (_, out, _) = run("600", AtTheEnd::KillTheRest, "kill -s TERM $$");
+    assert_eq!(out.status.signal(), Some(15), "{out:?}");
+    let (_, out, _) = run("600", AtTheEnd::LeaveTheRest, "kill -s KILL $$");
+    assert_eq!(out.status.signal(), Some(9), "{out:?}");
+}

@@ -62,7 +62,9 @@ pub fn in_group_killed_after(
         AtTheEnd::KillTheRest => "trap '' TERM; kill -s TERM -- \"-$group\" 2>/dev/null",
     };
     // $0 is the timeout, "$@" the command. The watchdog keeps no pipe of the test's open (its
-    // fds are /dev/null) and, stopped early, takes its `sleep` with it.
+    // fds are /dev/null) and, stopped early, takes its `sleep` with it. A command killed by a
+    // signal (HUP, INT, QUIT, ABRT, KILL, SEGV, TERM: the same numbers on Linux and macOS) kills
+    // the `sh` with it, so the caller sees the signal, as GNU `timeout` reports it.
     let script = format!(
         r#"group=$$
 (
@@ -74,6 +76,12 @@ dog=$!
 "$@"
 status=$?
 {end}
+case $status in
+129 | 130 | 131 | 134 | 137 | 139 | 143)
+  trap - TERM
+  kill -"$((status - 128))" "$$"
+  ;;
+esac
 exit "$status""#
     );
     let mut cmd = command_for("sh");
