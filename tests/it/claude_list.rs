@@ -183,6 +183,7 @@ fn list_all_names_the_session_of_a_done_task_without_looking_into_its_old_slot()
 }
 
 /// `git-hand ARGS` in a PID namespace of its own with its own `/proc`, under a kill timeout.
+#[cfg(target_os = "linux")]
 fn with_own_proc(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     let mut cmd = env.command("timeout", dir);
     cmd.args([
@@ -201,6 +202,7 @@ fn with_own_proc(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
 /// A `list` whose `/proc` cannot see the namespace the slot was leased from does not see the
 /// process sitting there either: it says `unknown`, never `gone`.
 #[test]
+#[cfg(target_os = "linux")] // about PID namespaces
 fn list_says_unknown_where_its_proc_cannot_see_the_namespace_the_slot_was_leased_from() {
     let (env, repo) = installed();
     let slot = session_task(&env, &repo, "feat1", SID, "feat1");

@@ -5,11 +5,14 @@
 
 use std::path::Path;
 
-use crate::support::{BIN, COMMAND_TIMEOUT, Run, TestEnv, cred, installed, path_of, spawn};
+use crate::support::{BIN, Run, TestEnv, cred, installed, path_of, spawn};
 
-/// `git-hand ARGS` in `dir`, in its own PID namespace, killed after [`COMMAND_TIMEOUT`] and
+/// `git-hand ARGS` in `dir`, in its own PID namespace, killed after
+/// [`COMMAND_TIMEOUT`](crate::support::COMMAND_TIMEOUT) and
 /// limited to 2 GiB of address space: before the fix, reading `/dev/zero` grew by gigabytes a
-/// second, and a test of it must not take the machine with it.
+/// second, and a test of it must not take the machine with it. Off Linux (no `prlimit`, no PID
+/// namespaces): [`TestEnv::contained`], without the memory limit.
+#[cfg(target_os = "linux")]
 fn bounded(
     env: &TestEnv,
     program: &str,
@@ -21,7 +24,7 @@ fn bounded(
     cmd.args([
         "-s",
         "KILL",
-        COMMAND_TIMEOUT,
+        crate::support::COMMAND_TIMEOUT,
         "prlimit",
         "--as=2147483648",
         "unshare",
@@ -31,6 +34,23 @@ fn bounded(
         program,
     ])
     .args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+/// See the Linux `bounded`.
+#[cfg(not(target_os = "linux"))]
+fn bounded(
+    env: &TestEnv,
+    program: &str,
+    dir: &Path,
+    args: &[&str],
+    vars: &[(String, String)],
+) -> Run {
+    let mut cmd = env.contained(program, dir);
+    cmd.args(args);
     for (k, v) in vars {
         cmd.env(k, v);
     }

@@ -16,6 +16,7 @@ mod crash;
 mod doctor_debris;
 mod engine;
 mod fence;
+mod harness;
 mod hooks_install;
 mod hooks_lapse;
 mod hooks_push;
@@ -33,6 +34,7 @@ mod managers_lefthook;
 mod managers_lfs;
 mod managers_precommit;
 mod manpage;
+#[cfg(target_os = "linux")] // about PID namespaces
 mod namespaces;
 mod newcomer;
 mod ownership;

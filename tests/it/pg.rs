@@ -33,6 +33,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::support::killed_after;
+
 /// How long one server tool or `psql` may run before it is killed: far beyond any real run.
 const TIMEOUT: &str = "120";
 
@@ -379,8 +381,7 @@ impl Cluster {
     /// `program` as the cluster's owner (through `setpriv` when the tests run as root), in the
     /// cluster's directory, with a hermetic environment, killed after [`TIMEOUT`].
     fn as_owner(&self, program: impl AsRef<OsStr>) -> Command {
-        let mut cmd = Command::new("timeout");
-        cmd.args(["-s", "KILL", TIMEOUT]);
+        let mut cmd = killed_after(Command::new, TIMEOUT);
         if let Some((uid, gid)) = self.run_as {
             cmd.arg("setpriv")
                 .arg(format!("--reuid={uid}"))
@@ -491,9 +492,8 @@ fn psql(psql: &Path, root: &Path, url: &str, sql: &str) -> String {
 /// Runs `sql` through `psql` on `url`, fed on its stdin, killed after [`TIMEOUT`]: its output
 /// without the last newline, or its stderr when it failed.
 fn try_psql(psql: &Path, root: &Path, url: &str, sql: &str) -> Result<String, String> {
-    let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", TIMEOUT])
-        .arg(psql)
+    let mut cmd = killed_after(Command::new, TIMEOUT);
+    cmd.arg(psql)
         .args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url])
         .args(["-f", "-"])
         .stdin(Stdio::piped())
@@ -544,19 +544,29 @@ fn watchdog(root: &Path, data: &Path, bin_dir: &Path, run_as: Option<(u32, u32)>
     // `pg_ctl stop -W` sends the signal (SIGQUIT: immediate) to a server that runs; the
     // postmaster exits once its children have (a zombie, its parent being init, counts as gone).
     // pg_ctl's own wait polls every 100 ms, this every 10 ms: cleanup ends a moment after the
-    // tests do.
+    // tests do. Without `/proc` (macOS) a process's state is `ps`'s, and without GNU `timeout`
+    // pg_ctl runs unbounded: written from the manuals, not yet run there.
     const SCRIPT: &str = r#"
 trap '' INT TERM HUP PIPE
 root=$1 data=$2
 shift 2
 while IFS= read -r _; do :; done
 running() {
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
+	if [ -r /proc/self/stat ]; then
+		stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+		stat=${stat##*) }
+		[ "${stat%% *}" != Z ]
+	else
+		stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+		case $stat in *Z*) return 1 ;; esac
+	fi
 }
 if pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && running "$pid"; then
-	timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
+	if command -v timeout >/dev/null; then
+		timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
+	else
+		"$@" stop -D "$data" -m immediate -W -s
+	fi
 	tries=0
 	while running "$pid" && [ "$tries" -lt 3000 ]; do
 		sleep 0.01
@@ -587,7 +597,8 @@ rm -rf "$root"
 }
 
 /// The directory of the server binaries: the newest `/usr/lib/postgresql/<version>/bin` (Debian),
-/// else the one `initdb` on `PATH` resolves to. When there is neither, `build-support/test-tools`
+/// else the newest keg-only `postgresql@<version>/bin` of Homebrew's, else the one `initdb` on
+/// `PATH` resolves to. When there is neither, `build-support/test-tools`
 /// installs the `postgresql` package (once per process) and the search runs again.
 fn server_bin_dir() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
@@ -606,10 +617,12 @@ fn server_bin_dir() -> PathBuf {
 
 /// See [`server_bin_dir`].
 fn find_server() -> Option<PathBuf> {
-    newest_debian_bin_dir().or_else(|| {
-        let initdb = which::which("initdb").ok()?;
-        Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
-    })
+    newest_debian_bin_dir()
+        .or_else(newest_homebrew_bin_dir)
+        .or_else(|| {
+            let initdb = which::which("initdb").ok()?;
+            Some(std::fs::canonicalize(initdb).ok()?.parent()?.to_owned())
+        })
 }
 
 /// The newest `/usr/lib/postgresql/<version>/bin` that has `initdb`, by numeric version.
@@ -619,6 +632,29 @@ fn newest_debian_bin_dir() -> Option<PathBuf> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let version: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .max()
+        .map(|(_, bin)| bin)
+}
+
+/// The newest `<prefix>/opt/postgresql@<version>/bin` that has `initdb`: Homebrew keeps its
+/// PostgreSQL off `PATH` (keg-only). The prefix is `$HOMEBREW_PREFIX`, else Homebrew's defaults
+/// (`/opt/homebrew` on Apple silicon, `/usr/local` on Intel). Written from Homebrew's
+/// documentation, not yet run on a Mac; on Linux there is none and this finds nothing.
+fn newest_homebrew_bin_dir() -> Option<PathBuf> {
+    let prefixes = std::env::var_os("HOMEBREW_PREFIX")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/opt/homebrew", "/usr/local"].map(PathBuf::from));
+    prefixes
+        .filter_map(|prefix| std::fs::read_dir(prefix.join("opt")).ok())
+        .flatten()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let version: u32 = name.to_str()?.strip_prefix("postgresql@")?.parse().ok()?;
             let bin = entry.path().join("bin");
             bin.join("initdb").is_file().then_some((version, bin))
         })
@@ -801,8 +837,7 @@ const KILLED_CHILD: &str = "GIT_HAND_PG_HARNESS_KILLED_CHILD";
 
 #[test]
 fn a_test_process_killed_with_sigkill_leaves_no_server_behind() {
-    let out = Command::new("timeout")
-        .args(["-s", "KILL", TIMEOUT])
+    let out = killed_after(Command::new, TIMEOUT)
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", "pg::killed_child", "--ignored", "--nocapture"])
         .env(KILLED_CHILD, "1")

@@ -614,7 +614,8 @@ fn install_server_for_another_users_repository_warns_that_its_default_ledger_is_
     use std::os::unix::fs::MetadataExt;
     let env = TestEnv::new();
     let origin = bare(&env, "srv/app.git");
-    let me = std::fs::metadata("/proc/self").unwrap().uid();
+    // This process made the env's directory: its owner is this process's uid (no `/proc/self`).
+    let me = std::fs::metadata(env.root.path()).unwrap().uid();
     let own = env.hand(&origin, &["install", "--server"]);
     assert!(!own.stderr.contains("belongs to uid"), "{}", own.stderr);
     if me != 0 {

@@ -265,6 +265,7 @@ fn a_failing_setup_fails_the_spawn_and_leaves_the_slot_free_and_clean() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // lists the processes left in a PID namespace of its own
 fn a_setup_past_its_timeout_is_killed_with_everything_it_started() {
     let (env, repo) = installed();
     env.git(&repo, &["config", "hand.setupTimeout", "1s"]);

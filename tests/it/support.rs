@@ -10,12 +10,84 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_git-hand");
 
-/// How long one command of a test may run before it is killed (`timeout -s KILL`): far beyond
+/// How long one command of a test may run before it is killed ([`killed_after`]): far beyond
 /// any real run on a loaded machine, short enough that a hang fails the test.
 pub const COMMAND_TIMEOUT: &str = "120";
 
 /// How long a test waits for a background process to reach a named step.
 const PAUSE_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The program (built by `command_for`, then given its first arguments) that runs the program a
+/// caller appends after them, killed with every process it started in its group after `secs`
+/// seconds. Linux: GNU `timeout -s KILL`, as always. Elsewhere (macOS has no `timeout`): the
+/// harness's own, [`in_group_killed_after`].
+#[cfg(target_os = "linux")]
+pub fn killed_after(command_for: impl FnOnce(&'static str) -> Command, secs: &str) -> Command {
+    let mut cmd = command_for("timeout");
+    cmd.args(["-s", "KILL", secs]);
+    cmd
+}
+
+/// See the Linux [`killed_after`].
+#[cfg(not(target_os = "linux"))]
+pub fn killed_after(command_for: impl FnOnce(&'static str) -> Command, secs: &str) -> Command {
+    in_group_killed_after(command_for, secs, AtTheEnd::LeaveTheRest)
+}
+
+/// What [`in_group_killed_after`] does to the processes the command leaves in its group when it
+/// ends before its time.
+#[derive(Clone, Copy, Debug)]
+pub enum AtTheEnd {
+    /// Nothing, as GNU `timeout` does (a server that daemonized has left the group anyway).
+    LeaveTheRest,
+    /// SIGTERM to every one, as `unshare --kill-child` kills a PID namespace's processes.
+    KillTheRest,
+}
+
+/// The harness's own kill timeout, for platforms without `timeout` and `unshare`: `sh` runs the
+/// command a caller appends in a process group of its own (`process_group(0)`: the `sh` leads
+/// it) beside a watchdog that sends SIGKILL to the whole group after `secs` seconds. No
+/// `unsafe`: the kill is the shell's `kill -s KILL -- -PGID`. Compiled on every platform and
+/// used off Linux only; tests/it/harness.rs runs it on Linux, so the macOS path is the tested
+/// one. A process that makes a session of its own (PostgreSQL's `pg_ctl start` does) leaves the
+/// group: it needs its own cleanup, as tests/it/pg.rs has.
+pub fn in_group_killed_after(
+    command_for: impl FnOnce(&'static str) -> Command,
+    secs: &str,
+    at_the_end: AtTheEnd,
+) -> Command {
+    use std::os::unix::process::CommandExt;
+    let end = match at_the_end {
+        AtTheEnd::LeaveTheRest => "kill \"$dog\" 2>/dev/null",
+        AtTheEnd::KillTheRest => "trap '' TERM; kill -s TERM -- \"-$group\" 2>/dev/null",
+    };
+    // $0 is the timeout, "$@" the command. The watchdog keeps no pipe of the test's open (its
+    // fds are /dev/null) and, stopped early, takes its `sleep` with it. A command killed by a
+    // signal (HUP, INT, QUIT, ABRT, KILL, SEGV, TERM: the same numbers on Linux and macOS) kills
+    // the `sh` with it, so the caller sees the signal, as GNU `timeout` reports it.
+    let script = format!(
+        r#"group=$$
+(
+  sleep "$0" & nap=$!
+  trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+  wait "$nap" && kill -s KILL -- "-$group"
+) </dev/null >/dev/null 2>&1 &
+dog=$!
+"$@"
+status=$?
+{end}
+case $status in
+129 | 130 | 131 | 134 | 137 | 139 | 143)
+  trap - TERM
+  kill -"$((status - 128))" "$$"
+  ;;
+esac
+exit "$status""#
+    );
+    let mut cmd = command_for("sh");
+    cmd.arg("-c").arg(script).arg(secs).process_group(0);
+    cmd
+}
 
 /// A temporary world: its own HOME, XDG dirs, ledger and git configuration.
 pub struct TestEnv {
@@ -137,23 +209,23 @@ impl TestEnv {
     /// [`COMMAND_TIMEOUT`]: every command a test runs to its end goes through here or
     /// [`TestEnv::hand`], so a hang fails the test instead of stalling the run.
     pub fn timed(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
-        let mut cmd = self.command("timeout", dir);
-        cmd.args(["-s", "KILL", COMMAND_TIMEOUT]).arg(program);
+        let mut cmd = killed_after(|p| self.command(p, dir), COMMAND_TIMEOUT);
+        cmd.arg(program);
         cmd
     }
 
     /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
     /// the test instead of stalling the run.
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
-        let mut cmd = self.command("timeout", dir);
-        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN]).args(args);
+        let mut cmd = killed_after(|p| self.command(p, dir), COMMAND_TIMEOUT);
+        cmd.arg(BIN).args(args);
         Run::from(cmd.output().unwrap())
     }
 
     /// Runs the binary with extra environment variables (killed after [`COMMAND_TIMEOUT`]).
     pub fn hand_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = self.command("timeout", dir);
-        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN]).args(args);
+        let mut cmd = killed_after(|p| self.command(p, dir), COMMAND_TIMEOUT);
+        cmd.arg(BIN).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -283,13 +355,13 @@ impl GitPause {
 
     /// Starts the binary under test in the background with this git first on `PATH`.
     pub fn start(&self, env: &TestEnv, dir: &Path, args: &[&str]) -> std::process::Child {
-        let mut cmd = env.command("timeout", dir);
+        let mut cmd = killed_after(|p| env.command(p, dir), COMMAND_TIMEOUT);
         let path = format!(
             "{}:{}:/usr/local/bin:/usr/bin:/bin",
             self.dir.display(),
             TestEnv::bin_dir().display()
         );
-        cmd.args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+        cmd.arg(BIN)
             .args(args)
             .env("PATH", path)
             .stdout(Stdio::piped())
@@ -346,8 +418,7 @@ pub fn hook_tools() -> &'static [PathBuf] {
 pub fn run_test_tools(what: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("build-support/test-tools");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-tools");
-    let out = Command::new("timeout")
-        .args(["-s", "KILL", "900"])
+    let out = killed_after(Command::new, "900")
         .arg(&script)
         .arg(&dir)
         .stdin(Stdio::null())
@@ -392,7 +463,10 @@ impl TestEnv {
     /// anything that might recurse, fork or hang: pushes through chained hook managers above
     /// all. Its `/proc` stays the test's: the namespace is below the test's, so a spawn there
     /// and one on the host see each other's processes and reuse each other's slots (a spawn
-    /// with its own `/proc` could not, see `tests/it/namespaces.rs`).
+    /// with its own `/proc` could not, see `tests/it/namespaces.rs`). Off Linux, where there are
+    /// no PID namespaces, the harness's own process group and kill timeout
+    /// ([`in_group_killed_after`]), which kills what the command left in its group when it ends.
+    #[cfg(target_os = "linux")]
     pub fn contained(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
         let mut cmd = self.command("timeout", dir);
         cmd.args([
@@ -407,8 +481,21 @@ impl TestEnv {
         cmd
     }
 
+    /// See the Linux [`TestEnv::contained`].
+    #[cfg(not(target_os = "linux"))]
+    pub fn contained(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = in_group_killed_after(
+            |p| self.command(p, dir),
+            COMMAND_TIMEOUT,
+            AtTheEnd::KillTheRest,
+        );
+        cmd.arg(program);
+        cmd
+    }
+
     /// [`TestEnv::contained`], with the namespace's own `/proc` (`-m --mount-proc`): for a test
-    /// that lists the processes left in the namespace.
+    /// that lists the processes left in the namespace. Linux only: it is about PID namespaces.
+    #[cfg(target_os = "linux")]
     pub fn contained_with_own_proc(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
         let mut cmd = self.command("timeout", dir);
         cmd.args([

@@ -23,7 +23,7 @@ use git_hand::ledger::{
 };
 
 use crate::pg::{self, Database};
-use crate::support::{Run, TestEnv, finish, installed_on};
+use crate::support::{Run, TestEnv, finish, installed_on, killed_after};
 
 fn issue(n: &str) -> Resource {
     Resource::issue("github.com/o/r", n)
@@ -541,15 +541,15 @@ fn two_machines(url: &str) -> [(TestEnv, PathBuf); 2] {
 /// `git hand <args>` in `dir`, started now but held until its stdin closes (the start signal,
 /// see [`go`]); killed after the harness's timeout.
 fn held(env: &TestEnv, dir: &Path, args: &[String]) -> Child {
-    let mut cmd: Command = env.command("sh", dir);
-    cmd.args(["-c", "read _ignored; exec \"$@\"", "sh"])
-        .args([
-            "timeout",
-            "-s",
-            "KILL",
-            "120",
-            env!("CARGO_BIN_EXE_git-hand"),
-        ])
+    let mut cmd: Command = killed_after(
+        |killer| {
+            let mut sh = env.command("sh", dir);
+            sh.args(["-c", "read _ignored; exec \"$@\"", "sh", killer]);
+            sh
+        },
+        "120",
+    );
+    cmd.arg(env!("CARGO_BIN_EXE_git-hand"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -14,8 +14,8 @@ use git_hand::ledger::server::ServerUrl;
 
 use crate::pg;
 use crate::support::{
-    BIN, COMMAND_TIMEOUT, Shown, TestEnv, cred, finish, leased_again, path_of, push, shot, spawn,
-    wait_until,
+    BIN, COMMAND_TIMEOUT, Shown, TestEnv, cred, finish, killed_after, leased_again, path_of, push,
+    shot, spawn, wait_until,
 };
 
 /// The rows of the team ledger a copy may write, as psql prints them.
@@ -446,10 +446,8 @@ fn a_slot_leased_again_while_the_copy_runs_keeps_its_new_stamp_on_the_file_ledge
     writer
         .batch_execute("BEGIN; UPDATE clock SET max_now = max_now")
         .unwrap();
-    let copy = l
-        .env
-        .command("timeout", &l.repo)
-        .args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+    let copy = killed_after(|p| l.env.command(p, &l.repo), COMMAND_TIMEOUT)
+        .arg(BIN)
         .args(["ledger", "copy", "--to", &url, "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -521,9 +519,8 @@ fn two_copies_at_once_never_warn_of_a_slot_leased_again() {
         .batch_execute("BEGIN; UPDATE clock SET max_now = max_now")
         .unwrap();
     let start = || {
-        l.env
-            .command("timeout", &l.repo)
-            .args(["-s", "KILL", COMMAND_TIMEOUT, BIN])
+        killed_after(|p| l.env.command(p, &l.repo), COMMAND_TIMEOUT)
+            .arg(BIN)
             .args(["ledger", "copy", "--to", &url, "--json"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
