@@ -61,3 +61,22 @@ fn shellcheck_refuses_a_copy_of_install_sh_with_a_bashism() {
         run.stdout
     );
 }
+
+/// `build-support/test-tools` runs on every machine the tests run on (bash, Debian's or
+/// Homebrew's tools): shellcheck checks it as the bash script it is.
+#[test]
+fn test_tools_passes_shellcheck_as_bash() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/build-support/test-tools");
+    let out = Command::new(test_tool("shellcheck"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["--shell=bash", "--color=never", script])
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_eq!(
+        run.code, 0,
+        "shellcheck found problems in build-support/test-tools:\n{}{}",
+        run.stdout, run.stderr
+    );
+}
