@@ -57,6 +57,8 @@ impl Scan {
         let seen = system.refresh_processes_specifics(
             ProcessesToUpdate::All,
             true,
+            // Threads are listed by default even from `nothing()`; said here because the thread
+            // case depends on it.
             ProcessRefreshKind::nothing()
                 .with_cwd(UpdateKind::Always)
                 .with_tasks(),
@@ -191,5 +193,50 @@ mod tests {
         child.wait().unwrap();
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].started_ticks, recorded);
+    }
+
+    /// A process whose main thread is elsewhere but one of whose threads moved inside
+    /// (`unshare(CLONE_FS)`, then `chdir`, done by python through ctypes: git-hand forbids
+    /// unsafe code) is found, as its process, with the thread's directory.
+    #[test]
+    fn a_process_with_only_a_thread_inside_is_found() {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let script = r#"
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+def inside():
+    if libc.unshare(0x200) != 0:  # CLONE_FS
+        sys.exit("unshare: %d" % ctypes.get_errno())
+    os.chdir(sys.argv[1])
+    print("inside", flush=True)
+    time.sleep(30)
+threading.Thread(target=inside, daemon=True).start()
+time.sleep(30)
+"#;
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let main_cwd = std::fs::read_link(format!("/proc/{}/cwd", child.id()));
+        let found = Scan::new().occupants(&dir);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(line.trim(), "inside");
+        assert!(
+            !main_cwd.unwrap().starts_with(&dir),
+            "the main thread moved too"
+        );
+        let found = found.unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pid, i64::from(child.id()));
+        assert_eq!(found[0].cwd, dir);
     }
 }
