@@ -12,7 +12,13 @@
 //! Threads: on Linux `sysinfo` lists each thread (`/proc/<pid>/task/<tid>`) as a process of its
 //! own with its own directory, so a thread that moved elsewhere (`unshare(CLONE_FS)` then
 //! `chdir`) is seen, and reported as its process. macOS has no per-thread directory that
-//! `sysinfo` reads.
+//! `sysinfo` reads. (`ops/procs.rs` reads only `/proc/<pid>/cwd`, the main thread's, and so
+//! misses such a process.)
+//!
+//! Cost, measured by hand (release build, 2 CPUs, a quiet machine of about 105 processes and 134
+//! threads): one scan 0.77 ms, against 0.11 ms for `ops/procs.rs`'s walk; 0.47 ms of it without
+//! the threads. It grows by about 10 us per thread (1,087 threads: 10.7 ms, the `/proc` walk
+//! 0.13 ms), since `sysinfo` reads each thread's `stat` as well as its directory.
 
 use std::path::{Path, PathBuf};
 
