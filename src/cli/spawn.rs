@@ -67,6 +67,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         ttl: args.ttl,
         fetch: args.fetch,
         no_setup: args.no_setup,
+        offer_no_setup: true,
     };
     let on_terminal = std::io::stderr().is_terminal();
     let progress = |busy: Progress<'_>| match busy {

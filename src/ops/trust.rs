@@ -137,8 +137,8 @@ pub fn control_characters(file: &ConfigFile) -> Vec<String> {
 
 /// Refuses to go on when a command `hooks` would run comes from a `.handconfig` the user has not
 /// approved in its current content: nothing was run and nothing was changed. `skip` is the
-/// command that goes on without the setup commands.
-pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()> {
+/// command that goes on without the setup commands, where the caller has one to offer.
+pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<&str>) -> Result<()> {
     let Some(file) = settings.file() else {
         return Ok(());
     };
@@ -160,20 +160,21 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: &str) -> Result<()
             crate::ids::short(file.hash())
         ),
     };
+    let mut hints = vec![
+        format!(
+            "cat -v {}   # read what it runs",
+            crate::shown::path(file.path())
+        ),
+        "git hand trust   # then approve this exact content".into(),
+    ];
+    hints.extend(skip.map(|skip| format!("{skip}   # or go on without setup commands")));
     Err(Error::precondition(
         format!(
             "{} asks to run {}, and {why}; nothing was run and nothing was changed",
             crate::shown::path(file.path()),
             from_file.join("; ")
         ),
-        vec![
-            format!(
-                "cat -v {}   # read what it runs",
-                crate::shown::path(file.path())
-            ),
-            "git hand trust   # then approve this exact content".into(),
-            format!("{skip}   # or go on without setup commands"),
-        ],
+        hints,
     ))
 }
 

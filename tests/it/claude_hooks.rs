@@ -438,6 +438,31 @@ fn without_a_session_id_the_worktree_is_keyed_by_its_name_and_says_so() {
 }
 
 #[test]
+fn an_untrusted_handconfig_stops_the_session_with_ways_out_a_session_can_take() {
+    let (env, repo) = installed();
+    std::fs::write(repo.join(".handconfig"), "[hand]\n\tonCreate = echo made\n").unwrap();
+    env.git(&repo, &["add", ".handconfig"]);
+    env.git(&repo, &["commit", "-q", "-m", "handconfig"]);
+    let run = hook(
+        &env,
+        &repo,
+        "worktree-create",
+        &create_input(Some(S1), &repo, "feat1"),
+        &[("RUST_BACKTRACE", "0")],
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stdout.is_empty(), "{run:?}");
+    assert!(run.stderr.contains("git hand trust"), "{run:?}");
+    assert!(run.stderr.contains("claude -w <name>"), "{run:?}");
+    // A session's hook takes no flags: spawn's `--no-setup` is no way out for it.
+    assert!(!run.stderr.contains("--no-setup"), "{run:?}");
+    assert!(tasks(&env, &repo).is_empty());
+    env.hand(&repo, &["trust"]).code(0);
+    let (slot, _) = create(&env, &repo, Some(S1), "feat1");
+    assert!(slot.is_dir());
+}
+
+#[test]
 fn bad_input_exits_2_with_a_clear_error_and_leases_nothing() {
     let (env, repo) = installed();
     let cwd = repo.to_str().unwrap();

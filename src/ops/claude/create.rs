@@ -71,8 +71,12 @@ pub fn create(
             ttl,
             fetch: false,
             no_setup: false,
+            offer_no_setup: false,
         };
-        let checked = spawn::check(ctx, &opts, progress).map_err(for_a_session)?;
+        // Whatever stops the spawn here (an untrusted `.handconfig`, a bad `hand.*` value) is
+        // fixed outside the session, which then starts again.
+        let checked = spawn::check(ctx, &opts, progress)
+            .map_err(|e| e.with_hint("claude -w <name>   # then start the session again"))?;
         let mut ledger = ctx.open_ledger()?;
         if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? {
             return Ok(None);
@@ -166,36 +170,6 @@ fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
             "git hand doctor --repair   # if its process is gone".into(),
         ],
     ))
-}
-
-/// A spawn's refusal in the words of a Claude Code session: where spawn would say `git hand
-/// spawn <task> --no-setup` (an untrusted `.handconfig`), a session cannot follow it.
-fn for_a_session(e: Error) -> Error {
-    let reworded = |hints: Vec<String>| {
-        let mut hints: Vec<String> = hints
-            .into_iter()
-            .filter(|h| !h.contains("--no-setup"))
-            .collect();
-        hints.push("then start the session again: claude -w <name>".into());
-        hints
-    };
-    match e {
-        Error::Usage { message, hints } if hints.iter().any(|h| h.contains("--no-setup")) => {
-            Error::Usage {
-                message,
-                hints: reworded(hints),
-            }
-        }
-        Error::Precondition { message, hints }
-            if hints.iter().any(|h| h.contains("--no-setup")) =>
-        {
-            Error::Precondition {
-                message,
-                hints: reworded(hints),
-            }
-        }
-        e => e,
-    }
 }
 
 /// The holder of a session that sent no session id (the desktop app has sent only `cwd`,

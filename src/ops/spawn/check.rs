@@ -97,8 +97,10 @@ fn setup_plan(settings: &Settings<'_>, opts: &SpawnOptions<'_>) -> Result<setup:
     if opts.no_setup {
         return Ok(setup::Plan::default());
     }
-    let skip = format!("git hand spawn {} --no-setup", opts.task);
-    trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], &skip)?;
+    let skip = opts
+        .offer_no_setup
+        .then(|| format!("git hand spawn {} --no-setup", opts.task));
+    trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], skip.as_deref())?;
     Ok(settings.setup_plan()?)
 }
 

@@ -70,6 +70,10 @@ pub struct SpawnOptions<'a> {
     pub fetch: bool,
     /// Run no setup command (`--no-setup`).
     pub no_setup: bool,
+    /// Whether a refusal may point at `git hand spawn <task> --no-setup`: the caller can run it
+    /// (a person at the command line can; a Claude Code session, whose hook takes no flags,
+    /// cannot).
+    pub offer_no_setup: bool,
 }
 
 /// How the slot was obtained; its word is `spawn --json`'s `slot_source`.
