@@ -330,12 +330,7 @@ pub fn own_task(
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
     let Some(presented) = super::credential::env_credential() else {
-        if let Some(session) = super::claude::session_in_env()
-            && let Some(refused) = refused_by_session(ctx, ledger, &session)?
-        {
-            return Ok(Err(Box::new(refused)));
-        }
-        return resolve_task(ctx, ledger, None).map(Ok);
+        return slots_task(ctx, ledger, super::claude::session_in_env().as_ref());
     };
     let lease = presented
         .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?
@@ -375,12 +370,7 @@ pub fn this_task(
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
     let session = super::claude::session_in_env();
     let Some(presented) = super::credential::env_credential() else {
-        if let Some(session) = &session
-            && let Some(refused) = refused_by_session(ctx, ledger, session)?
-        {
-            return Ok(Err(Box::new(refused)));
-        }
-        return resolve_task(ctx, ledger, None).map(Ok);
+        return slots_task(ctx, ledger, session.as_ref());
     };
     let credential = presented
         .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?;
@@ -409,6 +399,22 @@ pub fn this_task(
         },
         _ => Ok(Err(Box::new(finding))),
     }
+}
+
+/// For a caller presenting no credential: the task holding the current worktree's slot, unless
+/// the caller runs in a Claude Code session (`session`) that held an earlier tenure of that
+/// slot, which is refused ([`refused_by_session`]).
+fn slots_task(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    session: Option<&super::claude::SessionId>,
+) -> Result<std::result::Result<Task, Box<Finding>>> {
+    if let Some(session) = session
+        && let Some(refused) = refused_by_session(ctx, ledger, session)?
+    {
+        return Ok(Err(Box::new(refused)));
+    }
+    resolve_task(ctx, ledger, None).map(Ok)
 }
 
 /// The refusal of a Claude Code session that presents no credential in a slot it held an

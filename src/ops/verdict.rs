@@ -118,11 +118,15 @@ pub fn judge_in_session(
     session: Option<&SessionId>,
 ) -> crate::ledger::Result<Finding> {
     let mut f = judge(view, workdir, stamp, env, rule)?;
-    let (Some(session), Some(slot)) = (session, f.slot.clone()) else {
+    // The hooks' usual case, a process of no session: nothing more to read or copy.
+    let Some(session) = session else {
         return Ok(f);
     };
+    if f.slot.is_none() {
+        return Ok(f);
+    }
     let prefix = SessionHolder::prefix_of(session);
-    let Some(own) = view.newest_of_holder(&view.worktree(&slot), &prefix)? else {
+    let Some(own) = view.newest_of_holder(&view.worktree(workdir), &prefix)? else {
         return Ok(f);
     };
     let sessions_own_elsewhere = f.granted_elsewhere
