@@ -86,9 +86,9 @@ pub fn presence(slots: &[SessionSlot<'_>]) -> Vec<Presence> {
 pub fn session_id(text: &str) -> Result<SessionId> {
     SessionId::parse(text).ok_or_else(|| {
         Error::usage(format!(
-            "--session {}: not a session id (letters, digits, - and _, at most 128, as Claude \
-             Code's CLAUDE_CODE_SESSION_ID)",
-            crate::shown::shown(text)
+            "--session {}: not a session id ({}, as Claude Code's CLAUDE_CODE_SESSION_ID)",
+            crate::shown::shown(text),
+            SessionId::RULE
         ))
         .with_hint("git hand list   # the SESSION of each Claude Code session's task (--long)")
     })

@@ -20,6 +20,9 @@ const INPUT_CAP: u64 = 1 << 20;
 pub struct SessionId(String);
 
 impl SessionId {
+    /// What [`SessionId::parse`] takes, in the words of the errors that refuse a session id.
+    pub const RULE: &str = "letters, digits, - and _, at most 64";
+
     pub fn parse(s: &str) -> Option<Self> {
         let ok = (1..=64).contains(&s.len())
             && s.bytes()
@@ -102,8 +105,9 @@ impl HookInput {
             Some(serde_json::Value::String(s)) if s.is_empty() => None,
             Some(serde_json::Value::String(s)) => Some(SessionId::parse(&s).ok_or_else(|| {
                 bad(format!(
-                    "session_id {} is not a session id (letters, digits, - and _, at most 64)",
-                    crate::shown::shown(&s)
+                    "session_id {} is not a session id ({})",
+                    crate::shown::shown(&s),
+                    SessionId::RULE
                 ))
             })?),
             Some(other) => {
