@@ -1,5 +1,7 @@
 //! Claude Code hooks that lapsed where `git hand install --claude` wrote them.
 
+use std::path::PathBuf;
+
 use super::{Problem, ProblemKind};
 use crate::git::Repo;
 use crate::ops::claude::settings::{self, LapseKind};
@@ -9,33 +11,18 @@ use crate::ops::claude::settings::{self, LapseKind};
 /// `install --claude` does) into a file that still reads as settings; one that does not needs
 /// the user's hand.
 pub(super) fn claude_hooks_lapsed(repo: &Repo, repair: bool) -> Vec<Problem> {
-    let mut out = vec![];
-    {
-        let Some(state) = settings::in_force(repo) else {
-            return out;
-        };
-        let mut repaired: Vec<(std::path::PathBuf, Result<(), String>)> = vec![];
-        if repair {
-            for install in settings::recorded(&repo.loc.common_dir) {
-                let lapsed = state.lapses.iter().any(|l| l.file == install.file);
-                let readable = !state
-                    .lapses
-                    .iter()
-                    .any(|l| l.file == install.file && l.kind == LapseKind::Unreadable);
-                if lapsed && readable {
-                    let done = settings::install(
-                        &repo.loc.common_dir,
-                        &install.file,
-                        install.which.clone(),
-                        state.timeout,
-                    )
-                    .map(drop)
-                    .map_err(|e| e.to_string());
-                    repaired.push((install.file, done));
-                }
-            }
-        }
-        for lapse in &state.lapses {
+    let Some(state) = settings::in_force(repo) else {
+        return vec![];
+    };
+    let repaired = if repair {
+        write_again(repo, &state)
+    } else {
+        vec![]
+    };
+    state
+        .lapses
+        .iter()
+        .map(|lapse| {
             let done = repaired.iter().find(|(f, _)| f == &lapse.file);
             let mut p = Problem {
                 kind: ProblemKind::ClaudeHooksLapsed,
@@ -59,8 +46,33 @@ pub(super) fn claude_hooks_lapsed(repo: &Repo, repair: bool) -> Vec<Problem> {
                 }
                 None => {}
             }
-            out.push(p);
-        }
-    }
-    out
+            p
+        })
+        .collect()
+}
+
+/// `--repair`: the entries written again into each recorded file that lapsed and still reads
+/// as settings, with what came of it.
+fn write_again(repo: &Repo, state: &settings::InForce) -> Vec<(PathBuf, Result<(), String>)> {
+    let lapsed = |file: &PathBuf, kind: Option<LapseKind>| {
+        state
+            .lapses
+            .iter()
+            .any(|l| &l.file == file && kind.is_none_or(|k| l.kind == k))
+    };
+    settings::recorded(&repo.loc.common_dir)
+        .into_iter()
+        .filter(|i| lapsed(&i.file, None) && !lapsed(&i.file, Some(LapseKind::Unreadable)))
+        .map(|install| {
+            let done = settings::install(
+                &repo.loc.common_dir,
+                &install.file,
+                install.which.clone(),
+                state.timeout,
+            )
+            .map(drop)
+            .map_err(|e| e.to_string());
+            (install.file, done)
+        })
+        .collect()
 }
