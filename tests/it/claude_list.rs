@@ -185,17 +185,8 @@ fn list_all_names_the_session_of_a_done_task_without_looking_into_its_old_slot()
 /// `git-hand ARGS` in a PID namespace of its own with its own `/proc`, under a kill timeout.
 #[cfg(target_os = "linux")]
 fn with_own_proc(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
-    let mut cmd = env.command("timeout", dir);
-    cmd.args([
-        "-s",
-        "KILL",
-        COMMAND_TIMEOUT,
-        "unshare",
-        "-fpm",
-        "--kill-child",
-    ])
-    .args(["--mount-proc", BIN])
-    .args(args);
+    let mut cmd = env.contained_with_own_proc(BIN, dir);
+    cmd.args(args);
     Run::from(cmd.output().unwrap())
 }
 
