@@ -181,7 +181,10 @@ impl Context {
                          missing and hand.machine is not set",
                         crate::platform::machine::SOURCE
                     ),
-                    vec![format!("git config --global hand.machine {}", hostname())],
+                    vec![format!(
+                        "git config --global hand.machine {}",
+                        crate::platform::machine::hostname()
+                    )],
                 )
             })
     }
@@ -227,18 +230,7 @@ pub fn default_holder() -> String {
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
         .unwrap_or_else(|| "user".into());
-    format!("{user}@{}", hostname())
-}
-
-/// This machine's host name (`localhost` when nothing says).
-pub(super) fn hostname() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into())
+    format!("{user}@{}", crate::platform::machine::hostname())
 }
 
 /// Why a ledger is opened where it may not exist: a file is opened for reading or for writing.

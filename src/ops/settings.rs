@@ -156,7 +156,7 @@ pub fn machine(repo: &Repo) -> Result<Option<String>, ConfigError> {
         Some(_) => Err(repo.bad_config(
             KEY,
             "a name of letters, digits, '.', '_' and '-' (at most 64)",
-            Some(super::context::hostname()),
+            Some(crate::platform::machine::hostname()),
         )),
     }
 }
