@@ -513,8 +513,7 @@ fn another_users_ledger(
     ledger: &LedgerLocation,
 ) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    // /proc/self belongs to the process's effective user.
-    let me = std::fs::metadata("/proc/self").ok()?.uid();
+    let me = crate::platform::procs::effective_uid()?;
     let owner = std::fs::metadata(git.dir()).ok()?.uid();
     if me == owner {
         return None;

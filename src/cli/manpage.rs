@@ -425,7 +425,8 @@ const CONFIGURATION: &[(&str, &str)] = &[
     ),
     (
         "hand.machine",
-        "On a team ledger, this machine's name (default: /etc/machine-id).",
+        "On a team ledger, this machine's name (default: the machine id, /etc/machine-id on Linux, \
+         the IOPlatformUUID on macOS).",
     ),
     (
         "hand.remoteUrl, hand.requireLease",

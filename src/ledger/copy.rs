@@ -417,7 +417,7 @@ impl Tx<'_> {
         for slot in &export.slots {
             if view.slot_by_path(&slot.path)?.is_none() {
                 self.ensure_slot(repo_of(&repos, &slot.repo_id)?, slot.n, &slot.path)?;
-                // Whose processes its last spawn could see goes with it (see `procs::sees`).
+                // Whose processes its last spawn could see goes with it (see `platform::procs::Table::sees`).
                 self.db.once().exec(
                     "UPDATE slots SET pid_ns = ?1 WHERE path = ?2 AND machine = ?3",
                     &[&slot.pid_ns, &slot.path, &view.machine()],

@@ -33,7 +33,7 @@ pub struct Task {
     /// The process running spawn or teardown, and its start time (to tell pid reuse apart).
     pub pid: Option<i64>,
     pub pid_start: Option<i64>,
-    /// The PID namespace `pid` is a number of (see `ops::procs::proc_ns`); `None` in rows from
+    /// The PID namespace `pid` is a number of (see `platform::procs::Table::namespace`); `None` in rows from
     /// before schema version 7.
     pub pid_ns: Option<i64>,
     pub step: Option<Step>,

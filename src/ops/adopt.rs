@@ -74,7 +74,7 @@ fn lease_as_task(
     let base = task_name_for(workdir);
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
     let head = repo.head_oid().unwrap_or_default();
-    let me = super::procs::me();
+    let me = ctx.scan().me();
     let remote = super::fence::task_remote(repo);
     let taken = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(common)?;

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use super::{Error, Result};
 use crate::git::Repo;
 use crate::ledger::{self, Ledger, LedgerLocation, Place};
+use crate::platform::procs::Scan;
 
 pub struct Context {
     pub cwd: PathBuf,
@@ -23,6 +24,9 @@ pub struct Context {
     /// A server's pre-receive hook: the repository is read with its own configuration file only
     /// and the ledger is the one that file names ([`Context::for_server`]).
     server: bool,
+    /// The process table every question of who is inside a slot, or whether a recorded process
+    /// still runs, is asked of.
+    scan: Scan,
 }
 
 impl Context {
@@ -35,6 +39,7 @@ impl Context {
             repo,
             notices: Mutex::new(vec![]),
             server: false,
+            scan: Scan::native(),
         }
     }
 
@@ -50,7 +55,18 @@ impl Context {
             repo,
             notices: Mutex::new(vec![]),
             server: true,
+            scan: Scan::native(),
         }
+    }
+
+    /// The same place, with processes asked of `scan` (a test holds the table it runs against).
+    pub fn with_scan(self, scan: Scan) -> Self {
+        Self { scan, ..self }
+    }
+
+    /// The process table this operation asks.
+    pub fn scan(&self) -> Scan {
+        self.scan
     }
 
     pub fn repo(&self) -> Result<&Repo> {
@@ -164,8 +180,8 @@ impl Context {
         Ok(open_if_present(place, Purpose::Read)?.map(|l| self.noted(l).on_machine(&machine)))
     }
 
-    /// This machine's id on a team ledger: `git config hand.machine`, else the systemd machine
-    /// id (`/etc/machine-id`). Read only for a team ledger: a file ledger is one machine.
+    /// This machine's id on a team ledger: `git config hand.machine`, else the platform's machine
+    /// id (`platform::machine`: on Linux the systemd one, `/etc/machine-id`). Read only for a team ledger: a file ledger is one machine.
     pub fn machine(&self) -> Result<String> {
         if let Some(repo) = self.repo_opt()
             && let Some(name) = super::settings::machine(repo)?

@@ -8,6 +8,7 @@ use super::{Error, Result, names, safety};
 use crate::git::lock::LOCK_FILE;
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::platform::procs::{Scan, ns_name};
 
 /// Default `hand.maxSlots`.
 pub const DEFAULT_MAX_SLOTS: i64 = 16;
@@ -255,7 +256,9 @@ pub struct Skipped {
 /// An expired slot is proven safe before it is claimed, because claiming it ends its task's
 /// lease for good: a slot whose task only let its lease lapse, with its work still in it, stays
 /// that task's.
+#[allow(clippy::too_many_arguments)]
 pub fn choose(
+    scan: Scan,
     infos: &[SlotInfo],
     numbers_used: &[(i64, WorktreeKey)],
     pool_dir: &Path,
@@ -281,7 +284,7 @@ pub fn choose(
             continue;
         }
         // A process in a namespace this scan cannot see may sit in it: nothing would show it.
-        if let Some(why) = unseen_namespace(info) {
+        if let Some(why) = unseen_namespace(scan, info) {
             skipped.push(Skipped {
                 path: info.slot.path.to_string(),
                 why: vec![why],
@@ -306,7 +309,7 @@ pub fn choose(
         if info.is_free() {
             return Ok((Plan::Claim(path), skipped));
         }
-        let why = safety::reuse_blockers(repo, &path);
+        let why = safety::reuse_blockers(scan, repo, &path);
         if why.is_empty() {
             return Ok((Plan::Reuse(path), skipped));
         }
@@ -369,17 +372,17 @@ fn leased(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = Skipped> {
 /// Why a slot cannot be proven empty from here, if so: the spawn that last claimed it could see
 /// the processes of a PID namespace this scan's `/proc` does not show (one above or beside it,
 /// such as the host's from inside a container with its own `/proc`), so a process of its task
-/// may sit in it unseen. Such a slot is skipped and never reset (see [`super::procs::sees`]).
-pub fn unseen_namespace(info: &SlotInfo) -> Option<String> {
+/// may sit in it unseen. Such a slot is skipped and never reset (see [`crate::platform::procs::Table::sees`]).
+pub fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
     let ns = info.slot.pid_ns?;
-    if super::procs::sees(Some(ns)) {
+    if scan.sees(Some(ns)) {
         return None;
     }
-    let here = super::procs::proc_ns().map_or_else(|| "unknown".into(), super::procs::ns_name);
+    let here = scan.namespace().map_or_else(|| "unknown".into(), ns_name);
     Some(format!(
         "last used from PID namespace {}, whose processes this /proc ({here}) cannot see: a \
          process may be inside it unseen; spawn from that namespace or one above it to use it",
-        super::procs::ns_name(ns)
+        ns_name(ns)
     ))
 }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::git::{Git, GitError, Repo};
+use crate::platform::procs::Scan;
 
 /// Files `git status` reports (modified, staged, untracked; ignored files are build cache and
 /// are kept), as `XY path` lines.
@@ -52,8 +53,8 @@ pub fn commits_only_in(
 
 /// Why a slot may not be reused, or nothing when its reuse is proven safe. `repo` is the
 /// repository the slot belongs to (its refs prove most slots hold no stray commit).
-pub fn reuse_blockers(repo: &Repo, path: &Path) -> Vec<String> {
-    Probe::run(path).blockers(repo, path)
+pub fn reuse_blockers(scan: Scan, repo: &Repo, path: &Path) -> Vec<String> {
+    Probe::run(scan, path).blockers(repo, path)
 }
 
 /// The part of the proof that needs no repository handle: whether the slot is a worktree on
@@ -66,7 +67,7 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn run(path: &Path) -> Self {
+    pub fn run(scan: Scan, path: &Path) -> Self {
         // A symlink is never followed: what it leads to is not the slot (see `blockers`).
         let real_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
         if !real_dir || !crate::git::link::has_git_file(path) {
@@ -79,7 +80,7 @@ impl Probe {
         Self {
             on_disk: true,
             dirty: dirty_files(&Git::new(path)),
-            occupants: super::procs::occupants(path),
+            occupants: super::procs::occupants(scan, path),
         }
     }
 

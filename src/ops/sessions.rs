@@ -15,6 +15,7 @@ use super::setup::{SetupEvent, Shown};
 use super::teardown::{self, TeardownOptions, TornDown};
 use super::{Context, Error, Result, tasks};
 use crate::ledger::{Ledger, Task, Tasks};
+use crate::platform::procs::Scan;
 
 /// Whether a process sits in a session's slot, as far as this `/proc` can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -42,16 +43,16 @@ pub struct SessionSlot<'a> {
 /// walk however many sessions it shows). This process and the `git` it runs under (`git hand`)
 /// are not a session: `git hand list` run inside a slot would otherwise find itself there.
 /// The shell it was typed in does count, like any other process inside.
-pub fn presence(slots: &[SessionSlot<'_>]) -> Vec<Presence> {
+pub fn presence(scan: Scan, slots: &[SessionSlot<'_>]) -> Vec<Presence> {
     if slots.is_empty() {
         return vec![];
     }
     let dirs: Vec<&Path> = slots.iter().map(|s| s.dir).collect();
-    let Ok(found) = procs::occupants_of(&dirs) else {
+    let Ok(found) = procs::occupants_of(scan, &dirs) else {
         return vec![Presence::Unknown; slots.len()];
     };
-    let me = procs::me().pid;
-    let callers = procs::ancestors();
+    let me = scan.me().pid;
+    let callers = scan.ancestors();
     let found: Vec<_> = found
         .into_iter()
         .filter(|o| o.pid != me && !(o.command == "git" && callers.contains(&o.pid)))
@@ -62,7 +63,7 @@ pub fn presence(slots: &[SessionSlot<'_>]) -> Vec<Presence> {
     let mut sees = |ns: Option<i64>| match seen_ns.iter().find(|(n, _)| *n == ns) {
         Some((_, sees)) => *sees,
         None => {
-            let sees = procs::sees(ns);
+            let sees = scan.sees(ns);
             seen_ns.push((ns, sees));
             sees
         }
@@ -273,19 +274,19 @@ mod tests {
             .current_dir(&busy)
             .spawn()
             .unwrap();
-        let here = procs::proc_ns();
-        let seen = presence(&[
-            SessionSlot {
-                dir: &busy,
-                pid_ns: here,
-            },
-            SessionSlot {
-                dir: &empty,
-                pid_ns: here,
-            },
-        ]);
+        let seen: Vec<_> = Scan::every()
+            .into_iter()
+            .map(|scan| {
+                let here = scan.namespace();
+                let slots = [(&busy, here), (&empty, here)]
+                    .map(|(dir, pid_ns)| SessionSlot { dir, pid_ns });
+                (scan, presence(scan, &slots))
+            })
+            .collect();
         sitter.kill().unwrap();
         sitter.wait().unwrap();
-        assert_eq!(seen, vec![Presence::Alive, Presence::Gone]);
+        for (scan, seen) in seen {
+            assert_eq!(seen, vec![Presence::Alive, Presence::Gone], "{scan:?}");
+        }
     }
 }

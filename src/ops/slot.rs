@@ -19,6 +19,7 @@ use super::{Error, Result, safety};
 use crate::git::link::{self, LinkError};
 use crate::git::{Git, GitError};
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
+use crate::platform::procs::Scan;
 
 /// Why the directory at a slot's path is not the slot git-hand made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,6 +177,7 @@ impl SpawnWork {
 /// git command through [`SlotGuard::git`] checks again first.
 #[derive(Debug)]
 pub struct SlotGuard {
+    scan: Scan,
     common_dir: PathBuf,
     path: PathBuf,
     lease_id: LeaseId,
@@ -186,8 +188,9 @@ impl SlotGuard {
     /// Locks the slot for the holder of `lease_id`. The lease is checked before each change
     /// made through the guard ([`SlotGuard::git`], [`SlotGuard::ensure_still_held`]), not here: a check now
     /// would only be repeated a moment later (a ledger read each, on spawn's hot path).
-    pub fn lock(common_dir: &Path, path: &Path, lease_id: &LeaseId) -> Result<Self> {
+    pub fn lock(scan: Scan, common_dir: &Path, path: &Path, lease_id: &LeaseId) -> Result<Self> {
         Ok(Self {
+            scan,
             common_dir: common_dir.to_path_buf(),
             path: path.to_path_buf(),
             lease_id: lease_id.clone(),
@@ -309,7 +312,8 @@ impl SlotGuard {
         let lock = locked_file(stderr)?;
         let is_lock = lock.extension().is_some_and(|e| e == "lock");
         let ours = lock.parent() == Some(admin) || self.is_checked_out_branch_lock(admin, &lock);
-        let nobody_inside = || super::procs::occupants(&self.path).is_ok_and(|o| o.is_empty());
+        let nobody_inside =
+            || super::procs::occupants(self.scan, &self.path).is_ok_and(|o| o.is_empty());
         let unheld = || nobody_inside() && !self.another_git_in_the_repository();
         (is_lock && ours && !removed.contains(&lock) && unheld())
             .then(|| std::fs::remove_file(&lock).ok())
@@ -334,8 +338,8 @@ impl SlotGuard {
         let admins = link::admin_dirs(&self.common_dir).unwrap_or_default();
         places.extend(admins.iter().filter_map(|admin| link::worktree_of(admin)));
         let places: Vec<&Path> = places.iter().map(PathBuf::as_path).collect();
-        let callers = super::procs::ancestors();
-        super::procs::occupants_of(&places).map_or(true, |found| {
+        let callers = self.scan.ancestors();
+        super::procs::occupants_of(self.scan, &places).map_or(true, |found| {
             found
                 .iter()
                 .any(|o| o.command == "git" && !callers.contains(&o.pid))

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use super::claude::SessionHolder;
 use super::facts::{self, Facts};
 use super::pool::{self, SlotInfo};
-use super::procs::{self, ProcessId};
 use super::sessions::{self, Presence, SessionSlot};
 use super::verdict::{self, Finding, Verdict};
 use super::{Context, Error, Result};
@@ -14,6 +13,7 @@ use crate::clock::Millis;
 use crate::ledger::{
     By, Idempotent, LeaseId, Ledger, Renew, RepoId, Task, TaskState, Tasks, Tenure, WorktreeKey,
 };
+use crate::platform::procs::{ProcessId, Seen};
 
 /// The repository's id in the ledger, or `None` if git-hand never saw it.
 pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<RepoId>> {
@@ -158,7 +158,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
                     .filter(|e| !e.is_gone())
                     .map(|e| e.to_string());
                 let repairable = unproven.is_some();
-                let problem = unproven.or_else(|| pool::unseen_namespace(&info));
+                let problem = unproven.or_else(|| pool::unseen_namespace(ctx.scan(), &info));
                 FreeSlot {
                     info,
                     problem,
@@ -204,11 +204,11 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
         v.exec_running = mine
             && v.task.state == TaskState::Active
             && v.task.pid.is_some_and(|pid| {
-                procs::judge(ProcessId {
+                ctx.scan().judge(ProcessId {
                     pid,
                     start: v.task.pid_start,
                     ns: v.task.pid_ns,
-                }) == procs::Seen::Running
+                }) == Seen::Running
             });
     }
     // The process scan only when there are sessions to look for: one walk for all of them.
@@ -223,7 +223,7 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
             pid_ns: listing.tasks[*i].task.pid_ns,
         })
         .collect();
-    let seen = sessions::presence(&slots);
+    let seen = sessions::presence(ctx.scan(), &slots);
     for ((i, _), presence) in of_sessions.iter().zip(seen) {
         listing.tasks[*i].presence = Some(presence);
     }

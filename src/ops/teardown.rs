@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use super::procs::{self, ProcessId};
 use super::slot::{self, SlotGuard};
 use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
@@ -16,6 +15,7 @@ use crate::ledger::{
     Acquire, By, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync, Step, Task,
     TaskState, Tenure, WorktreeKey,
 };
+use crate::platform::procs::{ProcessId, Scan, Seen};
 
 #[derive(Debug, Clone)]
 pub struct TeardownOptions<'a> {
@@ -62,7 +62,7 @@ pub fn teardown(
     if task.state == TaskState::Done {
         return Ok(TornDown::AlreadyDone(task));
     }
-    refuse_unless_tearable(&task)?;
+    refuse_unless_tearable(ctx.scan(), &task)?;
     let tenure = match slot_tenure(ledger, &task)? {
         SlotTenure::Ours(tenure) => tenure,
         SlotTenure::Ended { successor } => return end_row_only(ledger, &task, successor),
@@ -74,7 +74,7 @@ pub fn teardown(
     // The checks above only read; from the pin on, the slot is provably this task's, and only
     // this process works in it: every git command below runs under the slot's lock, checked
     // against the ledger first.
-    let (pinned, synced) = pin_slot_lease(ledger, &task)?;
+    let (pinned, synced) = pin_slot_lease(ctx.scan(), ledger, &task)?;
     let (task, lease_id) = match pinned {
         Pinned::Ours { task, lease_id } => (*task, lease_id),
         Pinned::InProgress(pid) => {
@@ -90,6 +90,7 @@ pub fn teardown(
     };
     let mut reached = Reached::Pinned;
     let freed = put_slot_back(
+        ctx.scan(),
         ledger,
         repo,
         &task,
@@ -136,7 +137,7 @@ fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result
 
 /// Refuses a task teardown may not touch yet: one still spawning (doctor settles a crashed
 /// spawn), or one another live process is tearing down.
-fn refuse_unless_tearable(task: &Task) -> Result<()> {
+fn refuse_unless_tearable(scan: Scan, task: &Task) -> Result<()> {
     if task.state == TaskState::Spawning {
         return Err(Error::precondition(
             format!(
@@ -146,7 +147,7 @@ fn refuse_unless_tearable(task: &Task) -> Result<()> {
             vec!["git hand doctor --repair   # settles a crashed spawn".into()],
         ));
     }
-    match teardown_running(task) {
+    match teardown_running(scan, task) {
         Some(pid) => Err(in_progress(task, pid)),
         None => Ok(()),
     }
@@ -315,6 +316,7 @@ fn cut_off(e: Error, task: &Task, reached: Reached) -> Error {
 /// id. Returns the files discarded; `reached` says how far it got.
 #[allow(clippy::too_many_arguments)]
 fn put_slot_back(
+    scan: Scan,
     ledger: &mut Ledger,
     repo: &crate::git::Repo,
     task: &Task,
@@ -325,7 +327,7 @@ fn put_slot_back(
     reached: &mut Reached,
 ) -> Result<Vec<String>> {
     let slot = task.slot_key();
-    let guard = SlotGuard::lock(&repo.loc.common_dir, Path::new(&slot), lease_id)?;
+    let guard = SlotGuard::lock(scan, &repo.loc.common_dir, Path::new(&slot), lease_id)?;
     failpoint::hit("teardown-after-intent");
     let discarded = if opts.force && !proof.dirty.is_empty() {
         // Ignored files (the build cache) survive: `clean` runs without -x.
@@ -374,7 +376,7 @@ fn is_ours(task: &Task, held: &Tenure) -> bool {
 
 /// The process of another teardown of this task that is still running, if any (a crashed one
 /// is resumed instead).
-fn teardown_running(task: &Task) -> Option<i64> {
+fn teardown_running(scan: Scan, task: &Task) -> Option<i64> {
     let pid = task.pid?;
     let runner = ProcessId {
         pid,
@@ -382,8 +384,8 @@ fn teardown_running(task: &Task) -> Option<i64> {
         ns: task.pid_ns,
     };
     // One in a PID namespace this /proc cannot see into may still be at work.
-    let running = || procs::judge(runner) != procs::Seen::Gone;
-    (task.state == TaskState::TearingDown && runner != procs::me() && running()).then_some(pid)
+    let running = || scan.judge(runner) != Seen::Gone;
+    (task.state == TaskState::TearingDown && runner != scan.me() && running()).then_some(pid)
 }
 
 fn in_progress(task: &Task, pid: i64) -> Error {
@@ -402,8 +404,8 @@ fn in_progress(task: &Task, pid: i64) -> Error {
     )
 }
 
-fn me() -> (i64, Option<i64>, Option<i64>) {
-    let p = procs::me();
+fn me(scan: Scan) -> (i64, Option<i64>, Option<i64>) {
+    let p = scan.me();
     (p.pid, p.start, p.ns)
 }
 
@@ -593,14 +595,14 @@ enum Pinned {
 /// TTL running out mid-teardown cannot either. A second teardown of the same task while the
 /// first one's process lives is refused here, in the transaction that would otherwise let both
 /// work in the slot at once. Records `tearing-down`. Its fsync runs while git switches the slot.
-fn pin_slot_lease(ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSync)> {
+fn pin_slot_lease(scan: Scan, ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSync)> {
     let slot = task.slot_resource();
     Ok(ledger.write_syncing_meanwhile(|tx| {
         let view = tx.view();
         let Some(now) = view.task(task.id)? else {
             return Ok(Pinned::NotOurs);
         };
-        if let Some(pid) = teardown_running(&now) {
+        if let Some(pid) = teardown_running(scan, &now) {
             return Ok(Pinned::InProgress(pid));
         }
         let Some(held) = view.held(&slot)? else {
@@ -620,7 +622,12 @@ fn pin_slot_lease(ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSy
         } else {
             held
         };
-        tx.set_task_state(task.id, TaskState::TearingDown, Step::Intent, Some(me()))?;
+        tx.set_task_state(
+            task.id,
+            TaskState::TearingDown,
+            Step::Intent,
+            Some(me(scan)),
+        )?;
         Ok(match view.task(task.id)? {
             Some(task) => Pinned::Ours {
                 task: Box::new(task),

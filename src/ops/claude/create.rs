@@ -190,7 +190,9 @@ fn keyed_by_name(ctx: &Context, name: &str) -> Result<SessionHolder> {
             dir: &dir,
             pid_ns: task.pid_ns,
         };
-        if crate::ops::sessions::presence(&[slot]) != [crate::ops::sessions::Presence::Alive] {
+        if crate::ops::sessions::presence(ctx.scan(), &[slot])
+            != [crate::ops::sessions::Presence::Alive]
+        {
             return Ok(holder);
         }
     }

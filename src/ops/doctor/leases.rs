@@ -26,7 +26,7 @@ impl Checkup<'_> {
             let name = task
                 .as_ref()
                 .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
-            let blockers = safety::reuse_blockers(repo, info.slot.path.as_path());
+            let blockers = safety::reuse_blockers(ctx.scan(), repo, info.slot.path.as_path());
             let mut p = Problem {
                 kind: ProblemKind::ExpiredLease,
                 subject: name.clone(),

@@ -132,7 +132,7 @@ impl Checkup<'_> {
             if !free || slot::prove(common, path).is_err() {
                 continue;
             }
-            if let Some(why) = pool::unseen_namespace(&info) {
+            if let Some(why) = pool::unseen_namespace(self.ctx.scan(), &info) {
                 out.push(Problem {
                     kind: ProblemKind::UnusableSlot,
                     subject: info.slot.path.to_string(),

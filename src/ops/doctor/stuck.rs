@@ -5,19 +5,20 @@ use std::path::Path;
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
-use crate::ops::procs::{self, ProcessId, Seen};
 use crate::ops::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::teardown::{self, TeardownOptions};
 use crate::ops::{Result, stamp};
+use crate::platform::procs::{self, ProcessId, Scan, Seen};
 
 impl Checkup<'_> {
     /// Tasks left in `spawning` or `tearing-down` by a process that is gone.
     pub(super) fn stuck_tasks(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
         let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
         for task in open {
-            let p = match runner_seen(&task) {
+            let scan = self.ctx.scan();
+            let p = match runner_seen(scan, &task) {
                 None | Some(Seen::Running) => continue,
-                Some(Seen::Unseen) => unseen(&task),
+                Some(Seen::Unseen) => unseen(scan, &task),
                 Some(Seen::Gone) if task.state == TaskState::Spawning => {
                     self.stuck_spawn(ledger, &task)?
                 }
@@ -136,7 +137,7 @@ impl Checkup<'_> {
         if let (Some(step @ (Step::Preparing | Step::Creating)), Some(lease)) =
             (task.step, &task.lease_id)
         {
-            let guard = SlotGuard::lock(common, path, lease)?;
+            let guard = SlotGuard::lock(self.ctx.scan(), common, path, lease)?;
             if let Some(changed) = changed_since(ledger, task)? {
                 return Ok(changed);
             }
@@ -207,12 +208,12 @@ fn remove_stamp_of(common: &Path, slot: &WorktreeKey, lease_id: Option<&LeaseId>
 /// is in neither). A task with no process recorded counts as gone; one whose process ran in a
 /// PID namespace this `/proc` cannot see into is unseen, which proves nothing (a spawn in a
 /// container sharing the ledger may be running its setup command).
-fn runner_seen(task: &Task) -> Option<Seen> {
+fn runner_seen(scan: Scan, task: &Task) -> Option<Seen> {
     if !matches!(task.state, TaskState::Spawning | TaskState::TearingDown) {
         return None;
     }
     Some(task.pid.map_or(Seen::Gone, |pid| {
-        procs::judge(ProcessId {
+        scan.judge(ProcessId {
             pid,
             start: task.pid_start,
             ns: task.pid_ns,
@@ -229,7 +230,7 @@ pub fn settle_crashed_spawn(
     ledger: &mut Ledger,
     task: &Task,
 ) -> Result<bool> {
-    if task.state != TaskState::Spawning || runner_seen(task) != Some(Seen::Gone) {
+    if task.state != TaskState::Spawning || runner_seen(ctx.scan(), task) != Some(Seen::Gone) {
         return Ok(false);
     }
     let repo = ctx.repo()?;
@@ -254,13 +255,13 @@ pub fn settle_crashed_spawn(
 }
 
 /// A spawn or teardown whose process ran where this scan cannot see: reported, never settled.
-fn unseen(task: &Task) -> Problem {
+fn unseen(scan: Scan, task: &Task) -> Problem {
     let (kind, verb) = match task.state {
         TaskState::Spawning => (ProblemKind::StuckSpawn, "spawn"),
         _ => (ProblemKind::StuckTeardown, "teardown"),
     };
     let ns = task.pid_ns.map_or_else(|| "?".into(), procs::ns_name);
-    let here = procs::proc_ns().map_or_else(|| "?".into(), procs::ns_name);
+    let here = scan.namespace().map_or_else(|| "?".into(), procs::ns_name);
     Problem {
         kind,
         subject: task.name.clone(),

@@ -78,7 +78,7 @@ pub fn prune(
     let (infos, now) = ledger.read(|v| Ok((pool::slots(v, &repo_id)?, v.now())))?;
     let git = repo.git();
     for info in infos {
-        let why = keep_reasons(repo, &info, now);
+        let why = keep_reasons(ctx.scan(), repo, &info, now);
         if !why.is_empty() {
             report.kept.push(Kept::new(info.slot.path.to_string(), why));
             continue;
@@ -154,7 +154,12 @@ fn refused_by_git(path: String, stderr: &str) -> Kept {
 }
 
 /// Why a slot must stay: leased, named by an open task, or holding work.
-fn keep_reasons(repo: &crate::git::Repo, info: &SlotInfo, now: i64) -> Vec<String> {
+fn keep_reasons(
+    scan: crate::platform::procs::Scan,
+    repo: &crate::git::Repo,
+    info: &SlotInfo,
+    now: i64,
+) -> Vec<String> {
     if let Some(t) = &info.held {
         return vec![if t.is_live(now) {
             format!("leased to {} (token {})", t.holder, t.token)
@@ -169,7 +174,7 @@ fn keep_reasons(repo: &crate::git::Repo, info: &SlotInfo, now: i64) -> Vec<Strin
     if !path.exists() {
         return vec![];
     }
-    safety::reuse_blockers(repo, path)
+    safety::reuse_blockers(scan, repo, path)
 }
 
 /// Whether `remove_slot` expects the slot's directory to be there (prune) or gone (doctor).

@@ -11,7 +11,8 @@ use crate::ledger::{
     Task, Tenure, WorktreeKey,
 };
 use crate::ops::pool::{self, Plan, Skipped};
-use crate::ops::{Error, Result, procs, safety};
+use crate::ops::{Error, Result, safety};
+use crate::platform::procs::ProcessId;
 
 /// A slot claimed by a recorded intent: the task (`spawning`) and its leases, open-ended until
 /// activation.
@@ -66,9 +67,10 @@ pub(super) fn record(
     let path_key = WorktreeKey::from_canonical(&planned.path);
     let intent = intent_for(ground, &planned, &path_key);
     let plan = &planned.plan;
+    let scan = ground.scan;
     let (recorded, probe) = std::thread::scope(|scope| {
         let probe = match plan {
-            Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(p))),
+            Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(scan, p))),
             _ => None,
         };
         let recorded = ledger.write_syncing_wal_meanwhile(|tx| record_intent(tx, &intent));
@@ -150,7 +152,7 @@ struct Intent<'a> {
     base_ref: Option<&'a str>,
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,
-    me: procs::ProcessId,
+    me: ProcessId,
     /// [`Step::Intent`] for a free slot still to be proven safe once claimed,
     /// [`Step::Preparing`] for one proven safe before the claim, [`Step::Creating`] for a slot
     /// this spawn makes.

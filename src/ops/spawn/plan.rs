@@ -10,7 +10,8 @@ use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
 use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
 use crate::ops::pool::{self, Plan, Skipped};
-use crate::ops::{Context, Error, Result, base, procs};
+use crate::ops::{Context, Error, Result, base};
+use crate::platform::procs::{ProcessId, Scan};
 
 /// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
 /// sees this repository.
@@ -38,7 +39,9 @@ pub(super) struct Groundwork<'a> {
     pub pool_dir: PathBuf,
     /// `hand.maxSlots`.
     pub max: i64,
-    pub me: procs::ProcessId,
+    pub me: ProcessId,
+    /// The process table this spawn asks who is inside a slot.
+    pub scan: Scan,
     /// The remote the branch is pushed to, which branch fencing is keyed on.
     pub remote: Option<String>,
     /// The machine the ledger acts for (empty on a file ledger), to say when a task that stands
@@ -106,7 +109,8 @@ impl<'a> Groundwork<'a> {
             pool_dir: pool::ensure_pool_dir(repo, &repo_id)?,
             max: checked.max_slots,
             setup: checked.setup,
-            me: procs::me(),
+            me: ctx.scan().me(),
+            scan: ctx.scan(),
             remote: crate::ops::fence::task_remote(repo),
             machine: ledger.machine().to_string(),
             repo,
@@ -237,6 +241,7 @@ pub(super) fn next(
     let (pool_dir, max) = (&ground.pool_dir, ground.max);
     let unsafe_skipped = unsafe_slots.skipped.as_slice();
     let (plan, skipped) = pool::choose(
+        ground.scan,
         &infos,
         &numbers,
         pool_dir,

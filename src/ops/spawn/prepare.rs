@@ -64,6 +64,7 @@ impl Groundwork<'_> {
 /// Takes the slot's lock, under which it is prepared, stamped, and undone on a failure.
 pub(super) fn lock(ground: &Groundwork<'_>, claimed: &Claimed) -> Result<SlotGuard, PrepareError> {
     SlotGuard::lock(
+        ground.scan,
         &ground.repo.loc.common_dir,
         &claimed.path,
         &claimed.tenure.lease_id,
