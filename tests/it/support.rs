@@ -934,8 +934,8 @@ pub fn normalize(env: &TestEnv, text: &str) -> String {
     }
     literal(&root.to_string_lossy(), "[ROOT]");
     literal(&TestEnv::bin_dir().to_string_lossy(), "[BIN]");
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    literal(&format!("@{}", host.trim()), "@[host]");
+    let host = git_hand::platform::machine::hostname();
+    literal(&format!("@{host}"), "@[host]");
     literal(NEVER_GRANTED, "[never-granted]");
     literal(&NEVER_GRANTED[..10], "[never-granted:10]");
     let (leases, repos) = issued_ids(env);
