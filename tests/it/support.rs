@@ -214,6 +214,21 @@ impl TestEnv {
         cmd
     }
 
+    /// `sh -c COMMAND` in `dir` with a terminal for its stdin, stdout and stderr (`script`, its
+    /// typescript thrown away; stdout is the terminal's output), exiting with the command's
+    /// status, under [`TestEnv::timed`]'s kill timeout. `script` has two dialects:
+    /// util-linux's (`-qec COMMAND FILE`) on Linux, BSD's (`-q FILE COMMAND...`, which always
+    /// exits with the command's status) elsewhere, written from macOS's script(1).
+    pub fn in_a_terminal(&self, command: &str, dir: &Path) -> Command {
+        let mut cmd = self.timed("script", dir);
+        if cfg!(target_os = "linux") {
+            cmd.args(["-qec", command, "/dev/null"]);
+        } else {
+            cmd.args(["-q", "/dev/null", "sh", "-c", command]);
+        }
+        cmd
+    }
+
     /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
     /// the test instead of stalling the run.
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
