@@ -471,6 +471,21 @@ pub fn test_tool(name: &str) -> PathBuf {
         })
 }
 
+/// git's own bash completion: Debian's package's place, else Homebrew's git (Apple silicon,
+/// then Intel), else the one Apple's command line tools ship (macOS places from their packages,
+/// not yet run there).
+pub fn git_bash_completion() -> Option<PathBuf> {
+    [
+        "/usr/share/bash-completion/completions/git",
+        "/opt/homebrew/etc/bash_completion.d/git-completion.bash",
+        "/usr/local/etc/bash_completion.d/git-completion.bash",
+        "/Library/Developer/CommandLineTools/usr/share/git-core/git-completion.bash",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
+}
+
 impl TestEnv {
     /// A command that runs contained: in its own PID namespace under a kill timeout, so a hook
     /// that recursed or forked without bound is killed with everything it started, and can
