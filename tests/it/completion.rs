@@ -114,10 +114,8 @@ fn groups(out: &str) -> Vec<Vec<String>> {
 /// `git ...` through git's `__git_wrap__git_main` (which calls `_git_hand`), for `git-hand ...`
 /// through the function `complete -F` names.
 fn bash(w: &World, dir: &Path, lines: &[String]) -> Vec<Vec<String>> {
-    let git = Path::new("/usr/share/bash-completion/completions/git");
-    assert!(
-        git.exists(),
-        "git's bash completion is missing: apt-get install -y git"
+    let git = crate::support::git_bash_completion().expect(
+        "git's bash completion is missing: apt-get install -y git (macOS: brew install git)",
     );
     let ours = install_script(
         w,

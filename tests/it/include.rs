@@ -464,8 +464,7 @@ fn a_large_copy_shows_progress_on_a_terminal_and_only_a_summary_elsewhere() {
     // `script` gives the spawn a terminal; its output is the terminal's.
     let bin = crate::support::BIN;
     let out = env
-        .timed("script", &repo)
-        .args(["-qec", &format!("{bin} spawn b"), "/dev/null"])
+        .in_a_terminal(&format!("{bin} spawn b"), &repo)
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);

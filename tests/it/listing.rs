@@ -147,11 +147,9 @@ fn list_paths_and_long_add_the_directory_branch_token_holder_and_issue() {
     );
 }
 
+/// The host name a default holder is made of (the library's unit tests tie it to the kernel's).
 fn host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string()
+    git_hand::platform::machine::hostname()
 }
 
 /// A `spawn --exec` in the background whose command writes `started`, then waits for

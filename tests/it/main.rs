@@ -49,6 +49,7 @@ mod pool;
 mod pre_receive;
 mod pre_receive_reads;
 mod pre_receive_team;
+mod processes;
 mod prune_branches;
 mod push_options;
 mod races;

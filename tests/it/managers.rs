@@ -2,6 +2,8 @@
 //! git-lfs, the real tools, installed by `build-support/test-tools` (see
 //! [`crate::support::hook_tools`]).
 
+use std::time::{Duration, Instant};
+
 use crate::support::TestEnv;
 
 #[test]
@@ -40,24 +42,33 @@ fn a_contained_command_cannot_leave_processes_behind() {
         .find(|p| std::path::Path::new(p).exists())
         .unwrap();
     std::os::unix::fs::symlink(sleep, &sleeper).unwrap();
-    // A child that would outlive its parent: killed with the namespace when the parent exits.
+    // A child that would outlive its parent: killed with the namespace (off Linux, with the
+    // harness's process group) when the parent exits. It keeps no pipe of the test's open, so
+    // the run returns when the parent ends, not when the sleep does.
     let run = crate::support::Run::from(
         env.contained("sh", &dir)
-            .args(["-c", &format!("'{}' 300 &", sleeper.display())])
+            .args([
+                "-c",
+                &format!("'{}' 300 </dev/null >/dev/null 2>&1 &", sleeper.display()),
+            ])
             .output()
             .unwrap(),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let cmdline = format!("{} 300", sleeper.display());
-    let survivors: Vec<_> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let line = std::fs::read(e.path().join("cmdline")).ok()?;
-            let line = String::from_utf8_lossy(&line).replace('\0', " ");
-            (line.trim_end() == cmdline).then(|| e.file_name())
-        })
-        .collect();
+    // The kill may still be landing (off Linux it is a SIGTERM sent as the group's leader
+    // exits): a bounded wait, far beyond a kill, and a survivor of it is a failure.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let sleeping = || crate::processes::running_with_args(&[sleeper.as_os_str(), "300".as_ref()]);
+    let mut survivors = sleeping();
+    while !survivors.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        survivors = sleeping();
+    }
+    for pid in &survivors {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", &pid.to_string()])
+            .status();
+    }
     assert!(
         survivors.is_empty(),
         "a contained process outlived its namespace: {survivors:?}"

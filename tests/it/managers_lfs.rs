@@ -48,11 +48,19 @@ fn stored(origin: &Path, content: &str) -> PathBuf {
         .join(&oid)
 }
 
-/// SHA-256 without a crate: `sha256sum`, which coreutils ships.
+/// SHA-256 without a crate: `shasum -a 256` (Perl's, which macOS ships and Debian's `perl` has),
+/// else coreutils' `sha256sum` (which macOS long had not); both print the digest first.
 mod sha2_free {
     pub fn sha256_hex(bytes: &[u8]) -> String {
         use std::io::Write;
-        let mut child = std::process::Command::new("sha256sum")
+        let mut cmd = if which::which("shasum").is_ok() {
+            let mut cmd = std::process::Command::new("shasum");
+            cmd.args(["-a", "256"]);
+            cmd
+        } else {
+            std::process::Command::new("sha256sum")
+        };
+        let mut child = cmd
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()

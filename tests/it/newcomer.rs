@@ -244,8 +244,7 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
 
     // `git hand <TAB>` in bash, through git's own completion when it is installed.
     if have("bash") {
-        let git_completion = Path::new("/usr/share/bash-completion/completions/git");
-        let framework = if git_completion.exists() {
+        let framework = if let Some(git_completion) = crate::support::git_bash_completion() {
             format!(
                 ". {}\ncomplete_git() {{\n  COMP_LINE=\"$1\"; COMP_POINT=${{#COMP_LINE}}\n  \
                  read -ra COMP_WORDS <<< \"$COMP_LINE\"; COMP_WORDS+=(\"\")\n  \
@@ -256,7 +255,7 @@ fn a_newcomer_installs_from_the_readme_runs_the_quick_start_and_uninstalls_clean
         } else {
             skip(
                 "git's own bash completion",
-                "/usr/share/bash-completion/completions/git is missing; using a stand-in",
+                "git's bash completion is not installed; using a stand-in",
             );
             // What git's completion sets before it calls _git_hand.
             "complete_git() {\n  read -ra words <<< \"$1\"; words+=(\"\")\n  \

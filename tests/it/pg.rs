@@ -211,7 +211,7 @@ impl Cluster {
     }
 
     /// Waits until no running process works in the data directory (every `postgres` process
-    /// does): a bounded poll of `/proc`, as nothing signals another process's exit.
+    /// does): a bounded poll, as nothing signals another process's exit.
     fn wait_for_no_server_process(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
@@ -232,16 +232,7 @@ impl Cluster {
     /// The running processes whose working directory is the data directory: the postmaster and
     /// every process it started (backends included).
     pub fn server_processes(&self) -> Vec<u32> {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == self.data)
-                    && running(*pid)
-            })
-            .collect()
+        crate::processes::running_in(&self.data)
     }
 
     /// Runs `sql` as the superuser in database `dbname` over the socket; see [`Database::psql`].
@@ -544,29 +535,28 @@ fn watchdog(root: &Path, data: &Path, bin_dir: &Path, run_as: Option<(u32, u32)>
     // `pg_ctl stop -W` sends the signal (SIGQUIT: immediate) to a server that runs; the
     // postmaster exits once its children have (a zombie, its parent being init, counts as gone).
     // pg_ctl's own wait polls every 100 ms, this every 10 ms: cleanup ends a moment after the
-    // tests do. Without `/proc` (macOS) a process's state is `ps`'s, and without GNU `timeout`
-    // pg_ctl runs unbounded: written from the manuals, not yet run there.
+    // tests do. A process's state is `ps`'s (`-o stat= -p`: procps and BSD `ps` alike), and
+    // pg_ctl is bounded by the same poll (it only sends the signal, `-W`, but a stuck one must
+    // not keep the server running), not by GNU `timeout`, which macOS has not.
     const SCRIPT: &str = r#"
 trap '' INT TERM HUP PIPE
 root=$1 data=$2
 shift 2
 while IFS= read -r _; do :; done
 running() {
-	if [ -r /proc/self/stat ]; then
-		stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-		stat=${stat##*) }
-		[ "${stat%% *}" != Z ]
-	else
-		stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-		case $stat in *Z*) return 1 ;; esac
-	fi
+	stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case $stat in '' | *Z*) return 1 ;; esac
 }
 if pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) && [ -n "$pid" ] && running "$pid"; then
-	if command -v timeout >/dev/null; then
-		timeout -s KILL 30 "$@" stop -D "$data" -m immediate -W -s
-	else
-		"$@" stop -D "$data" -m immediate -W -s
-	fi
+	"$@" stop -D "$data" -m immediate -W -s &
+	stopper=$!
+	tries=0
+	while running "$stopper" && [ "$tries" -lt 3000 ]; do
+		sleep 0.01
+		tries=$((tries + 1))
+	done
+	kill -9 "$stopper" 2>/dev/null
+	wait "$stopper"
 	tries=0
 	while running "$pid" && [ "$tries" -lt 3000 ]; do
 		sleep 0.01
@@ -897,8 +887,5 @@ fn killed_child() {
 /// Whether process `pid` runs: it exists and is not a zombie waiting for its parent (the
 /// postmaster's parent is init, which may reap late: on some machines it does only now and then).
 fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| Some(stat.rsplit_once(") ")?.1.chars().next()? != 'Z'))
-        .unwrap_or(false)
+    crate::processes::running(pid)
 }

@@ -231,11 +231,7 @@ fn prune_says_which_slot_it_removes_on_a_terminal_and_nothing_on_a_pipe() {
     env.hand(&repo, &["teardown", "b"]).ok();
     // `script` gives the command a terminal for stdin, stdout and stderr.
     let command = format!("{} prune --yes", crate::support::BIN);
-    let out = env
-        .timed("script", &repo)
-        .args(["-qec", &command, "/dev/null"])
-        .output()
-        .unwrap();
+    let out = env.in_a_terminal(&command, &repo).output().unwrap();
     let seen = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
     assert!(out.status.success(), "{seen}");
     let line = seen

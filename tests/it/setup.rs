@@ -1,7 +1,7 @@
 //! Settings a team commits (`.handconfig`) and setup commands (`hand.onCreate`, `hand.onReuse`,
 //! `hand.onTeardown`), through the binary with real git and a real ledger. Every command that
 //! may run a setup command runs contained (`TestEnv::contained`): its own PID namespace, under a
-//! kill timeout (with its own `/proc` only where a test lists what is left in it).
+//! kill timeout (off Linux, the harness's process group under its own kill timeout).
 //!
 //! Snapshots in `tests/it/snapshots/` (`INSTA_UPDATE=always cargo test --locked setup::`).
 
@@ -265,33 +265,54 @@ fn a_failing_setup_fails_the_spawn_and_leaves_the_slot_free_and_clean() {
 }
 
 #[test]
-#[cfg(target_os = "linux")] // lists the processes left in a PID namespace of its own
 fn a_setup_past_its_timeout_is_killed_with_everything_it_started() {
     let (env, repo) = installed();
+    // A `sleep` under a name of this test's own (its temporary directory is unique), so the
+    // look afterwards sees only what this setup started.
+    let sleeper = env.path("setup-sleeper");
+    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap();
+    std::os::unix::fs::symlink(sleep, &sleeper).unwrap();
+    let sleeper = sleeper.display().to_string();
     env.git(&repo, &["config", "hand.setupTimeout", "1s"]);
     env.git(
         &repo,
         &[
             "config",
             "hand.onCreate",
-            "echo waiting; sleep 300 & sleep 300",
+            &format!("echo waiting; '{sleeper}' 300 & '{sleeper}' 300"),
         ],
     );
-    // Inside one PID namespace: after the spawn, list the processes still alive there (a
-    // leftover `sleep` would be one; the dead are zombies until this shell reaps them).
-    let script = format!(
-        "{BIN} spawn slow; echo \"exit $?\"; \
-         for s in /proc/[0-9]*/status; do \
-           grep -q '^State:[[:space:]]*Z' \"$s\" 2>/dev/null || sed -n 's/^Name:[[:space:]]*//p' \"$s\"; \
-         done"
-    );
-    let mut cmd = env.contained_with_own_proc("sh", &repo);
+    // Inside the containment, before it kills what is left there: every process, with its
+    // state (the dead are zombies until someone reaps them) and its whole command line (`-ww`:
+    // never cut). `ps -A -o` takes the same options on procps and BSD `ps`.
+    let script = format!("{BIN} spawn slow; echo \"exit $?\"; ps -A -ww -o stat= -o args=");
+    let mut cmd = env.contained("sh", &repo);
     cmd.args(["-c", &script]);
     let run = Run::from(cmd.output().unwrap());
     assert!(run.stdout.contains("exit 1"), "{run:?}");
+    // What still ran this setup's sleeps (a `sleep` or the setup's own `sh`).
+    let left: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| {
+            let state = line.split_whitespace().next().unwrap_or("Z");
+            !state.starts_with('Z') && line.contains(&sleeper)
+        })
+        .collect();
+    // Killed now, in case one escaped the containment too (found by its own command line, as
+    // a pid of the list may be another process's by now).
+    for pid in crate::processes::running_with_args(&[sleeper.as_ref(), "300".as_ref()]) {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", &pid.to_string()])
+            .status();
+    }
     assert!(
-        !run.stdout.contains("sleep"),
-        "a process outlived the timeout: {run:?}"
+        left.is_empty(),
+        "a process outlived the timeout: {left:#?}\n{}",
+        run.stderr
     );
     assert!(
         run.stderr

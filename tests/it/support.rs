@@ -214,6 +214,21 @@ impl TestEnv {
         cmd
     }
 
+    /// `sh -c COMMAND` in `dir` with a terminal for its stdin, stdout and stderr (`script`, its
+    /// typescript thrown away; stdout is the terminal's output), exiting with the command's
+    /// status, under [`TestEnv::timed`]'s kill timeout. `script` has two dialects:
+    /// util-linux's (`-qec COMMAND FILE`) on Linux, BSD's (`-q FILE COMMAND...`, which always
+    /// exits with the command's status) elsewhere, written from macOS's script(1).
+    pub fn in_a_terminal(&self, command: &str, dir: &Path) -> Command {
+        let mut cmd = self.timed("script", dir);
+        if cfg!(target_os = "linux") {
+            cmd.args(["-qec", command, "/dev/null"]);
+        } else {
+            cmd.args(["-q", "/dev/null", "sh", "-c", command]);
+        }
+        cmd
+    }
+
     /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
     /// the test instead of stalling the run.
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
@@ -454,6 +469,21 @@ pub fn test_tool(name: &str) -> PathBuf {
                     .display()
             )
         })
+}
+
+/// git's own bash completion: Debian's package's place, else Homebrew's git (Apple silicon,
+/// then Intel), else the one Apple's command line tools ship (macOS places from their packages,
+/// not yet run there).
+pub fn git_bash_completion() -> Option<PathBuf> {
+    [
+        "/usr/share/bash-completion/completions/git",
+        "/opt/homebrew/etc/bash_completion.d/git-completion.bash",
+        "/usr/local/etc/bash_completion.d/git-completion.bash",
+        "/Library/Developer/CommandLineTools/usr/share/git-core/git-completion.bash",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
 }
 
 impl TestEnv {
@@ -934,8 +964,8 @@ pub fn normalize(env: &TestEnv, text: &str) -> String {
     }
     literal(&root.to_string_lossy(), "[ROOT]");
     literal(&TestEnv::bin_dir().to_string_lossy(), "[BIN]");
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    literal(&format!("@{}", host.trim()), "@[host]");
+    let host = git_hand::platform::machine::hostname();
+    literal(&format!("@{host}"), "@[host]");
     literal(NEVER_GRANTED, "[never-granted]");
     literal(&NEVER_GRANTED[..10], "[never-granted:10]");
     let (leases, repos) = issued_ids(env);

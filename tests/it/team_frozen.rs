@@ -242,7 +242,11 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mut freeze: Option<(&str, u32)>)
             && chunk.windows(text.len()).any(|w| w == text.as_bytes())
         {
             freeze = None;
-            let mut pids = children_of(postmaster);
+            // The postmaster's children: every backend and worker.
+            let mut pids: Vec<u32> = crate::processes::children_of(postmaster)
+                .into_iter()
+                .map(|c| c.pid)
+                .collect();
             pids.push(postmaster);
             assert!(signal("STOP", &pids) > 0, "no server process to stop");
         }
@@ -251,25 +255,6 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mut freeze: Option<(&str, u32)>)
         }
     }
     let _ = to.shutdown(Shutdown::Write);
-}
-
-/// The processes whose parent is `pid` (the postmaster's: every backend and worker), from the
-/// fourth field of `/proc/<pid>/stat`.
-fn children_of(pid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|child| {
-            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
-                // The command name may hold spaces and parentheses: fields follow its last ')'.
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
-                    == Some(pid)
-            })
-        })
-        .collect()
 }
 
 /// Runs `args` on a team ledger whose server freezes once the connection is made, before the

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{GitPause, Run, TestEnv, assert_consistent, assert_reachable};
+use crate::support::{GitPause, Run, TestEnv, assert_consistent, assert_reachable, wait_until};
 
 /// Rounds per trial in an ordinary `cargo test` (`GIT_HAND_TRIALS` overrides).
 const DEFAULT_ROUNDS: u64 = 3;
@@ -173,7 +173,7 @@ struct Open {
 }
 
 /// A git-hand command running in the background, leading its own process group (`timeout`
-/// makes one), so that it can be killed like a power cut.
+/// makes one; off Linux the harness's `sh` does), so that it can be killed like a power cut.
 struct Running {
     child: Child,
     what: String,
@@ -559,32 +559,43 @@ fn kill_9(target: &str) {
         .status();
 }
 
-/// Fields of `/proc/<pid>/stat` after the command name: [0] is the state, [1] the parent,
-/// [2] the process group.
-fn stat(pid: &str) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
-
-/// The git-hand that `timeout` (pid `parent`) runs.
+/// The git-hand that the kill timeout (pid `parent`, `timeout` or the harness's `sh`, beside
+/// its watchdog) runs, once it has exec'd: a kill of git-hand alone must reach no other process.
 fn child_of(parent: u32) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .find(|pid| stat(&pid.to_string()).is_some_and(|s| s[1] == parent.to_string()))
+    crate::processes::children_of(parent)
+        .into_iter()
+        .find(|c| c.name == "git-hand")
+        .map(|c| c.pid)
 }
 
 /// Whether any process of the group is still running (a zombie no longer does anything).
 fn group_alive(pgid: u32) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        let name = e.file_name();
-        let Some(pid) = name.to_str().filter(|s| s.parse::<u32>().is_ok()) else {
-            return false;
-        };
-        stat(pid).is_some_and(|s| s[2] == pgid.to_string() && s[0] != "Z")
-    })
+    crate::processes::group_running(pgid)
+}
+
+/// A kill of git-hand alone reaches git-hand itself, not the kill timeout it runs under (GNU
+/// `timeout`, or the harness's `sh` beside its watchdog), and its group runs on while its
+/// orphaned git does: the two facts the trials' kills and their waits stand on.
+#[test]
+fn a_kill_of_git_hand_alone_reaches_it_and_its_orphaned_git_keeps_the_group_running() {
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let pause = GitPause::new(&env, "alone", "worktree add");
+    let child = pause.start(&env, &repo, &["spawn", "a"]);
+    pause.wait_until_paused();
+    let pgid = child.id();
+    let hand = child_of(pgid).expect("no git-hand under the kill timeout");
+    kill_9(&hand.to_string());
+    let deadline = Instant::now() + DEADLINE;
+    wait_until("the killed git-hand is gone", deadline, || {
+        !crate::processes::running(hand)
+    });
+    assert!(group_alive(pgid), "the paused git ended with git-hand");
+    pause.release();
+    let run = Run::from(child.wait_with_output().unwrap());
+    // `timeout` says 137 for its killed command; the harness's `sh` dies of the same signal.
+    assert!(run.code == 137 || run.code == -1, "{run:?}");
+    wait_until("the orphaned git ends", deadline, || !group_alive(pgid));
 }
 
 /// One spawn or teardown at a time, each perhaps killed at a random moment or at a git
