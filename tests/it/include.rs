@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::support::{Shown, TestEnv, path_of, shot, spawn};
+use crate::support::{SYSTEM_PATH, Shown, TestEnv, path_of, shot, spawn};
 
 /// A repository whose `.gitignore` ignores `.env`, `node_modules/` and `*.local`, committed,
 /// with `hand.include` set to `patterns`.
@@ -361,7 +361,7 @@ fn spawn_with_a_build(env: &TestEnv, repo: &Path, task: &str) -> (PathBuf, Pairs
     .unwrap();
     fs::set_permissions(shims.join("cp"), PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        "{}:{}:{SYSTEM_PATH}",
         TestEnv::bin_dir().display(),
         shims.display()
     );
@@ -806,7 +806,7 @@ fn without_a_worktreeinclude_nor_hand_include_spawn_asks_git_nothing_about_inclu
     )
     .unwrap();
     let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        "{}:{}:{SYSTEM_PATH}",
         TestEnv::bin_dir().display(),
         shims.display()
     );

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Run, TestEnv, cred, path_of, push, spawn, tree};
+use crate::support::{Run, SYSTEM_PATH, TestEnv, cred, path_of, push, spawn, tree};
 
 pub fn push_with(
     env: &TestEnv,
@@ -35,7 +35,7 @@ pub fn path_without_hand() -> String {
     let dirs: Vec<PathBuf> = crate::support::hook_tools()
         .iter()
         .cloned()
-        .chain(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .chain(std::env::split_paths(SYSTEM_PATH))
         .collect();
     for dir in &dirs {
         assert!(
@@ -464,7 +464,7 @@ fn the_hand_written_recipe_as_printed_fences_a_slot_and_spares_a_teammate() {
         &env,
         &repo,
         &[],
-        &[("PATH", "/usr/local/bin:/usr/bin:/bin")],
+        &[("PATH", SYSTEM_PATH)],
         &["-q", "origin", "main"],
     );
     assert_eq!(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::support::{BIN, Run, TestEnv};
+use crate::support::{BIN, Run, SYSTEM_PATH, TestEnv};
 
 /// The checkout the newcomer cloned.
 const CHECKOUT: &str = env!("CARGO_MANIFEST_DIR");
@@ -51,7 +51,7 @@ impl Newcomer {
             dirs.push(self.prefix.join("bin"));
         }
         dirs.push(self.toolchain.clone());
-        dirs.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
+        dirs.extend(std::env::split_paths(SYSTEM_PATH));
         std::env::join_paths(dirs).unwrap()
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{GitPause, TestEnv, finish, path_of, spawn};
+use crate::support::{GitPause, SYSTEM_PATH, TestEnv, finish, path_of, spawn};
 
 fn head_of(env: &TestEnv, dir: &Path) -> String {
     env.git(dir, &["rev-parse", "--abbrev-ref", "HEAD"])
@@ -495,7 +495,7 @@ fn a_new_slot_whose_checkout_fails_on_a_full_disk_is_forgotten_with_its_director
     )
     .unwrap();
     let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        "{}:{}:{SYSTEM_PATH}",
         dir.display(),
         TestEnv::bin_dir().display()
     );

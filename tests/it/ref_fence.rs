@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Run, TestEnv, hooks_dir, hooks_snapshot, leased_again, path_of, spawn, tool};
+use crate::support::{
+    Run, SYSTEM_PATH, TestEnv, hooks_dir, hooks_snapshot, leased_again, path_of, spawn, tool,
+};
 
 /// `git ARGS` in `dir`, contained, as the holder of `cred` (a spawn's JSON) when given, with
 /// `extra` variables.
@@ -277,7 +279,7 @@ fn fake_git_hand(env: &TestEnv) -> (String, PathBuf) {
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        "{}:{}:{SYSTEM_PATH}",
         dir.display(),
         TestEnv::bin_dir().display()
     );
@@ -821,14 +823,24 @@ fn an_inherited_re_entry_marker_does_not_switch_the_fence_off() {
     let (_repo, slot, a, _b) = zombie_setup(&env);
     let held = rev(&env, &slot, "hand/b");
     // An agent started from inside a chained hook carries the marker, bound to the PATH the
-    // hook had: the git it runs puts its exec path in front of that once more.
+    // hook had (git's exec path in front of the PATH git was started with), and that PATH: the
+    // git it runs puts its exec path in front of it once more.
+    let exec_path = env.git(&slot, &["--exec-path"]);
+    let hooks_path = format!(
+        "{}:{}:{SYSTEM_PATH}",
+        exec_path.trim(),
+        TestEnv::bin_dir().display()
+    );
     for hook in ["reference-transaction", "pre-push", "post-checkout"] {
-        let path = format!("/usr/lib/git-core:{}", std::env::var("PATH").unwrap());
         let run = git_as(
             &env,
             &slot,
             Some(&a),
-            &[("GIT_HAND_IN_HOOK", hook), ("GIT_HAND_IN_HOOK_PATH", &path)],
+            &[
+                ("PATH", &hooks_path),
+                ("GIT_HAND_IN_HOOK", hook),
+                ("GIT_HAND_IN_HOOK_PATH", &hooks_path),
+            ],
             &["commit", "--allow-empty", "-q", "-m", "zombie"],
         );
         if hook == "reference-transaction" {

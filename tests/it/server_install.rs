@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::pre_receive::{options, push_past_hooks, refused_by_remote};
-use crate::support::{Run, Shown, TestEnv, leased_again, remote_oid, shot, tree, write_hook};
+use crate::support::{
+    Run, SYSTEM_PATH, Shown, TestEnv, leased_again, remote_oid, shot, tree, write_hook,
+};
 
 /// A dispatcher as Gitea and Forgejo generate one (written here, not copied): every executable
 /// file in `hooks/pre-receive.d/`, in name order, each fed the same stdin; all of them run, and
@@ -169,7 +171,7 @@ fn the_dispatched_fence_fails_closed_when_git_hand_is_gone() {
     cmd.args(["push", "--no-verify", "-q"])
         .arg(format!("file://{}", origin.display()))
         .arg("HEAD:refs/heads/elsewhere")
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        .env("PATH", SYSTEM_PATH);
     let run = Run::from(cmd.output().unwrap());
     refused_by_remote(&run, "the remote cannot check leases: push refused");
     assert_eq!(remote_oid(&env, &origin, "elsewhere"), None);

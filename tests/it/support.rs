@@ -137,6 +137,15 @@ impl Run {
     }
 }
 
+/// The system's own directories, last on every test command's `PATH`. On macOS Homebrew's
+/// (Apple silicon: `/opt/homebrew/bin`; Intel: `/usr/local/bin`) come first, where the test tools
+/// it installs and a current git are, before Apple's `/usr/bin`.
+pub const SYSTEM_PATH: &str = if cfg!(target_os = "macos") {
+    "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin"
+} else {
+    "/usr/local/bin:/usr/bin:/bin"
+};
+
 impl TestEnv {
     pub fn new() -> Self {
         let root = tempfile::Builder::new()
@@ -176,7 +185,7 @@ impl TestEnv {
     pub fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.current_dir(dir).env_clear().stdin(Stdio::null());
-        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", Self::bin_dir().display());
+        let path = format!("{}:{SYSTEM_PATH}", Self::bin_dir().display());
         let home = self.path("home");
         cmd.env("PATH", path)
             .env("HOME", &home)
@@ -372,7 +381,7 @@ impl GitPause {
     pub fn start(&self, env: &TestEnv, dir: &Path, args: &[&str]) -> std::process::Child {
         let mut cmd = killed_after(|p| env.command(p, dir), COMMAND_TIMEOUT);
         let path = format!(
-            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            "{}:{}:{SYSTEM_PATH}",
             self.dir.display(),
             TestEnv::bin_dir().display()
         );
@@ -546,7 +555,7 @@ impl TestEnv {
     pub fn with_hook_tools(mut self) -> Self {
         let mut path = vec![Self::bin_dir()];
         path.extend(hook_tools().iter().cloned());
-        path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
+        path.extend(std::env::split_paths(SYSTEM_PATH));
         let joined = std::env::join_paths(path).unwrap();
         self.vars
             .push(("PATH".into(), joined.to_string_lossy().into_owned()));

@@ -331,6 +331,27 @@ mod tests {
         }
     }
 
+    /// The start time off Linux (seconds since the epoch) of a process just started is now, give
+    /// or take the second it was rounded to and the time this test took.
+    #[test]
+    fn the_start_time_in_epoch_seconds_is_when_the_process_started() {
+        use crate::clock::Clock;
+        let before = crate::clock::SystemClock.now_ms() / 1000;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let started = portable::started_epoch_secs(i64::from(child.id()));
+        let after = crate::clock::SystemClock.now_ms() / 1000;
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let started = started.unwrap();
+        assert!(
+            before - 1 <= started && started <= after + 1,
+            "{before} {started} {after}"
+        );
+    }
+
     /// Both ways of asking for this process's effective user id agree (off Linux only the
     /// portable one is used).
     #[cfg(target_os = "linux")]

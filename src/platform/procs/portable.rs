@@ -198,8 +198,14 @@ fn start_of(pid: i64) -> Option<i64> {
 /// When process `pid` started, in seconds since the Unix epoch.
 #[cfg(not(target_os = "linux"))]
 fn start_of(pid: i64) -> Option<i64> {
+    started_epoch_secs(pid)
+}
+
+/// When process `pid` started, in seconds since the Unix epoch, as `sysinfo` gives it on every
+/// platform (the ledger's unit off Linux; compiled and tested on Linux too).
+pub fn started_epoch_secs(pid: i64) -> Option<i64> {
     let start = with(pid, ProcessRefreshKind::nothing(), Process::start_time)?;
-    i64::try_from(start).ok()
+    i64::try_from(start).ok().filter(|s| *s > 0)
 }
 
 /// This process's effective user id.
