@@ -357,3 +357,37 @@ fn claude_codes_worktree_hooks_given_symlinked_paths_lease_and_give_back_the_sam
     );
     assert_doctor_finds_nothing(&env, &repo, "after worktree-remove");
 }
+
+/// `git hand ledger copy` moves the stamps that name the copied file onto the team ledger:
+/// a stamp holds the ledger's path as the spawn's environment spelled it, and the copy's may
+/// spell the same file otherwise (through the symlink, or not).
+#[test]
+fn ledger_copy_restamps_a_slot_whose_stamp_spells_the_ledger_through_the_symlink() {
+    let db = crate::pg::database();
+    let (env, repo) = linked_world();
+    git_in(
+        &env,
+        &repo,
+        &[],
+        &["config", "--global", "hand.machine", "laptop"],
+    )
+    .ok();
+    let a = spawn_in(&env, &repo, "a");
+    let slot = path_of(&a);
+    let the_same_file = real(&env.ledger()).display().to_string();
+    let vars = [("GIT_HAND_LEDGER".to_string(), the_same_file)];
+    let run = hand(
+        &env,
+        &repo,
+        &["ledger", "copy", "--to", &db.tcp_url(), "--json"],
+        &vars,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let copied = run.json();
+    assert_eq!(
+        copied["restamped"],
+        json!([slot.to_str().unwrap()]),
+        "{copied:#}\n{}",
+        run.stderr
+    );
+}
