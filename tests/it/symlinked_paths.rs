@@ -391,3 +391,21 @@ fn ledger_copy_restamps_a_slot_whose_stamp_spells_the_ledger_through_the_symlink
         run.stderr
     );
 }
+
+/// `spawn --exec` runs its command in the slot with `PWD` naming the slot: the caller's `PWD`
+/// (the main worktree, spelled through the symlink) would send a program that reads it there.
+#[test]
+fn spawn_exec_runs_its_command_with_pwd_naming_the_slot() {
+    let (env, repo) = linked_world();
+    let run = hand(
+        &env,
+        &repo,
+        // Not a shell: a shell mends a `PWD` that names another directory than its cwd.
+        &["spawn", "a", "--exec", "--", "printenv", "PWD"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let slot = hand(&env, &repo, &["path", "a"], &[]).ok();
+    let slot = slot.trim_end();
+    assert_eq!(run.stdout.trim_end(), slot, "{}", run.stderr);
+}
