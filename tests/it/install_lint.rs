@@ -108,6 +108,46 @@ fn install_sh_passes_shellcheck_as_posix_sh() {
 }
 
 #[test]
+fn shellcheck_refuses_a_copy_of_install_sh_with_a_bashism() {
+    let script = std::fs::read_to_string(INSTALL_SH).unwrap();
+    let from = r#"if [ "$mode" = uninstall ]"#;
+    assert!(script.contains(from), "install.sh no longer has {from:?}");
+    let env = TestEnv::new();
+    let copy = env.path("install.sh");
+    std::fs::write(
+        &copy,
+        script.replacen(from, r#"if [[ "$mode" == uninstall ]]"#, 1),
+    )
+    .unwrap();
+    let run = shellcheck_as_posix_sh(&copy);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("SC3010"),
+        "shellcheck did not name the bashism:\n{}",
+        run.stdout
+    );
+}
+
+/// `build-support/test-tools` runs on every machine the tests run on (bash, Debian's or
+/// Homebrew's tools): shellcheck checks it as the bash script it is.
+#[test]
+fn test_tools_passes_shellcheck_as_bash() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/build-support/test-tools");
+    let out = Command::new(test_tool("shellcheck"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["--shell=bash", "--color=never", script])
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    assert_eq!(
+        run.code, 0,
+        "shellcheck found problems in build-support/test-tools:\n{}{}",
+        run.stdout, run.stderr
+    );
+}
+
+#[test]
 fn install_sh_uses_no_option_only_gnus_tools_take() {
     for script in INSTALL_SCRIPTS {
         let found = gnu_only_uses(&std::fs::read_to_string(script).unwrap());
