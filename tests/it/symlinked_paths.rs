@@ -409,3 +409,108 @@ fn spawn_exec_runs_its_command_with_pwd_naming_the_slot() {
     let slot = slot.trim_end();
     assert_eq!(run.stdout.trim_end(), slot, "{}", run.stderr);
 }
+
+/// A remote URL that is a relative path (`../app-origin.git`) resolves as git resolves it, from
+/// the real directory: reached through a symlink to the repository itself, `..` of the
+/// spelling the user typed is another directory than `..` of the real one.
+#[test]
+fn a_relative_remote_of_a_repository_reached_through_a_symlink_is_the_one_git_pushes_to() {
+    let (env, repo) = linked_world();
+    git_in(
+        &env,
+        &repo,
+        &[],
+        &["remote", "set-url", "origin", "../app-origin.git"],
+    )
+    .ok();
+    let shortcut = env.root.path().join("app-shortcut");
+    std::os::unix::fs::symlink(real(&repo), &shortcut).unwrap();
+    let a = hand(&env, &shortcut, &["spawn", "a", "--json"], &[]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    let a = a.json();
+    let inside = linked(&env, &path_of(&a));
+    commit_in(&env, &inside, &cred(&a), "a.txt").ok();
+    let pushed = git_in(
+        &env,
+        &inside,
+        &cred(&a),
+        &["push", "-q", "origin", "hand/a"],
+    );
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let origin = env.path("work/app-origin.git");
+    assert!(
+        remote_oid(&env, &origin, "hand/a").is_some(),
+        "the push went elsewhere"
+    );
+    let status = hand(&env, &inside, &["status", "--json"], &cred(&a)).json();
+    assert_eq!(status["verdict"], "current", "{status:#}");
+    let pinned = git_in(
+        &env,
+        &repo,
+        &[],
+        &["config", "--get-regexp", "^url\\..*\\.insteadof$"],
+    );
+    let want = format!(
+        "url.{}.insteadof ../app-origin.git",
+        real(&origin).display()
+    );
+    assert_eq!(
+        pinned.ok().trim_end(),
+        want,
+        "the pin names the real origin"
+    );
+    let status = hand_c(&env, &shortcut, &["check"], &[]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+}
+
+/// `core.hooksPath` naming the repository's own hooks directory through the symlink is no
+/// redirection: install writes there without asking, and status finds the hooks in force.
+#[test]
+fn a_hooks_path_spelled_through_the_symlink_is_the_repositorys_own_hooks_dir() {
+    let (env, repo) = linked_world();
+    let hooks = repo.join(".git/hooks");
+    git_in(
+        &env,
+        &repo,
+        &[],
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    )
+    .ok();
+    hand(&env, &repo, &["install"], &[]).ok();
+    let a = spawn_in(&env, &repo, "a");
+    let inside = linked(&env, &path_of(&a));
+    let status = hand(&env, &inside, &["status", "--json"], &cred(&a)).json();
+    assert_eq!(status["hooks"]["in_force"], true, "{status:#}");
+    let zombie_free = commit_in(&env, &inside, &cred(&a), "a.txt");
+    assert_eq!(zombie_free.code, 0, "{}", zombie_free.stderr);
+    hand(&env, &repo, &["teardown", "a", "--force"], &[]).ok();
+    spawn_in(&env, &repo, "b");
+    let zombie = commit_in(&env, &inside, &cred(&a), "zombie.txt");
+    assert_ne!(
+        zombie.code, 0,
+        "the hooks were not in force: {}",
+        zombie.stderr
+    );
+}
+
+/// A ledger that is gone is never made again over the slots it leased, whichever spelling of
+/// its path the stamps hold and the command uses: the stamps name it through the symlink, the
+/// command by its real path.
+#[test]
+fn a_lost_ledger_is_not_made_again_when_stamps_spell_its_path_through_the_symlink() {
+    let (env, repo) = linked_world();
+    spawn_in(&env, &repo, "a");
+    let ledger = env.ledger();
+    let real_ledger = real(&ledger);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", ledger.display()));
+    }
+    let vars = [(
+        "GIT_HAND_LEDGER".to_string(),
+        real_ledger.display().to_string(),
+    )];
+    let run = hand(&env, &repo, &["spawn", "b"], &vars);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("is missing"), "{}", run.stderr);
+    assert!(!real_ledger.exists(), "a new ledger was made");
+}
