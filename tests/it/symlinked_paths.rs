@@ -7,7 +7,14 @@
 //! command's cwd, `PWD` and path arguments spelled through `link`, and checks that both
 //! spellings name one slot wherever git-hand compares two paths: spawn, list, status and
 //! `path` from inside the slot, the fence (the holder's push allowed, a zombie's commit and push
-//! refused), `done`, doctor, prune, a re-spawn that reuses the slot, and Claude Code's hooks.
+//! refused), `done`, doctor, prune, a re-spawn that reuses the slot, Claude Code's hooks, and
+//! what else holds a path: `spawn --exec`'s `PWD`, a relative remote, `core.hooksPath`, the
+//! ledger's path in stamps (`ledger copy`, a lost ledger's evidence).
+//!
+//! A process scan compares a process's cwd (the kernel's, real) with slot paths: every slot
+//! path git-hand hands it is a ledger key or a path from git's admin files, canonicalized
+//! where it is read (`ensure_pool_dir`, `Repo::located`, `link::worktree_of`), which the stories
+//! here would see broken as a slot reused while occupied or never found.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -238,6 +245,7 @@ fn done_doctor_prune_and_a_respawn_through_a_symlink_agree_on_the_slot() {
     let c = spawn_in(&env, &repo, "c");
     assert_eq!(path_of(&c), slot, "slot 1 is made again");
     assert_eq!(c["token"], 3, "the slot's tokens go on: {c:#}");
+    crate::support::assert_consistent(&env, "after a spawn into a pruned slot");
 }
 
 #[test]
@@ -254,6 +262,7 @@ fn a_pool_root_and_ledger_set_through_the_symlink_in_git_config_name_the_same_sl
     let a = run.json();
     let slot = path_of(&a);
     assert!(slot.starts_with(real(&pools)), "{}", slot.display());
+    assert!(ledger.exists(), "hand.ledger was not used");
     let inside = linked(&env, &slot);
     let status = hand(&env, &inside, &["status", "--json"], &vars).json();
     assert_eq!(status["lease"]["lease_id"], a["lease_id"], "{status:#}");
@@ -513,4 +522,27 @@ fn a_lost_ledger_is_not_made_again_when_stamps_spell_its_path_through_the_symlin
     assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("is missing"), "{}", run.stderr);
     assert!(!real_ledger.exists(), "a new ledger was made");
+}
+
+/// A process that went into a free slot through the symlink (its cwd, as the kernel reports
+/// it, is the real path) keeps the slot from being reused; once it is gone, the slot is.
+#[test]
+fn a_process_that_entered_a_slot_through_the_symlink_keeps_it_from_reuse() {
+    let (env, repo) = linked_world();
+    let a = spawn_in(&env, &repo, "a");
+    let slot = path_of(&a);
+    let inside = linked(&env, &slot);
+    hand(&env, &inside, &["done"], &[]).ok();
+    let mut tenant = env.command("sleep", &inside);
+    let mut tenant = tenant.arg("600").env("PWD", &inside).spawn().unwrap();
+    let b = spawn_in(&env, &repo, "b");
+    tenant.kill().unwrap();
+    tenant.wait().unwrap();
+    assert_ne!(path_of(&b), slot, "a slot with a process inside was reused");
+    assert!(
+        b["skipped"].to_string().contains(slot.to_str().unwrap()),
+        "{b:#}"
+    );
+    let c = spawn_in(&env, &repo, "c");
+    assert_eq!(path_of(&c), slot, "the slot nobody is in is reused");
 }
