@@ -233,44 +233,56 @@ fi
 
 # --- what the shell still needs ------------------------------------------------------------------
 
-case ":$PATH:" in
-    *":$PREFIX/bin:"*) ;;
-    *)
-        say "$PREFIX/bin is not on your PATH, so git cannot find 'git hand' yet. Add this line to"
-        # The tildes are words for the reader, the names of the files to edit, not paths to expand.
-        # shellcheck disable=SC2088
-        say "~/.profile, ~/.bashrc or ~/.zshrc (fish: fish_add_path $PREFIX/bin) and open a new shell:"
-        echo "    export PATH=\"$PREFIX/bin:\$PATH\""
-        ;;
-esac
-# man finds pages beside the PATH entries (bin/ -> share/man/) unless MANPATH overrides it.
-if [ -n "${MANPATH:-}" ]; then
-    case ":$MANPATH:" in
-        *":$PREFIX/share/man:"*) ;;
-        *)
-            say "MANPATH is set, so 'git hand --help' needs the page's directory in it:"
-            echo "    export MANPATH=\"$PREFIX/share/man:\$MANPATH\""
-            ;;
-    esac
+# The physical path of directory $1 (`pwd -P`: symlinks resolved; no `readlink -f` on macOS), or
+# $1 itself when it is no directory. The user's PATH and PREFIX may spell one directory two ways
+# (macOS reaches /var and /tmp through /private, a trailing slash), and a text comparison then
+# told them to add a directory their PATH already has.
+real_dir() {
+    (CDPATH='' cd -P "$1" 2>/dev/null && pwd -P) || printf '%s\n' "$1"
+}
+# Whether the colon-separated list $1 names directory $2, however either spells it.
+lists_dir() {
+    want=$(real_dir "$2")
+    rest=$1:
+    while [ -n "$rest" ]; do
+        entry=${rest%%:*}
+        rest=${rest#*:}
+        if [ -n "$entry" ] && [ "$(real_dir "$entry")" = "$want" ]; then return 0; fi
+    done
+    return 1
+}
+same_dir() {
+    [ "$(real_dir "$1")" = "$(real_dir "$2")" ]
+}
+
+if ! lists_dir "$PATH" "$PREFIX/bin"; then
+    say "$PREFIX/bin is not on your PATH, so git cannot find 'git hand' yet. Add this line to"
+    # The tildes are words for the reader, the names of the files to edit, not paths to expand.
+    # shellcheck disable=SC2088
+    say "~/.profile, ~/.bashrc or ~/.zshrc (fish: fish_add_path $PREFIX/bin) and open a new shell:"
+    echo "    export PATH=\"$PREFIX/bin:\$PATH\""
+fi
+# man finds pages beside the PATH entries (bin/ -> share/man/) unless MANPATH overrides it: so
+# does macOS's (FreeBSD's man.sh), as man-db does.
+if [ -n "${MANPATH:-}" ] && ! lists_dir "$MANPATH" "$PREFIX/share/man"; then
+    say "MANPATH is set, so 'git hand --help' needs the page's directory in it:"
+    echo "    export MANPATH=\"$PREFIX/share/man:\$MANPATH\""
 fi
 # bash-completion loads completions from its user directory and from $XDG_DATA_DIRS.
 bash_user_dir=${BASH_COMPLETION_USER_DIR:-${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/bash-completion}/completions
-case ":${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:" in
-    *":$PREFIX/share:"*) ;;
-    *)
-        if [ "$bash_dir" != "$bash_user_dir" ]; then
-            say "bash-completion does not look in $bash_dir; add to ~/.bashrc:"
-            echo "    . \"$bash_dir/git-hand\""
-        fi
-        if command -v zsh >/dev/null 2>&1; then
-            say "zsh: add to ~/.zshrc, before compinit:"
-            echo "    fpath=(\"$zsh_dir\" \$fpath)"
-        fi
-        fish_user_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/fish
-        if command -v fish >/dev/null 2>&1 && [ "$PREFIX/share/fish" != "$fish_user_dir" ]; then
-            say "fish: add to ~/.config/fish/config.fish:"
-            echo "    set -p fish_complete_path \"$fish_dir\"; source \"$fish_conf_dir/git-hand.fish\""
-        fi
-        ;;
-esac
+if ! lists_dir "${XDG_DATA_DIRS:-/usr/local/share:/usr/share}" "$PREFIX/share"; then
+    if ! same_dir "$bash_dir" "$bash_user_dir"; then
+        say "bash-completion does not look in $bash_dir; add to ~/.bashrc:"
+        echo "    . \"$bash_dir/git-hand\""
+    fi
+    if command -v zsh >/dev/null 2>&1; then
+        say "zsh: add to ~/.zshrc, before compinit:"
+        echo "    fpath=(\"$zsh_dir\" \$fpath)"
+    fi
+    fish_user_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/fish
+    if command -v fish >/dev/null 2>&1 && ! same_dir "$PREFIX/share/fish" "$fish_user_dir"; then
+        say "fish: add to ~/.config/fish/config.fish:"
+        echo "    set -p fish_complete_path \"$fish_dir\"; source \"$fish_conf_dir/git-hand.fish\""
+    fi
+fi
 say "next: git hand --help; then, in a repository: git hand install"

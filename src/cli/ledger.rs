@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::output::say;
 use super::{Done, Failure, Kind};
+use crate::ledger::Task;
 use crate::ledger::server::{ServerError, ServerUrl, is_server_url};
-use crate::ledger::{Place, Task};
 use crate::ops::Context;
 use crate::ops::ledger_copy::{self, Changed, Copied};
 
@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, cmd: LedgerCommand, json: bool) -> Result<Done, Failur
 /// The warning for a slot leased again while the copy ran: its stamp was left as it is.
 fn changed_text(c: &Changed, copied: &Copied) -> String {
     let left = match &c.now {
-        Some(now) if now.ledger == Place::File(copied.from.clone()) => format!(
+        Some(now) if now.ledger.is_file(&copied.from) => format!(
             "its stamp was left as it is: task {} stays on the file ledger {}",
             now.task, now.ledger
         ),

@@ -43,6 +43,11 @@ impl Place {
         }
     }
 
+    /// Whether this is the SQLite file at `path`, however either is spelled ([`same_file`]).
+    pub fn is_file(&self, path: &Path) -> bool {
+        self.file().is_some_and(|f| same_file(f, path))
+    }
+
     /// Whether `self` and `other` are the same team ledger (server and database), whatever
     /// user, password or options each names.
     pub fn same_database(&self, other: &Place) -> bool {
@@ -53,6 +58,22 @@ impl Place {
             _ => false,
         }
     }
+}
+
+/// Whether two spellings of a file's path name one file: equal, or equal once their directories
+/// are resolved (the file itself may be gone). A stamp holds the ledger's path as the
+/// environment of the spawn that wrote it spelled it (`HOME`, `XDG_STATE_HOME`,
+/// `GIT_HAND_LEDGER`), and a later command may reach the same file another way: through a
+/// symlink, as macOS reaches its temporary directory (`/var` is `/private/var`), or not.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let resolve = |p: &Path| {
+        let dir = std::fs::canonicalize(p.parent()?).ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    resolve(a).is_some_and(|ra| Some(ra) == resolve(b))
 }
 
 impl fmt::Display for Place {

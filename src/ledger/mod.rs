@@ -35,7 +35,7 @@ pub use events::{Event, EventKind, EventScope, LoggedEvent, RepoEvents};
 pub use ids::{LeaseId, RepoId, WorktreeKey};
 pub use leases::{Acquire, By, Release, Renew};
 pub use lifecycle::{EndReason, IssueLease, Step, TaskState};
-pub use location::{LedgerLocation, Place, default_location, state_dir};
+pub use location::{LedgerLocation, Place, default_location, same_file, state_dir};
 pub use repos::RegisteredRepo;
 pub use schema::LATEST_VERSION;
 pub use tasks::{NewTask, Slot, Task, Tasks};

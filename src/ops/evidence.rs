@@ -101,7 +101,7 @@ pub fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
     }
     let common = &repo.loc.common_dir;
     traces.retain(|t| match &t.stamp {
-        Some(s) => s.ledger.file().is_some_and(|f| same_file(f, ledger)),
+        Some(s) => s.ledger.is_file(ledger),
         // An unstamped slot is this ledger's only when it is this repository's.
         None => t.slot.is_some() && t.common_dir.as_ref() == Some(common),
     });
@@ -194,18 +194,4 @@ fn read_dirs(dir: &Path) -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
-}
-
-/// The admin dir's `gitdir` file names `<worktree>/.git`: git itself sees the worktree there.
-/// Two spellings of one file path (the file itself may be gone): equal, or equal once their
-/// directories are resolved.
-fn same_file(a: &Path, b: &Path) -> bool {
-    if a == b {
-        return true;
-    }
-    let resolve = |p: &Path| {
-        let dir = std::fs::canonicalize(p.parent()?).ok()?;
-        Some(dir.join(p.file_name()?))
-    };
-    resolve(a).is_some_and(|ra| Some(ra) == resolve(b))
 }

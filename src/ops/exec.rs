@@ -42,9 +42,13 @@ pub fn run(
         Error::usage("--exec needs a command after --")
             .with_hint(format!("git hand spawn {task} --exec -- $SHELL"))
     })?;
+    // `PWD` names the slot too: inherited, it named the directory spawn ran in (the main
+    // worktree, as the user's shell spelled it). A shell mends a `PWD` that is not its cwd, but
+    // a program that reads the variable as it is would work in the main worktree.
     let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)
+        .env("PWD", dir)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .spawn()
         .map_err(|e| {

@@ -148,7 +148,8 @@ impl Stamps {
                 Err(e) => Err(e.to_string()),
             });
         match found {
-            Ok(Some((admin, stamp))) if stamp.ledger == Place::File(from.to_path_buf()) => {
+            // The stamp spells the file as the spawn's environment did: compared as one file.
+            Ok(Some((admin, stamp))) if stamp.ledger.is_file(from) => {
                 self.found.push(Found {
                     slot: path,
                     admin,

@@ -60,6 +60,7 @@ mod server_ledger;
 mod setup;
 mod small_things;
 mod support;
+mod symlinked_paths;
 mod team_cli;
 mod team_connect;
 mod team_contention;

@@ -75,6 +75,11 @@ impl Newcomer {
 
     /// `./install.sh ARGS` run from `dir`, as the README says, with the test knobs.
     fn install_sh(&self, dir: &Path, args: &[&str]) -> Run {
+        self.install_sh_with(dir, args, &[])
+    }
+
+    /// [`Newcomer::install_sh`] with `vars` (PATH among them, say) set last.
+    fn install_sh_with(&self, dir: &Path, args: &[&str], vars: &[(&str, OsString)]) -> Run {
         let mut cmd = self.command(&format!("{CHECKOUT}/install.sh"), dir, false);
         cmd.args(args)
             .env("PREFIX", &self.prefix)
@@ -92,6 +97,9 @@ impl Newcomer {
             {
                 cmd.env(&key, value);
             }
+        }
+        for (key, value) in vars {
+            cmd.env(key, value);
         }
         self.run(cmd)
     }
@@ -466,4 +474,52 @@ fn uninstall_says_the_hooks_left_in_repositories_stay_and_names_git_hand_uninsta
             && un.stdout.contains("`git hand uninstall` in each"),
         "{un:?}"
     );
+}
+
+/// install.sh's advice compares directories, not their spellings: with PREFIX reached through a
+/// symlink (as macOS reaches /var and /tmp through /private) and PATH, MANPATH and
+/// XDG_DATA_DIRS naming the same directories by their real paths, it asks for none of them to
+/// be added, and it still does when they are missing.
+#[test]
+fn install_sh_finds_its_prefix_on_path_however_either_spells_it() {
+    let mut n = Newcomer::new();
+    let real = n.env.path("real-prefix");
+    std::fs::create_dir(&real).unwrap();
+    let link = n.env.path("prefix-link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    n.prefix = link;
+    let real = real.canonicalize().unwrap();
+    let mut path = std::env::split_paths(&n.path_var(false)).collect::<Vec<_>>();
+    path.insert(0, real.join("bin"));
+    let listed = [
+        ("PATH", std::env::join_paths(path).unwrap()),
+        ("MANPATH", real.join("share/man").into_os_string()),
+        (
+            "XDG_DATA_DIRS",
+            format!("{}/share/:/usr/share", real.display()).into(),
+        ),
+    ];
+    let install = n.install_sh_with(&n.env.path("home"), &[], &listed);
+    assert_eq!(install.code, 0, "install.sh failed:\n{install:?}");
+    for advice in [
+        "is not on your PATH",
+        "MANPATH is set",
+        "bash-completion does not look",
+    ] {
+        assert!(
+            !install.stdout.contains(advice),
+            "{advice:?}, of a directory listed by its real path:\n{}",
+            install.stdout
+        );
+    }
+    let unlisted = [("MANPATH", OsString::from("/usr/share/man"))];
+    let again = n.install_sh_with(&n.env.path("home"), &[], &unlisted);
+    assert_eq!(again.code, 0, "install.sh failed:\n{again:?}");
+    for advice in ["is not on your PATH", "MANPATH is set"] {
+        assert!(
+            again.stdout.contains(advice),
+            "no {advice:?}:\n{}",
+            again.stdout
+        );
+    }
 }

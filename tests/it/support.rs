@@ -94,6 +94,9 @@ pub struct TestEnv {
     pub root: tempfile::TempDir,
     /// Extra variables for every command this env runs.
     pub vars: Vec<(String, String)>,
+    /// The directory [`TestEnv::path`] spells every path of this world through: the root
+    /// itself, or a symlink to the directory holding it ([`TestEnv::through_a_symlink`]).
+    base: PathBuf,
 }
 
 /// What a command did.
@@ -148,15 +151,45 @@ pub const SYSTEM_PATH: &str = if cfg!(target_os = "macos") {
 
 impl TestEnv {
     pub fn new() -> Self {
-        let root = tempfile::Builder::new()
+        let root = Self::temp_root();
+        let base = root.path().to_path_buf();
+        Self::made_in(root, base)
+    }
+
+    /// A world whose every path (HOME, the XDG dirs, the ledger, `TMPDIR`, the repositories of
+    /// [`TestEnv::path`]) is spelled through a symlink, `<root>/link -> <root>/real`, as macOS
+    /// reaches its temporary directory (`/var/folders/...`, where `/var` is a symlink to
+    /// `/private/var`): git, the kernel's idea of a process's cwd and `canonicalize` answer
+    /// with `real`, the user's shell and the environment with `link`.
+    pub fn through_a_symlink() -> Self {
+        let root = Self::temp_root();
+        std::fs::create_dir(root.path().join("real")).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink("real", &link).unwrap();
+        let mut env = Self::made_in(root, link);
+        std::fs::create_dir(env.path("tmp")).unwrap();
+        env.vars
+            .push(("TMPDIR".into(), env.path("tmp").display().to_string()));
+        env
+    }
+
+    fn temp_root() -> tempfile::TempDir {
+        tempfile::Builder::new()
             .prefix("git-hand-test")
             .tempdir()
-            .unwrap();
+            .unwrap()
+    }
+
+    fn made_in(root: tempfile::TempDir, base: PathBuf) -> Self {
         for dir in ["home", "state", "data", "config", "cache", "work"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+            std::fs::create_dir_all(base.join(dir)).unwrap();
         }
-        std::fs::write(root.path().join("gitconfig-global"), "").unwrap();
-        Self { root, vars: vec![] }
+        std::fs::write(base.join("gitconfig-global"), "").unwrap();
+        Self {
+            root,
+            vars: vec![],
+            base,
+        }
     }
 
     /// A world whose every command uses the team ledger at `url` (`GIT_HAND_LEDGER`) instead
@@ -168,7 +201,7 @@ impl TestEnv {
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.path().join(rel)
+        self.base.join(rel)
     }
 
     /// The ledger every command of this env uses.
