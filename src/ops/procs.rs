@@ -85,7 +85,7 @@ fn look(scan: Scan, sighting: &Sighting, dir: &Path) -> Look {
     let Some(cwd) = scan.cwd(sighting) else {
         return Look::Outside;
     };
-    if !cwd.starts_with(dir) {
+    if !scan.is_inside(&cwd, dir) {
         return Look::Outside;
     }
     let marker = format!("{}=1", crate::git::INTERNAL_ENV);
@@ -132,7 +132,7 @@ pub fn occupants(scan: Scan, dir: &Path) -> std::io::Result<Vec<Occupant>> {
 pub fn occupants_of(scan: Scan, dirs: &[&Path]) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
     for sighting in scan.inside(dirs)? {
-        let Some(dir) = dirs.iter().find(|d| sighting.cwd.starts_with(d)) else {
+        let Some(dir) = dirs.iter().find(|d| scan.is_inside(&sighting.cwd, d)) else {
             continue;
         };
         if let Some(cwd) = examine(scan, &sighting, dir) {

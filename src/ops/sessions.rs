@@ -71,7 +71,7 @@ pub fn presence(scan: Scan, slots: &[SessionSlot<'_>]) -> Vec<Presence> {
     slots
         .iter()
         .map(|slot| {
-            if found.iter().any(|o| o.cwd.starts_with(slot.dir)) {
+            if found.iter().any(|o| scan.is_inside(&o.cwd, slot.dir)) {
                 Presence::Alive
             } else if sees(slot.pid_ns) {
                 Presence::Gone

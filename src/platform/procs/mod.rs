@@ -80,6 +80,13 @@ pub trait Table: Sync {
     /// the table cannot be read: the caller must then treat the directories as occupied.
     fn inside(&self, dirs: &[&Path]) -> std::io::Result<Vec<Sighting>>;
 
+    /// Whether directory `cwd`, as this table reports directories, is `dir` or below it.
+    /// Exact, unless the platform's default filesystem ignores case (see
+    /// [`portable::starts_with_ignoring_case`]).
+    fn is_inside(&self, cwd: &Path, dir: &Path) -> bool {
+        cwd.starts_with(dir)
+    }
+
     /// The directory of what was sighted (its thread's, for a thread) as it is now.
     fn cwd(&self, sighting: &Sighting) -> Option<PathBuf>;
 
@@ -350,6 +357,21 @@ mod tests {
             before - 1 <= started && started <= after + 1,
             "{before} {started} {after}"
         );
+    }
+
+    /// Off Linux a directory is inside a slot whatever the case of its names (see
+    /// [`portable::starts_with_ignoring_case`]); a sibling whose name only begins alike is not.
+    #[test]
+    fn a_directory_in_another_case_is_inside_ignoring_case() {
+        let inside = |cwd: &str, dir: &str| {
+            portable::starts_with_ignoring_case(Path::new(cwd), Path::new(dir))
+        };
+        assert!(inside("/Users/me/Pool/Slot-1/src", "/users/me/pool/slot-1"));
+        assert!(inside("/Users/me/pool/slot-1", "/Users/me/pool/slot-1"));
+        assert!(inside("/Users/Émile/x", "/Users/émile"));
+        assert!(!inside("/Users/me/pool/slot-10", "/Users/me/pool/slot-1"));
+        assert!(!inside("/Users/me", "/Users/me/pool"));
+        assert!(!inside("/elsewhere/pool/slot-1", "/Users/me/pool/slot-1"));
     }
 
     /// Both ways of asking for this process's effective user id agree (off Linux only the

@@ -32,6 +32,14 @@ impl Table for Sysinfo {
         "sysinfo"
     }
 
+    fn is_inside(&self, cwd: &Path, dir: &Path) -> bool {
+        if cfg!(target_os = "macos") {
+            starts_with_ignoring_case(cwd, dir)
+        } else {
+            cwd.starts_with(dir)
+        }
+    }
+
     fn inside(&self, dirs: &[&Path]) -> std::io::Result<Vec<Sighting>> {
         let mut system = System::new();
         let seen = system.refresh_processes_specifics(
@@ -52,7 +60,7 @@ impl Table for Sysinfo {
         for process in processes.values() {
             let Some(cwd) = process
                 .cwd()
-                .filter(|c| dirs.iter().any(|d| c.starts_with(d)))
+                .filter(|c| dirs.iter().any(|d| self.is_inside(c, d)))
             else {
                 continue;
             };
@@ -173,6 +181,25 @@ impl Table for Sysinfo {
     fn sees(&self, ns: Option<i64>) -> bool {
         ns.is_none()
     }
+}
+
+/// Whether `cwd` is `dir` or below it, each name compared ignoring case. macOS's default
+/// filesystem (APFS, case-insensitive) has one directory for `Repo` and `repo`, and the kernel
+/// may report a process's directory in the case it was entered by while `canonicalize` gives the
+/// case on disk: an exact comparison would then miss a process in a slot. Ignoring case can only
+/// make a directory look occupied (on a case-sensitive volume, by a process in a directory whose
+/// name differs in case alone), never hide one.
+pub fn starts_with_ignoring_case(cwd: &Path, dir: &Path) -> bool {
+    let fold = |c: std::path::Component<'_>| {
+        let name = c.as_os_str();
+        name.to_str().map_or_else(
+            || name.as_encoded_bytes().to_vec(),
+            |s| s.to_lowercase().into_bytes(),
+        )
+    };
+    let mut cwd = cwd.components();
+    dir.components()
+        .all(|d| cwd.next().is_some_and(|c| fold(c) == fold(d)))
 }
 
 /// `f` of process `pid` as one fresh read of `kind` finds it; `None` when it is not there.
