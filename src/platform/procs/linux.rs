@@ -31,15 +31,18 @@ impl Table for Proc {
             // process cannot be read; such a process cannot be inside a slot either (the pool
             // directory is created 0700).
             let dir = entry.path();
-            if let Ok(cwd) = std::fs::read_link(dir.join("cwd"))
-                && inside(&cwd)
-            {
-                found.push(Sighting {
-                    pid,
-                    thread: None,
-                    cwd,
-                });
-                continue;
+            match std::fs::read_link(dir.join("cwd")) {
+                Ok(cwd) if inside(&cwd) => {
+                    found.push(Sighting {
+                        pid,
+                        thread: None,
+                        cwd,
+                    });
+                    continue;
+                }
+                // Nor can its threads' be read.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => continue,
+                _ => {}
             }
             // A thread may have a directory of its own (`unshare(CLONE_FS)`, then `chdir`): its
             // process is inside too. Only a process with more than one thread has one to read.
