@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, event: ClaudeEvent) -> Result<Done, Failure> {
     let input = HookInput::read(std::io::stdin().lock())?;
     match event {
         ClaudeEvent::WorktreeCreate => worktree_create(ctx, &input),
-        ClaudeEvent::WorktreeRemove => Ok(worktree_remove(&input)),
+        ClaudeEvent::WorktreeRemove => Ok(worktree_remove(ctx, &input)),
         ClaudeEvent::SessionStart => Ok(session_start(ctx, &input)),
     }
 }
@@ -42,8 +42,8 @@ pub fn run(ctx: &Context, event: ClaudeEvent) -> Result<Done, Failure> {
 fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
     // The hook runs in the project directory; the input says which.
     let here = match &input.cwd {
-        Some(cwd) => Context::new(cwd.clone()),
-        None => Context::new(ctx.cwd.clone()),
+        Some(cwd) => Context::new(cwd.clone()).with_scan(ctx.scan()),
+        None => Context::new(ctx.cwd.clone()).with_scan(ctx.scan()),
     };
     if let Err(e) = here.repo() {
         return Err(Failure::from(e).hint(
@@ -91,14 +91,14 @@ fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
     Ok(Done::ok(format!("{}\n", spawned.path.display())))
 }
 
-fn worktree_remove(input: &HookInput) -> Done {
+fn worktree_remove(ctx: &Context, input: &HookInput) -> Done {
     let name = input
         .worktree_path
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&name, event);
-    match remove::remove(input, Some(crate::ops::setup::Shown(&show))) {
+    match remove::remove(ctx.scan(), input, Some(crate::ops::setup::Shown(&show))) {
         Ok(Removed::Ended(TornDown::Freed { task, .. })) => say(&[format!(
             "task {} ended: its slot is free for the next task, its commits stay on {}",
             task.name, task.branch
@@ -146,7 +146,7 @@ fn session_start(ctx: &Context, input: &HookInput) -> Done {
     let env_file = std::env::var_os(ENV_FILE_ENV)
         .filter(|f| !f.is_empty())
         .map(std::path::PathBuf::from);
-    match session_start::session_start(input, &ctx.cwd, env_file.as_deref()) {
+    match session_start::session_start(ctx.scan(), input, &ctx.cwd, env_file.as_deref()) {
         Ok(Started::Exported {
             task,
             tenure,

@@ -171,6 +171,152 @@ mod tests {
         pids
     }
 
+    /// A process table that says what a test scripts, look by look (a look reads the directory
+    /// once), for the states the kernel shows only for an instant: a git mid-exec, a process on
+    /// its way out, a table that cannot be read.
+    struct Scripted {
+        /// What the n-th look sees: (directory inside, executable, environment).
+        looks: fn(usize) -> Moment,
+        readable: bool,
+        seen: std::sync::atomic::AtomicUsize,
+    }
+
+    /// What a look sees: the directory inside, the executable, the environment's marker.
+    type Moment = (bool, Option<&'static str>, Option<bool>);
+
+    const SLOT: &str = "/pool/slot-1";
+    const OWN: &str = "/bin/git-hand";
+    const GIT: &str = "/usr/bin/git";
+    const CHILD: i64 = 100;
+    const PARENT: i64 = 50;
+
+    impl Scripted {
+        fn scan(looks: fn(usize) -> Moment) -> Scan {
+            Self::table(looks, true)
+        }
+
+        fn table(looks: fn(usize) -> Moment, readable: bool) -> Scan {
+            let table = Box::leak(Box::new(Scripted {
+                looks,
+                readable,
+                seen: std::sync::atomic::AtomicUsize::new(0),
+            }));
+            Scan::of(table)
+        }
+
+        fn now(&self) -> Moment {
+            let n = self.seen.load(std::sync::atomic::Ordering::SeqCst);
+            (self.looks)(n.saturating_sub(1))
+        }
+    }
+
+    impl crate::platform::procs::Table for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        fn inside(&self, _dirs: &[&Path]) -> std::io::Result<Vec<Sighting>> {
+            if !self.readable {
+                return Err(std::io::Error::other("unreadable"));
+            }
+            Ok(vec![Sighting {
+                pid: CHILD,
+                thread: None,
+                cwd: PathBuf::from(SLOT),
+            }])
+        }
+        fn cwd(&self, _s: &Sighting) -> Option<PathBuf> {
+            self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.now().0.then(|| PathBuf::from(SLOT).join("src"))
+        }
+        fn start(&self, _pid: i64) -> Option<i64> {
+            Some(7)
+        }
+        fn exe(&self, pid: i64) -> Option<PathBuf> {
+            match pid {
+                PARENT => Some(PathBuf::from(OWN)),
+                _ => self.now().1.map(PathBuf::from),
+            }
+        }
+        fn own_exe(&self) -> Option<PathBuf> {
+            Some(PathBuf::from(OWN))
+        }
+        fn parent(&self, pid: i64) -> Option<i64> {
+            (pid == CHILD).then_some(PARENT)
+        }
+        fn environ_has(&self, _pid: i64, _var: &str) -> Option<bool> {
+            self.now().2
+        }
+        fn exiting(&self, _pid: i64) -> bool {
+            self.now().1.is_none()
+        }
+        fn command(&self, _pid: i64) -> String {
+            "git".into()
+        }
+        fn me(&self) -> crate::platform::procs::ProcessId {
+            crate::platform::procs::ProcessId {
+                pid: 1,
+                start: None,
+                ns: None,
+            }
+        }
+        fn namespace(&self) -> Option<i64> {
+            None
+        }
+        fn judge(&self, _p: crate::platform::procs::ProcessId) -> crate::platform::procs::Seen {
+            crate::platform::procs::Seen::Running
+        }
+        fn sees(&self, _ns: Option<i64>) -> bool {
+            true
+        }
+    }
+
+    fn tenants(scan: Scan) -> std::io::Result<Vec<i64>> {
+        occupants(scan, Path::new(SLOT)).map(|o| pids(&o))
+    }
+
+    /// A table that cannot be read proves nobody is outside: the slot is occupied.
+    #[test]
+    fn an_unreadable_table_proves_nothing() {
+        assert!(tenants(Scripted::table(|_| (true, Some(GIT), Some(true)), false)).is_err());
+    }
+
+    /// Git-hand's own git caught in `execve` (git's executable, no environment yet) is looked at
+    /// again, and once its environment shows the marker it is no tenant; one whose environment
+    /// never shows is a tenant: its state proves nothing.
+    #[test]
+    fn an_own_git_caught_mid_exec_is_looked_at_again() {
+        let settles = Scripted::scan(|n| (true, Some(GIT), (n >= 2).then_some(true)));
+        assert_eq!(tenants(settles).unwrap(), Vec::<i64>::new());
+        let never = Scripted::scan(|_| (true, Some(GIT), None));
+        assert_eq!(tenants(never).unwrap(), vec![CHILD]);
+    }
+
+    /// A git-hand forked into the slot, not yet exec'd (git-hand's executable, git-hand's
+    /// environment without the marker), is its own; a process of another executable with no
+    /// marker is a tenant.
+    #[test]
+    fn a_forked_git_hand_is_its_own_and_a_stranger_a_tenant() {
+        assert!(
+            tenants(Scripted::scan(|_| (true, Some(OWN), Some(false))))
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            tenants(Scripted::scan(|_| (true, Some(GIT), Some(false)))).unwrap(),
+            vec![CHILD]
+        );
+    }
+
+    /// A process on its way out (its executable gone, its directory still there) is looked at
+    /// again: once its directory is gone too it is no tenant; one that stays like that is.
+    #[test]
+    fn a_process_exiting_without_an_executable_is_looked_at_again() {
+        let leaves = Scripted::scan(|n| (n < 3, None, None));
+        assert!(tenants(leaves).unwrap().is_empty());
+        let stays = Scripted::scan(|_| (true, None, None));
+        assert_eq!(tenants(stays).unwrap(), vec![CHILD]);
+    }
+
     /// Git-hand's own short-lived gits, started and ended in a directory while it is scanned
     /// (what eight parallel spawns probing the same free slots do): none of them is ever an
     /// occupant, whatever moment of its exec or its exit the scan catches it in, by either

@@ -42,7 +42,7 @@ fn is_zombie(process: &Process) -> bool {
     process.status() == ProcessStatus::Zombie
 }
 
-/// The processes whose parent is `pid`, zombies included.
+/// The processes whose parent is `pid`, zombies included (on Linux: macOS's table lists none).
 pub fn children_of(pid: u32) -> Vec<Child> {
     let system = every_process(ProcessRefreshKind::nothing());
     let parent = Pid::from_u32(pid);
@@ -162,7 +162,11 @@ mod tests {
         // kill lands before `kill(2)` returns; the exit itself is the kernel's, so a poll.)
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         crate::support::wait_until("the killed sleep is a zombie", deadline, || !running(pid));
-        assert!(children_of(std::process::id()).iter().any(|c| c.pid == pid));
+        // macOS's table lists no zombie (`proc_pidinfo` finds one only when asked with a non-zero
+        // argument, which sysinfo does not pass): there it is no child any more.
+        if cfg!(target_os = "linux") {
+            assert!(children_of(std::process::id()).iter().any(|c| c.pid == pid));
+        }
         assert!(running_in(dir.path()).is_empty());
         assert!(running_with_args(&args).is_empty());
         assert!(!group_running(pid));

@@ -10,6 +10,7 @@
 //! did not make for Claude Code is left as it is. The session id only ever refuses: a session
 //! that held an earlier lease of the slot, now leased again, leaves the new holder's task alone.
 
+use crate::platform::procs::Scan;
 use std::path::{Path, PathBuf};
 
 use super::{HookInput, SessionHolder, SessionId};
@@ -31,7 +32,7 @@ pub enum Removed {
 }
 
 /// Ends the task of the worktree `input` names, unless that would lose work.
-pub fn remove(input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
+pub fn remove(scan: Scan, input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
     let path = input.worktree_path.clone().ok_or_else(|| {
         Error::usage(
             "the hook's input names no worktree (no \"worktree_path\" field): nothing was removed",
@@ -46,7 +47,7 @@ pub fn remove(input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
     if !path.is_dir() {
         return not_ours("it is not a directory");
     }
-    let ctx = Context::new(path.clone());
+    let ctx = Context::new(path.clone()).with_scan(scan);
     let Ok(repo) = ctx.repo() else {
         return not_ours("it is not in a git repository");
     };

@@ -8,6 +8,7 @@
 //! handed the new holder's. A session that never held the slot (a person running `claude` in a
 //! task they spawned) gets nothing, and is judged as before.
 
+use crate::platform::procs::Scan;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,12 @@ pub enum Started {
 }
 
 /// Appends the session's credential for the worktree it starts in to `env_file`.
-pub fn session_start(input: &HookInput, cwd: &Path, env_file: Option<&Path>) -> Result<Started> {
+pub fn session_start(
+    scan: Scan,
+    input: &HookInput,
+    cwd: &Path,
+    env_file: Option<&Path>,
+) -> Result<Started> {
     let Some(session) = &input.session else {
         return Ok(Started::Nothing("the hook's input names no session"));
     };
@@ -47,7 +53,7 @@ pub fn session_start(input: &HookInput, cwd: &Path, env_file: Option<&Path>) -> 
         ));
     };
     let dir = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let ctx = Context::new(dir);
+    let ctx = Context::new(dir).with_scan(scan);
     if ctx.repo().is_err() {
         return Ok(Started::Nothing(
             "the session's directory is not in a git repository",

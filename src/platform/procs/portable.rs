@@ -60,6 +60,12 @@ impl Table for Sysinfo {
                 "no process could be listed",
             ));
         }
+        if !sees_the_whole_machine() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "this process sees only part of the machine's processes (a sandbox)",
+            ));
+        }
         let processes = system.processes();
         let mut found: Vec<Sighting> = vec![];
         for process in processes.values() {
@@ -100,10 +106,14 @@ impl Table for Sysinfo {
         start_of(pid)
     }
 
+    /// Resolved, as [`Table::own_exe`] is: on macOS `sysinfo` gives the path the process was
+    /// started by (`KERN_PROCARGS2`), which for a git-hand installed through a link (Homebrew's
+    /// `bin/`) is the link, and git-hand would not know its own gits.
     fn exe(&self, pid: i64) -> Option<PathBuf> {
-        with(pid, ProcessRefreshKind::nothing().with_exe(Always), |p| {
+        let exe = with(pid, ProcessRefreshKind::nothing().with_exe(Always), |p| {
             p.exe().map(Path::to_path_buf)
-        })?
+        })??;
+        Some(exe.canonicalize().unwrap_or(exe))
     }
 
     fn own_exe(&self) -> Option<PathBuf> {
@@ -159,7 +169,7 @@ impl Table for Sysinfo {
 
     /// In the table's own numbering (see the module's note). Where the platform shows no
     /// processes at all, a process runs (the safe answer for "may I settle its half-done
-    /// work?").
+    /// work?"); where it shows only part of them, one it does not show is unseen.
     fn judge(&self, p: ProcessId) -> Seen {
         if !sysinfo::IS_SUPPORTED_SYSTEM {
             return Seen::Running;
@@ -177,14 +187,17 @@ impl Table for Sysinfo {
         };
         if alive == Some(true) && same {
             Seen::Running
+        } else if alive.is_none() && !sees_the_whole_machine() {
+            Seen::Unseen
         } else {
             Seen::Gone
         }
     }
 
-    /// Only what has no namespace recorded: this table cannot see into one.
+    /// Only what has no namespace recorded, and only when this process sees the whole machine:
+    /// this table cannot see into a namespace, nor out of a sandbox.
     fn sees(&self, ns: Option<i64>) -> bool {
-        ns.is_none()
+        ns.is_none() && sees_the_whole_machine()
     }
 }
 
@@ -205,6 +218,16 @@ pub fn starts_with_ignoring_case(cwd: &Path, dir: &Path) -> bool {
     let mut cwd = cwd.components();
     dir.components()
         .all(|d| cwd.next().is_some_and(|c| fold(c) == fold(d)))
+}
+
+/// Whether this process can read the machine's first process (launchd on macOS, init on
+/// Linux), which always runs: a sandbox that shows a process only the processes of its own
+/// sandbox (macOS's `(allow process-info* (target same-sandbox))`, which agents' sandboxes use)
+/// hides it, and then an empty slot proves nothing, as a scan from a PID namespace below the one
+/// a process ran in proves nothing on Linux. A zombie or a process gone between listing and
+/// reading, which `sysinfo` drops too, does not hide it.
+fn sees_the_whole_machine() -> bool {
+    with(1, ProcessRefreshKind::nothing(), |_| ()).is_some()
 }
 
 /// `f` of process `pid` as one fresh read of `kind` finds it; `None` when it is not there.
