@@ -46,6 +46,7 @@ mod pinned_pre_receive;
 mod pinned_remote_fence;
 mod pinned_troubles;
 mod pool;
+mod portable_scan;
 mod pre_receive;
 mod pre_receive_reads;
 mod pre_receive_team;
