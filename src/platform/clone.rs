@@ -11,8 +11,9 @@
 //!   new times would rebuild everything.
 //! - Files hard-linked to each other inside the tree stay one file, as `cp -a` keeps them (pnpm
 //!   links every file of its `node_modules` to one file in its store per content).
-//! - Not kept: the owner (a copy belongs to whoever spawns), extended attributes and ACLs, and a
-//!   link's own times (std cannot set them; nothing reads them).
+//! - Not kept: the owner (a copy belongs to whoever spawns), a link's own times (std cannot set
+//!   them; nothing reads them), and on Linux extended attributes and ACLs (macOS's `clonefile`
+//!   and `std::fs::copy`, `fcopyfile` there, do keep them).
 //! - A FIFO, a socket or a device fails the clone: std cannot make one, and a tree copied without
 //!   it would not be the tree that was matched.
 //!
