@@ -149,14 +149,7 @@ pub fn occupants_of(scan: Scan, dirs: &[&Path]) -> std::io::Result<Vec<Occupant>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sleeper(dir: &Path) -> std::process::Child {
-        std::process::Command::new("sleep")
-            .arg("30")
-            .current_dir(dir)
-            .spawn()
-            .unwrap()
-    }
+    use crate::platform::procs::tests::sleeper;
 
     fn stop(children: &mut [std::process::Child]) {
         for child in children {

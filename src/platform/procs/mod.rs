@@ -212,10 +212,11 @@ pub fn effective_uid() -> Option<u32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn sleeper(dir: &Path) -> std::process::Child {
+    /// `sleep 30` with its directory in `dir`, for a test to find there.
+    pub(crate) fn sleeper(dir: &Path) -> std::process::Child {
         std::process::Command::new("sleep")
             .arg("30")
             .current_dir(dir)
@@ -237,9 +238,14 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = i64::from(child.id());
-        // Until sleep has exec'd (its executable is no longer this test's).
+        // Until sleep has exec'd: its executable is no longer this test's, and its new
+        // environment is in place (mid-`execve` the kernel shows the new executable first).
         let own = Scan::native().own_exe();
-        while Scan::native().exe(pid).is_none_or(|exe| Some(exe) == own) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while Scan::native().exe(pid).is_none_or(|exe| Some(exe) == own)
+            || Scan::native().environ_has(pid, "GIT_HAND_PROBE=1") != Some(true)
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep never exec'd");
             std::thread::yield_now();
         }
         let report = |scan: Scan| {
