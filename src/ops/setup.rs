@@ -232,8 +232,9 @@ fn follow(
     status
 }
 
-/// Kills every process of the group `group` (`SIGKILL`), through the shell's `kill` (git-hand
-/// links no libc of its own). A group that is gone already is no error.
+/// Kills every process of the group `group` (`SIGKILL`), through the shell's `kill`: std has no
+/// call for it, and `libc::killpg` would take the unsafe code git-hand forbids. A group that is
+/// gone already is no error.
 fn kill_group(group: u32) {
     let _ = Command::new("sh")
         .args(["-c", "kill -s KILL -- \"-$1\" 2>/dev/null", "sh"])
