@@ -4,9 +4,7 @@
 //! plain git with `CLAUDE_CODE_SESSION_ID` (and what `SessionStart` exported) in their
 //! environment. The stories against the real Claude Code CLI live elsewhere.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -19,20 +17,7 @@ const S3: &str = "0b6c2f1e-5a4d-4c3b-9e8f-000000000003";
 
 /// `git-hand hook claude <event>` in `dir`, `input` on its stdin, `vars` in its environment.
 fn hook(env: &TestEnv, dir: &Path, event: &str, input: &str, vars: &[(&str, &str)]) -> Run {
-    let mut cmd = env.timed(BIN, dir);
-    cmd.args(["hook", "claude", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // A hook that refuses its input may exit before reading all of it.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    Run::from(child.wait_with_output().unwrap())
+    crate::support::claude_hook(env, dir, event, input, vars)
 }
 
 /// What `WorktreeCreate` hands the hook: `session` (none, like the desktop app), the project

@@ -491,6 +491,30 @@ pub fn run_test_tools(what: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `git-hand hook claude <event>` in `dir`, `input` on its stdin, `vars` in its environment.
+pub fn claude_hook(
+    env: &TestEnv,
+    dir: &Path,
+    event: &str,
+    input: &str,
+    vars: &[(&str, &str)],
+) -> Run {
+    let mut cmd = env.timed(BIN, dir);
+    cmd.args(["hook", "claude", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A hook that refuses its input may exit before reading all of it.
+    let _ = std::io::Write::write_all(&mut stdin, input.as_bytes());
+    drop(stdin);
+    Run::from(child.wait_with_output().unwrap())
+}
+
 /// A program the test tools installed: in one of the directories they print, else (a system
 /// package, such as Debian's shellcheck) on this process's `PATH`. Missing after they ran, it
 /// fails the test with the command to run.

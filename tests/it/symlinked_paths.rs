@@ -16,13 +16,11 @@
 //! where it is read (`ensure_pool_dir`, `Repo::located`, `link::worktree_of`), which the stories
 //! here would see broken as a slot reused while occupied or never found.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::support::{BIN, Run, TestEnv, cred, path_of, remote_oid};
+use crate::support::{Run, TestEnv, cred, path_of, remote_oid};
 
 /// A world reached through `link`, with repository `app` (and its bare origin) made there and
 /// git-hand's hooks installed: (the env, the repository spelled through `link`).
@@ -281,20 +279,12 @@ fn claude_hook(
     input: &Value,
     vars: &[(&str, &str)],
 ) -> Run {
-    let mut cmd = env.timed(BIN, dir);
-    cmd.args(["hook", "claude", event])
-        .env("PWD", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(input.to_string().as_bytes());
-    drop(stdin);
-    Run::from(child.wait_with_output().unwrap())
+    let pwd = dir.to_string_lossy();
+    let vars: Vec<(&str, &str)> = [("PWD", pwd.as_ref())]
+        .into_iter()
+        .chain(vars.iter().copied())
+        .collect();
+    crate::support::claude_hook(env, dir, event, &input.to_string(), &vars)
 }
 
 const SESSION: &str = "0b6c2f1e-5a4d-4c3b-9e8f-00000000000a";
