@@ -97,7 +97,8 @@ pub struct Paths {
     /// `<common>/git-hand/linked.config`.
     pub config: PathBuf,
     /// Present when `<common>/config` did not end in a newline before [`include`] (git's writer
-    /// adds one when it appends the section; [`exclude`] takes it away again).
+    /// adds one when it appends the section; [`exclude`] takes it away again). It holds the
+    /// file's length then, so a file changed since is not touched.
     pub newline_note: PathBuf,
 }
 
@@ -248,7 +249,11 @@ pub fn include(common: &Path) -> Result<Included, LinkedError> {
     let before = fs::read(&paths.repo_config).map_err(io_err("read", &paths.repo_config))?;
     if !before.is_empty() && !before.ends_with(b"\n") {
         own_dir(&paths.own)?;
-        write_plain(&paths.newline_note, b"", 0o644)?;
+        write_plain(
+            &paths.newline_note,
+            before.len().to_string().as_bytes(),
+            0o644,
+        )?;
     } else {
         remove_if_present(&paths.newline_note)?;
     }
@@ -278,8 +283,9 @@ pub fn exclude(common: &Path) -> Result<Excluded, LinkedError> {
         &["--remove-section", SECTION],
         "remove the includeIf section from",
     )?;
-    if fs::symlink_metadata(&paths.newline_note).is_ok() {
-        strip_final_newline(&paths.repo_config)?;
+    let noted = fs::read_to_string(&paths.newline_note).ok();
+    if let Some(len) = noted.and_then(|n| n.trim().parse::<usize>().ok()) {
+        strip_final_newline(&paths.repo_config, len)?;
     }
     remove_if_present(&paths.newline_note)?;
     Ok(Excluded::Removed)
@@ -822,9 +828,11 @@ fn write_plain(path: &Path, content: &[u8], mode: u32) -> Result<(), LinkedError
         .map_err(|e| io_err("write", path)(e.error).into())
 }
 
-/// Takes away the newline git added at the end of `config`, holding git's own lock
-/// (`config.lock`, created exclusively) so no git writes the file meanwhile.
-fn strip_final_newline(config: &Path) -> Result<(), LinkedError> {
+/// Takes away the newline git added at the end of `config`, which was `len` bytes long without
+/// it: only when the file is exactly that and a newline (lines someone added after the section
+/// keep theirs). Holds git's own lock (`config.lock`, created exclusively) so no git writes the
+/// file meanwhile.
+fn strip_final_newline(config: &Path, len: usize) -> Result<(), LinkedError> {
     let lock = config.with_file_name("config.lock");
     let mut file = fs::OpenOptions::new()
         .write(true)
@@ -833,7 +841,7 @@ fn strip_final_newline(config: &Path) -> Result<(), LinkedError> {
         .map_err(io_err("lock", config))?;
     let result = (|| {
         let bytes = fs::read(config).map_err(io_err("read", config))?;
-        let Some(kept) = bytes.strip_suffix(b"\n") else {
+        let Some(kept) = bytes.strip_suffix(b"\n").filter(|k| k.len() == len) else {
             return Ok(false);
         };
         let mode = fs::metadata(config)
@@ -1235,6 +1243,22 @@ mod tests {
             assert_eq!(fs::read(&config).unwrap(), before, "tail {tail:?}");
             assert!(!common.join("git-hand/config-had-no-final-newline").exists());
         }
+    }
+
+    #[test]
+    fn lines_added_after_the_section_keep_their_final_newline() {
+        let (_tmp, _top, common) = repo();
+        let config = common.join("config");
+        let mut before = fs::read(&config).unwrap();
+        before.pop();
+        fs::write(&config, &before).unwrap();
+        include(&common).unwrap();
+        git(&common, &["config", "their.key", "kept"]);
+        exclude(&common).unwrap();
+        let after = fs::read_to_string(&config).unwrap();
+        let mut expected = String::from_utf8(before).unwrap();
+        expected.push_str("\n[their]\n\tkey = kept\n");
+        assert_eq!(after, expected);
     }
 
     #[test]
