@@ -1397,6 +1397,21 @@ mod tests {
     }
 
     #[test]
+    fn a_symlinked_hooks_dir_is_not_written_through() {
+        let (tmp, _top, common) = repo();
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::create_dir(common.join("git-hand")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, common.join("git-hand/hooks")).unwrap();
+        let d = main_hooks_dir(&common).unwrap();
+        assert!(matches!(
+            sync(&common, &d, shim_text()),
+            Err(LinkedError::NotADirectory { .. })
+        ));
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    #[test]
     fn quoting_round_trips_any_path() {
         for path in [
             "/a/b",
