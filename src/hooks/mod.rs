@@ -12,6 +12,7 @@ pub mod chain;
 pub mod ensure;
 pub mod foreign;
 pub mod install;
+pub mod linked;
 pub mod locate;
 pub mod manual;
 pub mod server;
