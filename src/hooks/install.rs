@@ -735,6 +735,17 @@ pub(super) enum Written {
 
 /// Writes `content` to `path` atomically with mode 0755, over what `over` allows.
 pub(super) fn write_atomic(path: &Path, content: &[u8], over: Over) -> Result<Written, HookError> {
+    write_atomic_mode(path, content, over, 0o755)
+}
+
+/// [`write_atomic`] with another mode: a temporary file in the same directory, synced, then
+/// renamed into place.
+pub(super) fn write_atomic_mode(
+    path: &Path,
+    content: &[u8],
+    over: Over,
+    mode: u32,
+) -> Result<Written, HookError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
@@ -743,7 +754,7 @@ pub(super) fn write_atomic(path: &Path, content: &[u8], over: Over) -> Result<Wr
     tmp.write_all(content)
         .and_then(|()| {
             tmp.as_file()
-                .set_permissions(fs::Permissions::from_mode(0o755))
+                .set_permissions(fs::Permissions::from_mode(mode))
         })
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(io_err("write", tmp.path()))?;

@@ -22,7 +22,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::install::{Over, io_err, write_atomic};
+use super::install::{Over, io_err, write_atomic, write_atomic_mode};
 use super::{CHAINED_SUFFIX, HookError, shim};
 use crate::git::{Git, GitError};
 
@@ -811,21 +811,8 @@ fn link_atomic(path: &Path, target: &Path) -> Result<(), LinkedError> {
 
 /// A non-executable file written atomically (temp file, rename).
 fn write_plain(path: &Path, content: &[u8], mode: u32) -> Result<(), LinkedError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .tempfile_in(dir)
-        .map_err(io_err("create a temporary file in", dir))?;
-    tmp.write_all(content)
-        .and_then(|()| {
-            tmp.as_file()
-                .set_permissions(fs::Permissions::from_mode(mode))
-        })
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(io_err("write", tmp.path()))?;
-    tmp.persist(path)
-        .map(drop)
-        .map_err(|e| io_err("write", path)(e.error).into())
+    write_atomic_mode(path, content, Over::Anything, mode)?;
+    Ok(())
 }
 
 /// Takes away the newline git added at the end of `config`, which was `len` bytes long without
