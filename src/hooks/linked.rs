@@ -73,8 +73,10 @@ pub const HOOK_NAMES: [&str; 28] = [
 
 const REFERENCE_TRANSACTION: &str = "reference-transaction";
 
-/// Line 2 of a forwarder: the marker ([`shim::is_ours`] claims it) and what the file is.
-const FORWARDER_MARKER: &str = "# git-hand-managed-hook forwarder";
+/// Line 2 of a forwarder: what the file is. Not the shims' marker (`shim::MARKER`): a forwarder
+/// is no shim, and the chain runner skips what it takes for git-hand's own shim, so a chained
+/// forwarder (D's reference-transaction) would never run.
+const FORWARDER_MARKER: &str = "# git-hand-forwarder: runs the main worktree's hook of this name";
 
 /// Line 1 of `linked.config` starts so; the rest records D and the common dir (rule 4).
 const RECORD_PREFIX: &str = "# git-hand: written for hooks dir ";
@@ -266,8 +268,10 @@ pub fn include(common: &Path) -> Result<Included, LinkedError> {
 pub fn exclude(common: &Path) -> Result<Excluded, LinkedError> {
     let paths = Paths::of(&canonical(common)?);
     match section(&paths)? {
+        // An earlier exclude removed the section but stopped before its newline was taken
+        // back (the strip found git's lock): finish it, then forget the note.
         Section::Absent => {
-            remove_if_present(&paths.newline_note)?;
+            strip_noted_newline(&paths)?;
             return Ok(Excluded::NotThere);
         }
         Section::Other(found) => {
@@ -283,12 +287,23 @@ pub fn exclude(common: &Path) -> Result<Excluded, LinkedError> {
         &["--remove-section", SECTION],
         "remove the includeIf section from",
     )?;
-    let noted = fs::read_to_string(&paths.newline_note).ok();
+    strip_noted_newline(&paths)?;
+    Ok(Excluded::Removed)
+}
+
+/// Takes back the newline git added when [`include`] appended the section to a file that had
+/// none (its length then is in the note), and removes the note. A note that cannot be read is
+/// an error, not an absent one: the newline would be left for good.
+fn strip_noted_newline(paths: &Paths) -> Result<(), LinkedError> {
+    let noted = match fs::read_to_string(&paths.newline_note) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err("read", &paths.newline_note)(e).into()),
+    };
     if let Some(len) = noted.and_then(|n| n.trim().parse::<usize>().ok()) {
         strip_final_newline(&paths.repo_config, len)?;
     }
-    remove_if_present(&paths.newline_note)?;
-    Ok(Excluded::Removed)
+    remove_if_present(&paths.newline_note)
 }
 
 /// Rules 3 and 5: makes L and `linked.config` match `d` (as [`main_hooks_dir`] gives it).
@@ -692,6 +707,9 @@ fn section(paths: &Paths) -> Result<Section, LinkedError> {
         .map_err(|source| git_err("read", &paths.repo_config, source))?;
     let listed = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
     match out.status.code() {
+        // git lists no key of a header with nothing under it: such a header of the user's is
+        // theirs, and `git config` would put our key under it instead of at the end.
+        Some(1) if has_header(&paths.repo_config)? => Ok(Section::Other(SECTION.into())),
         Some(1) => Ok(Section::Absent),
         Some(0) if listed == format!("{KEY_LISTED} {INCLUDE_PATH}") => Ok(Section::Ours),
         Some(0) => Ok(Section::Other(listed)),
@@ -701,6 +719,17 @@ fn section(paths: &Paths) -> Result<Section, LinkedError> {
             failed("config --get-regexp", &out),
         )),
     }
+}
+
+/// Whether `config` has a line opening the section (`[includeIf "gitdir:./worktrees/**"]`, the
+/// section name in any case, as git reads it).
+fn has_header(config: &Path) -> Result<bool, LinkedError> {
+    let text = fs::read(config).map_err(io_err("read", config))?;
+    let header = b"[includeif \"gitdir:./worktrees/**\"]";
+    Ok(text.split(|b| *b == b'\n').any(|line| {
+        let line = line.trim_ascii();
+        line.len() >= header.len() && line[..header.len()].eq_ignore_ascii_case(header)
+    }))
 }
 
 /// `git config -f <common>/config <args>`, through the one runner.
@@ -750,6 +779,10 @@ fn main_worktree(common: &Path) -> Result<Option<PathBuf>, LinkedError> {
 /// process's environment, which the library cannot change without `unsafe`.
 fn git_output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Output, GitError> {
     let mut cmd = Git::new(dir).command(args);
+    // A `git -c core.hooksPath=...` around the git-hand that runs this is that command's, not
+    // the repository's: D and the section are read from the files alone.
+    cmd.env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT");
     #[cfg(test)]
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1");
@@ -1230,6 +1263,66 @@ mod tests {
             assert_eq!(fs::read(&config).unwrap(), before, "tail {tail:?}");
             assert!(!common.join("git-hand/config-had-no-final-newline").exists());
         }
+    }
+
+    /// An exclude that removed the section but stopped before it took back git's newline (the
+    /// strip found `config.lock`) is finished by the next one: the file is as it was before.
+    #[test]
+    fn a_retried_exclude_takes_back_the_newline_an_interrupted_one_left() {
+        let (_tmp, _top, common) = repo();
+        let config = common.join("config");
+        let mut before = fs::read(&config).unwrap();
+        before.pop();
+        fs::write(&config, &before).unwrap();
+        include(&common).unwrap();
+        // What the interrupted exclude did: the section is gone, the newline and the note stay.
+        git(
+            &common,
+            &[
+                "config",
+                "-f",
+                config.to_str().unwrap(),
+                "--remove-section",
+                SECTION,
+            ],
+        );
+        assert_ne!(fs::read(&config).unwrap(), before);
+        assert_eq!(exclude(&common).unwrap(), Excluded::NotThere);
+        assert_eq!(fs::read(&config).unwrap(), before);
+        assert!(!common.join("git-hand/config-had-no-final-newline").exists());
+    }
+
+    /// A header of the user's with nothing under it is theirs: neither added to (git would put
+    /// the key under it, not at the end) nor removed.
+    #[test]
+    fn an_empty_section_of_the_users_is_neither_added_to_nor_removed() {
+        let (_tmp, _top, common) = repo();
+        let config = common.join("config");
+        let mut text = fs::read(&config).unwrap();
+        text.extend_from_slice(b"[includeIf \"gitdir:./worktrees/**\"]\n");
+        fs::write(&config, &text).unwrap();
+        assert!(matches!(
+            include(&common),
+            Err(LinkedError::SectionTaken { .. })
+        ));
+        assert!(matches!(
+            exclude(&common),
+            Err(LinkedError::SectionTaken { .. })
+        ));
+        assert_eq!(fs::read(&config).unwrap(), text);
+    }
+
+    /// A forwarder is no shim of git-hand's: the chain runner, which skips git-hand's own shim,
+    /// runs a chained forwarder (D's reference-transaction from L's shim).
+    #[test]
+    fn a_forwarder_is_not_taken_for_git_hands_shim() {
+        let text = forwarder(Path::new("/repo/.git/hooks/reference-transaction"));
+        assert!(!shim::is_ours(&text));
+        assert!(shim::is_ours(shim_text().as_bytes()));
+        assert_eq!(
+            forward_target(&text),
+            Some(PathBuf::from("/repo/.git/hooks/reference-transaction"))
+        );
     }
 
     #[test]
