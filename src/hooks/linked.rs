@@ -202,6 +202,9 @@ pub struct LinkedState {
     /// What a [`sync`] would change now (L's stale entries and `linked.config`); empty when L
     /// matches D.
     pub stale: Vec<LinkedChange>,
+    /// Entries of L git-hand did not write (a tool's installer run in a slot writes into L, an
+    /// edited forwarder, a directory): [`sync`] leaves them, so they are not what L should be.
+    pub foreign: Vec<PathBuf>,
 }
 
 /// D: the main worktree's hooks directory, `core.hooksPath` as the common dir reads it (where
@@ -313,7 +316,11 @@ pub fn sync(common: &Path, d: &Path, reftx_shim: &str) -> Result<Vec<LinkedChang
     let paths = Paths::of(&canonical(common)?);
     let plan = plan(&paths, d, reftx_shim)?;
     let mut changes = Vec::new();
-    for step in plan.entries.iter().filter(|s| !s.matches()) {
+    for step in plan
+        .entries
+        .iter()
+        .filter(|s| !s.matches() && !s.is_foreign())
+    {
         if changes.is_empty() {
             own_dir(&paths.own)?;
             own_dir(&paths.hooks)?;
@@ -352,10 +359,16 @@ pub fn state(common: &Path, reftx_shim: &str) -> Result<LinkedState, LinkedError
     let recorded = text.as_deref().and_then(parse_record);
     let points_at_l = text.is_some() && hooks_path_of(&paths)?.as_deref() == Some(&paths.hooks);
     let records_current = recorded.as_ref() == Some(&(d.clone(), paths.common.clone()));
+    let foreign = plan
+        .entries
+        .iter()
+        .filter(|s| s.is_foreign())
+        .map(|s| s.path.clone())
+        .collect();
     let mut stale: Vec<LinkedChange> = plan
         .entries
         .iter()
-        .filter(|s| !s.matches())
+        .filter(|s| !s.matches() && !s.is_foreign())
         .map(|s| LinkedChange {
             path: s.path.clone(),
             change: s.change,
@@ -374,6 +387,7 @@ pub fn state(common: &Path, reftx_shim: &str) -> Result<LinkedState, LinkedError
         d,
         recorded,
         stale,
+        foreign,
     })
 }
 
@@ -387,7 +401,8 @@ pub fn remove_files(common: &Path) -> Result<Vec<PathBuf>, LinkedError> {
         let names = HOOK_NAMES.iter().copied().chain([chained.as_str()]);
         for name in names {
             let path = paths.hooks.join(name);
-            if fs::symlink_metadata(&path).is_ok() {
+            let now = have(&path)?;
+            if now != Have::Nothing && now.is_ours() {
                 remove_if_present(&path)?;
                 removed.push(path);
             }
@@ -448,6 +463,11 @@ struct Step {
 }
 
 impl Step {
+    /// Something git-hand did not write holds the place: left alone, and reported.
+    fn is_foreign(&self) -> bool {
+        !self.matches() && !self.now.is_ours()
+    }
+
     fn matches(&self) -> bool {
         match (&self.want, &self.now) {
             (Want::File(bytes), Have::File { bytes: have, exec }) => *exec && bytes == have,
@@ -462,8 +482,26 @@ impl Step {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Have {
     Nothing,
-    File { bytes: Vec<u8>, exec: bool },
+    File {
+        bytes: Vec<u8>,
+        exec: bool,
+    },
     Link(PathBuf),
+    /// A directory, a FIFO, a socket, a device: nothing git-hand writes.
+    Other,
+}
+
+impl Have {
+    /// Whether [`sync`] may replace or remove it: nothing, a link (L's links are git-hand's:
+    /// nothing else makes one there), a forwarder exactly as `sync` writes it, or git-hand's
+    /// shim (of any version).
+    fn is_ours(&self) -> bool {
+        match self {
+            Have::Nothing | Have::Link(_) => true,
+            Have::File { bytes, .. } => forward_target(bytes).is_some() || shim::is_ours(bytes),
+            Have::Other => false,
+        }
+    }
 }
 
 struct Plan {
@@ -553,10 +591,7 @@ fn have(path: &Path) -> Result<Have, LinkedError> {
         return Ok(Have::Link(target));
     }
     if !meta.is_file() {
-        return Err(HookError::NotAFile {
-            path: path.to_path_buf(),
-        }
-        .into());
+        return Ok(Have::Other);
     }
     let bytes = fs::read(path).map_err(io_err("read", path))?;
     Ok(Have::File {
@@ -1474,6 +1509,41 @@ mod tests {
         let removed = remove_files(&common).unwrap();
         assert_eq!(removed.len(), HOOK_NAMES.len() + 1);
         assert!(!common.join("git-hand").exists());
+    }
+
+    /// What a tool wrote into L (git-lfs's installer run in a slot writes there: it honours
+    /// `core.hooksPath`), an edited forwarder and a directory in a hook's place are not
+    /// git-hand's: sync leaves them, state names them, uninstall keeps them.
+    #[test]
+    fn what_git_hand_did_not_write_in_l_is_left_and_reported() {
+        let (_tmp, _top, common) = repo();
+        let d = main_hooks_dir(&common).unwrap();
+        include(&common).unwrap();
+        sync(&common, &d, shim_text()).unwrap();
+        let l = common.join("git-hand/hooks");
+        let lfs = l.join("post-commit");
+        fs::remove_file(&lfs).unwrap();
+        fs::write(&lfs, "#!/bin/sh\ngit lfs post-commit \"$@\"\n").unwrap();
+        fs::set_permissions(&lfs, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::remove_file(l.join("pre-rebase")).unwrap();
+        fs::create_dir(l.join("pre-rebase")).unwrap();
+        let before = fs::read(&lfs).unwrap();
+
+        let state = state(&common, shim_text()).unwrap();
+        let mut foreign = state.foreign.clone();
+        foreign.sort();
+        assert_eq!(foreign, vec![lfs.clone(), l.join("pre-rebase")]);
+        assert_eq!(state.stale, vec![], "foreign entries are not stale ones");
+        assert_eq!(sync(&common, &d, shim_text()).unwrap(), []);
+        assert_eq!(fs::read(&lfs).unwrap(), before);
+        exclude(&common).unwrap();
+        remove_files(&common).unwrap();
+        assert_eq!(
+            fs::read(&lfs).unwrap(),
+            before,
+            "uninstall took a tool's hook"
+        );
+        assert!(l.join("pre-rebase").is_dir());
     }
 
     #[test]
