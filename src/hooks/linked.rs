@@ -309,12 +309,14 @@ fn strip_noted_newline(paths: &Paths) -> Result<(), LinkedError> {
     remove_if_present(&paths.newline_note)
 }
 
-/// Rules 3 and 5: makes L and `linked.config` match `d` (as [`main_hooks_dir`] gives it).
-/// `reftx_shim` is git-hand's reference-transaction shim (`shim::content`). Returns what it
-/// changed, nothing when everything already matched.
-pub fn sync(common: &Path, d: &Path, reftx_shim: &str) -> Result<Vec<LinkedChange>, LinkedError> {
+/// Rules 3 and 5: makes L and `linked.config` match D, as [`main_hooks_dir`] reads it now (not
+/// as a caller might: `locate` gives a relative `core.hooksPath` resolved, which is not what a
+/// forwarder may exec). `reftx_shim` is git-hand's reference-transaction shim
+/// (`shim::content`). Returns what it changed, nothing when everything already matched.
+pub fn sync(common: &Path, reftx_shim: &str) -> Result<Vec<LinkedChange>, LinkedError> {
     let paths = Paths::of(&canonical(common)?);
-    let plan = plan(&paths, d, reftx_shim)?;
+    let d = main_hooks_dir(&paths.common)?;
+    let plan = plan(&paths, &d, reftx_shim)?;
     let mut changes = Vec::new();
     for step in plan
         .entries
@@ -1062,7 +1064,7 @@ mod tests {
             let d = main_hooks_dir(&common).unwrap();
             assert_eq!(d, common.join("hooks"), "bare: {bare}");
             assert_eq!(include(&common).unwrap(), Included::Added);
-            assert!(!sync(&common, &d, shim_text()).unwrap().is_empty());
+            assert!(!sync(&common, shim_text()).unwrap().is_empty());
             let slot = root.join("slot");
             add_worktree(&main, &slot, "slot");
             let l = common.join("git-hand/hooks");
@@ -1080,7 +1082,7 @@ mod tests {
         let d = main_hooks_dir(&common).unwrap();
         recording_hook(&d.join("pre-push"), &log, true);
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let l_hook = common.join("git-hand/hooks/pre-push");
         assert!(fs::symlink_metadata(&l_hook).unwrap().is_file());
         assert_eq!(
@@ -1119,7 +1121,7 @@ mod tests {
         let log = tmp.path().join("log");
         let d = main_hooks_dir(&common).unwrap();
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let slot = tmp.path().join("slot");
         add_worktree(&top, &slot, "slot");
         let l_hook = common.join("git-hand/hooks/pre-commit");
@@ -1130,7 +1132,7 @@ mod tests {
         git(&slot, &["commit", "-q", "--allow-empty", "-m", "one"]);
         assert_eq!(read(&log), format!("{}\n", l_hook.display()));
 
-        let changes = sync(&common, &d, shim_text()).unwrap();
+        let changes = sync(&common, shim_text()).unwrap();
         assert_eq!(
             changes_of(&changes),
             [("pre-commit".to_string(), EntryChange::Forwarder)]
@@ -1153,12 +1155,12 @@ mod tests {
         let d = main_hooks_dir(&common).unwrap();
         recording_hook(&d.join("pre-commit"), &log, false);
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let l_hook = common.join("git-hand/hooks/pre-commit");
         assert!(fs::symlink_metadata(&l_hook).unwrap().is_file());
 
         fs::remove_file(d.join("pre-commit")).unwrap();
-        let changes = sync(&common, &d, shim_text()).unwrap();
+        let changes = sync(&common, shim_text()).unwrap();
         assert_eq!(
             changes_of(&changes),
             [("pre-commit".to_string(), EntryChange::Link)]
@@ -1179,7 +1181,7 @@ mod tests {
         recording_hook(&d.join("pre-push"), &log, true);
         recording_hook(&d.join(REFERENCE_TRANSACTION), &log, true);
         include(&common).unwrap();
-        let first = changes_of(&sync(&common, &d, shim_text()).unwrap());
+        let first = changes_of(&sync(&common, shim_text()).unwrap());
         for expected in [
             ("pre-push", EntryChange::Forwarder),
             ("pre-commit", EntryChange::Link),
@@ -1212,7 +1214,7 @@ mod tests {
             all
         };
         let before = (inodes(&l), inodes(&common.join("git-hand")));
-        assert_eq!(sync(&common, &d, shim_text()).unwrap(), []);
+        assert_eq!(sync(&common, shim_text()).unwrap(), []);
         assert_eq!((inodes(&l), inodes(&common.join("git-hand"))), before);
 
         let state = state(&common, shim_text()).unwrap();
@@ -1231,7 +1233,7 @@ mod tests {
         let log = tmp.path().join("log");
         let old = main_hooks_dir(&common).unwrap();
         include(&common).unwrap();
-        sync(&common, &old, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
 
         let new = tmp.path().join("hooks2");
         recording_hook(&new.join("pre-push"), &log, true);
@@ -1252,7 +1254,7 @@ mod tests {
             "every link and the config: {stale:?}"
         );
 
-        let changes = sync(&common, &new, shim_text()).unwrap();
+        let changes = sync(&common, shim_text()).unwrap();
         assert_eq!(changes_of(&changes), stale);
         assert_eq!(
             fs::read_link(common.join("git-hand/hooks/pre-commit")).unwrap(),
@@ -1403,7 +1405,7 @@ mod tests {
         let d = main_hooks_dir(&common).unwrap();
         assert_eq!(d, Path::new(".husky/_"));
         include(&common).unwrap();
-        let changes = changes_of(&sync(&common, &d, shim_text()).unwrap());
+        let changes = changes_of(&sync(&common, shim_text()).unwrap());
         assert_eq!(
             changes,
             [
@@ -1445,7 +1447,7 @@ mod tests {
         .unwrap();
         fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let slot = tmp.path().join("slot");
         add_worktree(&top, &slot, "slot");
         fs::remove_file(&log).unwrap();
@@ -1466,7 +1468,7 @@ mod tests {
         fs::write(&hook, shim_text()).unwrap();
         fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(
-            changes_of(&sync(&common, &d, shim_text()).unwrap()),
+            changes_of(&sync(&common, shim_text()).unwrap()),
             [(
                 "reference-transaction.git-hand-chained".to_string(),
                 EntryChange::Chained
@@ -1481,15 +1483,13 @@ mod tests {
     #[test]
     fn a_moved_repository_gets_its_record_and_l_rewritten() {
         let (tmp, top, common) = repo();
-        let d = main_hooks_dir(&common).unwrap();
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let moved = tmp.path().join("moved");
         fs::rename(&top, &moved).unwrap();
         let common = fs::canonicalize(moved.join(".git")).unwrap();
         assert!(!state_is_clean(&common));
-        let d = main_hooks_dir(&common).unwrap();
-        let changes = changes_of(&sync(&common, &d, shim_text()).unwrap());
+        let changes = changes_of(&sync(&common, shim_text()).unwrap());
         assert!(changes.contains(&("linked.config".to_string(), EntryChange::Config)));
         assert!(changes.contains(&("pre-push".to_string(), EntryChange::Link)));
         assert_eq!(
@@ -1502,9 +1502,8 @@ mod tests {
     #[test]
     fn remove_files_leaves_no_file_of_the_layout() {
         let (_tmp, _top, common) = repo();
-        let d = main_hooks_dir(&common).unwrap();
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         exclude(&common).unwrap();
         let removed = remove_files(&common).unwrap();
         assert_eq!(removed.len(), HOOK_NAMES.len() + 1);
@@ -1517,9 +1516,8 @@ mod tests {
     #[test]
     fn what_git_hand_did_not_write_in_l_is_left_and_reported() {
         let (_tmp, _top, common) = repo();
-        let d = main_hooks_dir(&common).unwrap();
         include(&common).unwrap();
-        sync(&common, &d, shim_text()).unwrap();
+        sync(&common, shim_text()).unwrap();
         let l = common.join("git-hand/hooks");
         let lfs = l.join("post-commit");
         fs::remove_file(&lfs).unwrap();
@@ -1534,7 +1532,7 @@ mod tests {
         foreign.sort();
         assert_eq!(foreign, vec![lfs.clone(), l.join("pre-rebase")]);
         assert_eq!(state.stale, vec![], "foreign entries are not stale ones");
-        assert_eq!(sync(&common, &d, shim_text()).unwrap(), []);
+        assert_eq!(sync(&common, shim_text()).unwrap(), []);
         assert_eq!(fs::read(&lfs).unwrap(), before);
         exclude(&common).unwrap();
         remove_files(&common).unwrap();
@@ -1553,9 +1551,8 @@ mod tests {
         fs::create_dir(&elsewhere).unwrap();
         fs::create_dir(common.join("git-hand")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, common.join("git-hand/hooks")).unwrap();
-        let d = main_hooks_dir(&common).unwrap();
         assert!(matches!(
-            sync(&common, &d, shim_text()),
+            sync(&common, shim_text()),
             Err(LinkedError::NotADirectory { .. })
         ));
         assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
