@@ -790,9 +790,10 @@ fn config_file(paths: &Paths, args: &[&str], action: &'static str) -> Result<(),
 }
 
 /// The main worktree's top, from `git worktree list` (its first entry); `None` in a bare
-/// repository.
+/// repository. Lines, not `-z` (git 2.36 and later), since git-hand runs on git 2.28: a top
+/// whose path holds a newline is the one it cannot read.
 fn main_worktree(common: &Path) -> Result<Option<PathBuf>, LinkedError> {
-    let args = ["worktree", "list", "--porcelain", "-z"];
+    let args = ["worktree", "list", "--porcelain"];
     let out = git_output(common, &args)
         .map_err(|source| git_err("list the worktrees of", common, source))?;
     if !out.status.success() {
@@ -802,7 +803,7 @@ fn main_worktree(common: &Path) -> Result<Option<PathBuf>, LinkedError> {
             failed("worktree list", &out),
         ));
     }
-    let mut fields = out.stdout.split(|b| *b == 0);
+    let mut fields = out.stdout.split(|b| *b == b'\n');
     let Some(top) = fields.next().and_then(|f| f.strip_prefix(b"worktree ")) else {
         return Ok(None);
     };
