@@ -44,7 +44,7 @@ use super::{HookError, HookName, shim};
 use crate::git::Git;
 
 /// Prefix of the temp files an atomic write leaves behind only if the process dies mid-write.
-const TEMP_PREFIX: &str = ".git-hand-tmp-";
+pub(super) const TEMP_PREFIX: &str = ".git-hand-tmp-";
 
 /// How often a hook that changes under our feet is looked at again before giving up.
 const ATTEMPTS: usize = 3;
@@ -856,7 +856,7 @@ pub(super) fn remove_if_present(path: &Path) -> Result<(), HookError> {
 
 /// Removes temp files a crashed install left behind, so uninstall leaves nothing of ours. Best
 /// effort: a file we cannot remove is no hook git would run.
-fn sweep_temp_files(dir: &Path) {
+pub(super) fn sweep_temp_files(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

@@ -22,7 +22,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::install::{Over, io_err, write_atomic, write_atomic_mode};
+use super::install::{
+    Over, TEMP_PREFIX, io_err, sweep_temp_files, write_atomic, write_atomic_mode,
+};
 use super::{CHAINED_SUFFIX, HookError, shim};
 use crate::git::{Git, GitError};
 
@@ -80,10 +82,6 @@ const FORWARDER_MARKER: &str = "# git-hand-forwarder: runs the main worktree's h
 
 /// Line 1 of `linked.config` starts so; the rest records D and the common dir (rule 4).
 const RECORD_PREFIX: &str = "# git-hand: written for hooks dir ";
-
-/// Prefix of the temp links and files a sync renames into place (install.rs uses the same, so
-/// one sweep would catch both).
-const TEMP_PREFIX: &str = ".git-hand-tmp-";
 
 /// Where the files of the layout live for one common dir (absolute).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -409,7 +407,7 @@ pub fn remove_files(common: &Path) -> Result<Vec<PathBuf>, LinkedError> {
                 removed.push(path);
             }
         }
-        sweep_temp(&paths.hooks);
+        sweep_temp_files(&paths.hooks);
         let _ = fs::remove_dir(&paths.hooks);
     }
     if fs::symlink_metadata(&paths.config).is_ok() {
@@ -435,7 +433,7 @@ pub fn forward_target(bytes: &[u8]) -> Option<PathBuf> {
 /// executable is to skip it, so the forwarder does too; `exec` keeps git's stdin and makes `$0`
 /// the target's path (pre-commit's script and git-hand's shim find their files beside `$0`).
 fn forwarder(target: &Path) -> Vec<u8> {
-    let q = sh_quote(target.as_os_str().as_bytes());
+    let q = shim::sh_quote_bytes(target.as_os_str().as_bytes());
     let mut text = Vec::new();
     text.extend_from_slice(b"#!/bin/sh\n");
     text.extend_from_slice(FORWARDER_MARKER.as_bytes());
@@ -692,20 +690,7 @@ fn config_unquote(text: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     }
 }
 
-/// `bytes` as one sh word (bytes, so a path need not be UTF-8): [`shim::sh_quote`]'s rule.
-fn sh_quote(bytes: &[u8]) -> Vec<u8> {
-    let mut out = vec![b'\''];
-    for &b in bytes {
-        match b {
-            b'\'' => out.extend_from_slice(b"'\\''"),
-            _ => out.push(b),
-        }
-    }
-    out.push(b'\'');
-    out
-}
-
-/// The inverse of [`sh_quote`] at the start of `text` (a path may hold newlines, so no line
+/// The inverse of [`shim::sh_quote_bytes`] at the start of `text` (a path may hold newlines, so no line
 /// splitting): the word and what follows it.
 fn sh_word(text: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     let mut rest = text.strip_prefix(b"'")?;
@@ -922,21 +907,6 @@ fn remove_if_present(path: &Path) -> Result<(), LinkedError> {
     super::install::remove_if_present(path).map_err(LinkedError::from)
 }
 
-fn sweep_temp(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .as_bytes()
-            .starts_with(TEMP_PREFIX.as_bytes())
-        {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1016,7 +986,7 @@ mod tests {
     /// An executable sh script appending `$0`, its arguments and stdin to `log`.
     fn recording_hook(path: &Path, log: &Path, with_stdin: bool) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let log = String::from_utf8(sh_quote(log.as_os_str().as_bytes())).unwrap();
+        let log = String::from_utf8(shim::sh_quote_bytes(log.as_os_str().as_bytes())).unwrap();
         let stdin = if with_stdin { "; cat" } else { "" };
         fs::write(
             path,
@@ -1442,7 +1412,7 @@ mod tests {
             &hook,
             format!(
                 "#!/bin/sh\necho \"$GIT_HAND_HOOK_DIR $1\" >>{}\n",
-                String::from_utf8(sh_quote(log.as_os_str().as_bytes())).unwrap()
+                String::from_utf8(shim::sh_quote_bytes(log.as_os_str().as_bytes())).unwrap()
             ),
         )
         .unwrap();

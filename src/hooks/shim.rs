@@ -88,7 +88,20 @@ fn render(template: &str, exe: Option<&Path>) -> String {
 
 /// `text` as one sh word: single-quoted, each `'` in it written `'\''`.
 pub fn sh_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+    String::from_utf8_lossy(&sh_quote_bytes(text.as_bytes())).into_owned()
+}
+
+/// [`sh_quote`] of bytes, so a path need not be UTF-8: in single quotes, each `'` as `'\''`.
+pub fn sh_quote_bytes(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &b in bytes {
+        match b {
+            b'\'' => out.extend_from_slice(b"'\\''"),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'\'');
+    out
 }
 
 /// Whether these bytes are a hook git-hand wrote (any version).

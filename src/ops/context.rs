@@ -181,7 +181,8 @@ impl Context {
     }
 
     /// This machine's id on a team ledger: `git config hand.machine`, else the platform's machine
-    /// id (`platform::machine`: on Linux the systemd one, `/etc/machine-id`). Read only for a team ledger: a file ledger is one machine.
+    /// id (`platform::machine`: on Linux the systemd one, `/etc/machine-id`). Read only for a
+    /// team ledger: a file ledger is one machine.
     pub fn machine(&self) -> Result<String> {
         if let Some(repo) = self.repo_opt()
             && let Some(name) = super::settings::machine(repo)?

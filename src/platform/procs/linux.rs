@@ -82,9 +82,10 @@ impl Table for Proc {
         (!env.is_empty()).then(|| env.split(|b| *b == 0).any(|v| v == var.as_bytes()))
     }
 
+    /// `PF_EXITING` is set when `exit()` begins and stays on the zombie, so one read of the
+    /// flags tells both.
     fn exiting(&self, pid: i64) -> bool {
-        let zombie = stat_text(pid, 3).is_none_or(|state| state == "Z" || state == "X");
-        zombie || stat_field(pid, 9).is_none_or(|flags| flags & PF_EXITING != 0)
+        stat_field(pid, 9).is_none_or(|flags| flags & PF_EXITING != 0)
     }
 
     fn command(&self, pid: i64) -> String {
