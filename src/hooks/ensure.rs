@@ -11,7 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::chain::chained_path;
-use super::install::{Found, HookChange, Seen, Warning, install_into, is_executable, look};
+use super::install::{
+    Found, HookChange, Seen, Warning, drop_layout, install_layout, is_executable, look,
+};
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};
 use crate::git::Git;
@@ -124,31 +126,50 @@ impl fmt::Display for NotInForce {
     }
 }
 
-/// Whether git-hand's current shims are in force in `hooks_dir` without asking git: both are
-/// there, current and executable, and `git-hand` is on PATH. Used by spawn as a fast path; the
-/// caller must know that `hooks_dir` is the directory git runs hooks from (no `core.hooksPath`).
-/// `false` means "not proven", never "not installed": the caller then asks [`ensure_installed`].
-pub fn current_in(hooks_dir: &std::path::Path) -> bool {
-    HookName::ALL.into_iter().all(|hook| {
+/// Whether git-hand's current hooks are in force for the repository whose common dir is `common`
+/// without starting git: pre-push and post-checkout current and executable in `<common>/hooks`,
+/// no reference-transaction shim of an older git-hand left there, git-hand's hooks directory for
+/// linked worktrees as install leaves it ([`super::linked::check`]), and `git-hand` on PATH.
+/// Used by spawn as a fast path; the caller must know that no `core.hooksPath` of another tool's
+/// moves the hooks. `false` means "not proven", never "not installed": the caller then asks
+/// [`ensure_installed`].
+pub fn current_in(common: &Path) -> bool {
+    let hooks_dir = common.join("hooks");
+    let shim = shim_text();
+    HookName::MAIN.into_iter().all(|hook| {
         let path = hooks_dir.join(hook.as_str());
         std::fs::read(&path).is_ok_and(|bytes| super::shim::is_current(hook, &bytes))
             && is_executable(&path)
-    }) && not_on_path().is_none()
+    }) && !is_our_shim(&hooks_dir.join(HookName::ReferenceTransaction.as_str()))
+        && super::linked::check(common, &hooks_dir, shim).is_ok_and(|c| c.is_current())
+        && not_on_path().is_none()
 }
 
-/// Whether a `git switch` run by git-hand itself in a repository whose hooks live in
-/// `hooks_dir` would run nothing but git-hand's own post-checkout and reference-transaction shims
-/// (which do nothing for git-hand's calls: they exit on `GIT_HAND_INTERNAL`): neither hook has a
-/// chained hook, and each, if there, is ours. Then git-hand may skip hooks for that call.
-pub fn only_our_switch_hooks(hooks_dir: &std::path::Path) -> bool {
+/// Whether `path` holds a shim of git-hand's (any version).
+fn is_our_shim(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| super::shim::is_ours(&bytes))
+}
+
+/// Whether a `git switch` run by git-hand itself in a repository whose common dir is `common`
+/// would run nothing but git-hand's own post-checkout and reference-transaction shims (which do
+/// nothing for git-hand's calls: they exit on `GIT_HAND_INTERNAL`): neither has a chained hook,
+/// in the repository's hooks directory or in the one of linked worktrees (where the switch of a
+/// slot runs them), and each, if there, is ours. Then git-hand may skip hooks for that call.
+pub fn only_our_switch_hooks(common: &Path) -> bool {
+    let dirs = [common.join("hooks"), super::linked::hooks_dir(common)];
     [HookName::PostCheckout, HookName::ReferenceTransaction]
         .into_iter()
         .all(|hook| {
-            let ours_or_none = match std::fs::read(hooks_dir.join(hook.as_str())) {
-                Ok(bytes) => super::shim::is_ours(&bytes),
-                Err(e) => e.kind() == io::ErrorKind::NotFound,
-            };
-            ours_or_none && !chained_path(hooks_dir, hook).exists()
+            dirs.iter().all(|dir| {
+                let ours_or_none = match std::fs::read(dir.join(hook.as_str())) {
+                    Ok(bytes) => {
+                        super::shim::is_ours(&bytes)
+                            || super::linked::forward_target(&bytes).is_some()
+                    }
+                    Err(e) => e.kind() == io::ErrorKind::NotFound,
+                };
+                ours_or_none && std::fs::symlink_metadata(chained_path(dir, hook)).is_err()
+            })
         })
 }
 
@@ -177,6 +198,10 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
     let location = locate(git)?;
     let hooks_dir = location.active.clone();
     if location.is_redirected() {
+        // A core.hooksPath set since git-hand's layout for linked worktrees was written (husky
+        // installed later): the layout would shadow it in slots, so it goes, and slots follow
+        // core.hooksPath as the main worktree does.
+        let changes = drop_layout(&location)?;
         let problem = (!ours_in_both(&location)?).then(|| NotInForce::HooksPath {
             value: location.hooks_path.clone().unwrap_or_default(),
             dir: hooks_dir.clone(),
@@ -184,11 +209,11 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
         let problem = problem.or_else(not_on_path);
         return Ok(EnsureReport {
             hooks_dir,
-            changes: vec![],
+            changes,
             problem,
         });
     }
-    let (changes, problem) = match install_into(&hooks_dir, super::install::Rewrite::IfStale) {
+    let (changes, problem) = match install_layout(&hooks_dir, super::install::Rewrite::IfStale) {
         Ok(changes) => (changes, not_on_path()),
         Err(HookError::ChainOccupied {
             hook,
@@ -296,7 +321,8 @@ pub fn installed_state(git: &Git) -> Result<InstalledState, HookError> {
 }
 
 fn state_of(location: &HooksLocation, hook: HookName) -> Result<HookState, HookError> {
-    let seen = look(&location.active, hook)?;
+    let dir = dir_of(location, hook);
+    let seen = look(&dir, hook)?;
     let file = match seen.found {
         Found::Missing => FileState::Missing,
         Found::Foreign => FileState::Foreign,
@@ -306,12 +332,28 @@ fn state_of(location: &HooksLocation, hook: HookName) -> Result<HookState, HookE
     };
     Ok(HookState {
         hook,
-        chained: seen
-            .has_chained
-            .then(|| chained_path(&location.active, hook)),
+        chained: seen.has_chained.then(|| chained_path(&dir, hook)),
         path: seen.path,
         file,
     })
+}
+
+/// Where git-hand's shim for `hook` lives: the reference-transaction shim in the hooks directory
+/// of linked worktrees (L) unless another tool's `core.hooksPath` took all three, the others
+/// where git runs hooks from.
+fn dir_of(location: &HooksLocation, hook: HookName) -> PathBuf {
+    match hook == HookName::ReferenceTransaction && !location.is_redirected() {
+        true => super::linked::hooks_dir(common_of(location)),
+        false => location.active.clone(),
+    }
+}
+
+/// The repository's common dir, whose `hooks` is [`HooksLocation::default`].
+fn common_of(location: &HooksLocation) -> &Path {
+    location
+        .default
+        .parent()
+        .unwrap_or(location.default.as_path())
 }
 
 /// Whether `install --hooks-path` already put our shims into the redirected directory.
@@ -368,6 +410,11 @@ pub enum LapseKind {
     /// git-hand's reference-transaction shim is missing or not executable: a superseded holder's
     /// commit in a slot is not refused (its push still is).
     ReferenceTransaction,
+    /// The hooks directory of linked worktrees is not as git-hand keeps it, though the fence
+    /// holds: an older git-hand's layout (the main worktree pays for a reference-transaction
+    /// hook it does not need), a hook of the main worktree's that slots run without its
+    /// companions (added since), or an entry another tool wrote there.
+    LinkedHooks,
 }
 
 impl LapseKind {
@@ -379,6 +426,7 @@ impl LapseKind {
                 | LapseKind::PostCheckout
                 | LapseKind::NotOnPath
                 | LapseKind::ReferenceTransaction
+                | LapseKind::LinkedHooks
         )
     }
 }
@@ -416,6 +464,10 @@ pub struct InForce {
     pub dir: PathBuf,
     /// `core.hooksPath` when it moves hooks away from the repository's own directory.
     pub hooks_path: Option<String>,
+    /// The hooks directory of linked worktrees this worktree runs hooks from, forwarding to
+    /// [`Self::dir`] (a slot's, issue 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linked: Option<PathBuf>,
     pub pre_push: Enforcer,
     pub lapses: Vec<Lapse>,
 }
@@ -457,17 +509,23 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
     // `git hand install` (and so `doctor --repair`) may fix a lapse only in the repository's
     // own hooks directory, never in a `core.hooksPath` another tool owns.
     let repairable = !location.is_redirected();
-    let pre_push = look(&dir, HookName::PrePush)?;
+    // In a slot git runs L's pre-push: git-hand's forwarder to the main worktree's (judged there),
+    // or what took its place (an installer run in the slot, a moved repository's missing L).
+    let pre_push = match &location.linked {
+        Some(l) if !forwards(l, &dir, HookName::PrePush) => look(l, HookName::PrePush)?,
+        _ => look(&dir, HookName::PrePush)?,
+    };
     let (pre_push_enforcer, mut lapses) = enforcer_of(&pre_push, workdir, repairable);
     if pre_push_enforcer == Enforcer::Nothing && lapses.is_empty() {
         lapses.push(not_running(&location, &pre_push.path, &pre_push.found));
     }
     if pre_push_enforcer == Enforcer::Shim {
-        lapses.extend(beside_the_shim(&dir, &pre_push, repairable)?);
+        lapses.extend(beside_the_shim(&location, &pre_push, repairable)?);
     }
     Ok(InForce {
         dir,
         hooks_path: location.hooks_path.clone(),
+        linked: location.linked.clone(),
         pre_push: pre_push_enforcer,
         lapses,
     })
@@ -509,7 +567,12 @@ fn enforcer_of(
 /// What is wrong beside a pre-push shim that is in force: the fence holds, but the hook it
 /// chained no longer runs, a companion shim (post-checkout, reference-transaction) is missing
 /// or not executable, or `git-hand` is not on PATH (every push is refused, none checked).
-fn beside_the_shim(dir: &Path, pre_push: &Seen, repairable: bool) -> Result<Vec<Lapse>, HookError> {
+fn beside_the_shim(
+    location: &HooksLocation,
+    pre_push: &Seen,
+    repairable: bool,
+) -> Result<Vec<Lapse>, HookError> {
+    let dir = &location.active;
     let mut lapses = vec![];
     let chained = chained_path(dir, HookName::PrePush);
     if pre_push.has_chained && !is_executable(&chained) {
@@ -537,18 +600,23 @@ fn beside_the_shim(dir: &Path, pre_push: &Seen, repairable: bool) -> Result<Vec<
             repairable,
         });
     }
-    let refs = look(dir, HookName::ReferenceTransaction)?;
-    if !runs(&refs) {
-        lapses.push(Lapse {
-            kind: LapseKind::ReferenceTransaction,
-            message: format!(
-                "git-hand's reference-transaction hook {} is missing or not executable: a \
-                 superseded lease holder's commit in a slot is not refused (its push still is)",
-                refs.path.display()
-            ),
-            hints: vec!["git hand doctor --repair".into()],
-            repairable,
-        });
+    if !location.is_redirected() {
+        lapses.extend(linked_lapses(location)?);
+    } else {
+        // `install --hooks-path`: all three shims are in that directory.
+        let refs = look(dir, HookName::ReferenceTransaction)?;
+        if !runs(&refs) {
+            lapses.push(Lapse {
+                kind: LapseKind::ReferenceTransaction,
+                message: format!(
+                    "git-hand's reference-transaction hook {} is missing or not executable: a \
+                     superseded lease holder's commit in a slot is not refused (its push still is)",
+                    refs.path.display()
+                ),
+                hints: vec!["git hand doctor --repair".into()],
+                repairable,
+            });
+        }
     }
     if let Some(NotInForce::NotOnPath) = not_on_path() {
         lapses.push(Lapse {
@@ -559,6 +627,139 @@ fn beside_the_shim(dir: &Path, pre_push: &Seen, repairable: bool) -> Result<Vec<
         });
     }
     Ok(lapses)
+}
+
+/// Whether `<l>/<hook>` is git-hand's forwarder (or link) to `<dir>/<hook>`: a slot then runs
+/// the main worktree's hook.
+fn forwards(l: &Path, dir: &Path, hook: HookName) -> bool {
+    let (entry, target) = (l.join(hook.as_str()), dir.join(hook.as_str()));
+    match std::fs::symlink_metadata(&entry) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::read_link(&entry).is_ok_and(|t| t == target)
+        }
+        Ok(_) => std::fs::read(&entry)
+            .is_ok_and(|b| super::linked::forward_target(&b).as_deref() == Some(target.as_path())),
+        Err(_) => false,
+    }
+}
+
+/// What is wrong with the hooks directory of linked worktrees (L), where git-hand's
+/// reference-transaction shim lives when the repository's own hooks directory is the main
+/// worktree's: each lapse is one `doctor --repair` (a sync of L) mends, but for entries another
+/// tool wrote into L.
+fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
+    let (d, common) = (&location.default, common_of(location));
+    let l = super::linked::hooks_dir(common);
+    let paths = super::linked::Paths::of(common);
+    let check = super::linked::check(common, d, shim_text())?;
+    let l_shim = l.join(HookName::ReferenceTransaction.as_str());
+    let old = is_our_shim(&d.join(HookName::ReferenceTransaction.as_str()));
+    let repair = || {
+        vec![
+            "git hand doctor --repair   # rewrites git-hand's hooks for linked worktrees"
+                .to_string(),
+        ]
+    };
+    let mut lapses = vec![];
+    let pointed = super::linked::recorded_hooks_path(common);
+    if check.included && !check.config_current && pointed.as_ref() != Some(&l) {
+        lapses.push(Lapse {
+            kind: LapseKind::HooksPath,
+            message: format!(
+                "{} sends linked worktrees to {}, which is not this repository's (was it                  moved?), so git runs no hook at all in slots: a stale lease holder's push                  from a slot is NOT checked",
+                paths.config.display(),
+                pointed.map(|p| p.display().to_string()).unwrap_or_else(|| "no hooks directory".into())
+            ),
+            hints: repair(),
+            repairable: true,
+        });
+    } else if !check.included || !check.shim_current {
+        let why = match check.included {
+            false => format!(
+                "{} lacks git-hand's [includeIf \"gitdir:./worktrees/**\"] section",
+                paths.repo_config.display()
+            ),
+            true => format!("{} is missing, stale or not executable", l_shim.display()),
+        };
+        let (kind, what) = match old {
+            // An older git-hand's shim in D still fences slots, at the main worktree's cost.
+            true => (
+                LapseKind::LinkedHooks,
+                format!(
+                    "git-hand's reference-transaction hook is in {}, where an older git-hand put                      it: the main worktree starts it on every ref update (a fetch many times                      over); slots are fenced",
+                    d.display()
+                ),
+            ),
+            false => (
+                LapseKind::ReferenceTransaction,
+                "git-hand's reference-transaction hook does not run in linked worktrees: a                  superseded lease holder's commit in a slot is not refused (its push still is)"
+                    .to_string(),
+            ),
+        };
+        lapses.push(Lapse {
+            kind,
+            message: format!("{what} ({why})"),
+            hints: repair(),
+            repairable: true,
+        });
+    } else if old || !check.config_current || !check.stale.is_empty() {
+        let what = match old {
+            true => format!(
+                "git-hand's reference-transaction shim of an older version is still in {},                  where the main worktree runs it on every ref update",
+                d.display()
+            ),
+            false if !check.config_current => format!("{} is stale", paths.config.display()),
+            false => format!(
+                "{} no longer match the hooks of {} (added or removed since), so slots do not run                  them as the main worktree does",
+                names(&check.stale),
+                d.display()
+            ),
+        };
+        lapses.push(Lapse {
+            kind: LapseKind::LinkedHooks,
+            message: format!("{what}; the fence holds"),
+            hints: repair(),
+            repairable: true,
+        });
+    }
+    if !check.foreign.is_empty() {
+        lapses.push(Lapse {
+            kind: LapseKind::LinkedHooks,
+            message: format!(
+                "{} in {} are not git-hand's (an installer run in a slot writes there), so slots                  run them instead of the main worktree's hooks",
+                names(&check.foreign),
+                l.display()
+            ),
+            hints: vec![
+                format!(
+                    "rm {}   # then run the tool's installer in the main worktree, and git hand doctor --repair",
+                    check
+                        .foreign
+                        .iter()
+                        .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            ],
+            repairable: false,
+        });
+    }
+    Ok(lapses)
+}
+
+/// The file names of `paths`, for a message.
+fn names(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// git-hand's reference-transaction shim, as install writes it into L.
+fn shim_text() -> &'static str {
+    super::shim::content(HookName::ReferenceTransaction)
 }
 
 /// Whether git runs the hook file: there (ours or another tool's) and executable.
@@ -697,27 +898,44 @@ mod tests {
     fn git_hands_own_reference_transaction_shim_keeps_the_quiet_switch_and_anything_else_does_not()
     {
         let dir = tempfile::tempdir().unwrap();
-        let hooks = dir.path();
-        assert!(only_our_switch_hooks(hooks), "no hooks at all");
-        for hook in [HookName::PostCheckout, HookName::ReferenceTransaction] {
-            std::fs::write(hooks.join(hook.as_str()), super::super::shim::content(hook)).unwrap();
+        let common = dir.path();
+        assert!(only_our_switch_hooks(common), "no hooks at all");
+        // Both directories a switch may run them from: the repository's own (the main
+        // worktree's) and the one of linked worktrees (a slot's).
+        for hooks in [
+            common.join("hooks"),
+            super::super::linked::hooks_dir(common),
+        ] {
+            std::fs::create_dir_all(&hooks).unwrap();
+            for hook in [HookName::PostCheckout, HookName::ReferenceTransaction] {
+                std::fs::write(hooks.join(hook.as_str()), super::super::shim::content(hook))
+                    .unwrap();
+            }
+            assert!(only_our_switch_hooks(common), "only git-hand's shims");
+            let chained = chained_path(&hooks, HookName::ReferenceTransaction);
+            std::fs::write(&chained, "#!/bin/sh\nexit 0\n").unwrap();
+            assert!(
+                !only_our_switch_hooks(common),
+                "a chained reference-transaction hook in {}",
+                hooks.display()
+            );
+            std::fs::remove_file(&chained).unwrap();
+            let hook = hooks.join("reference-transaction");
+            std::fs::write(
+                &hook,
+                "#!/bin/sh\nexec lefthook run reference-transaction \"$@\"\n",
+            )
+            .unwrap();
+            assert!(
+                !only_our_switch_hooks(common),
+                "a foreign reference-transaction hook in {}",
+                hooks.display()
+            );
+            std::fs::write(
+                &hook,
+                super::super::shim::content(HookName::ReferenceTransaction),
+            )
+            .unwrap();
         }
-        assert!(only_our_switch_hooks(hooks), "only git-hand's shims");
-        let chained = chained_path(hooks, HookName::ReferenceTransaction);
-        std::fs::write(&chained, "#!/bin/sh\nexit 0\n").unwrap();
-        assert!(
-            !only_our_switch_hooks(hooks),
-            "a chained reference-transaction hook"
-        );
-        std::fs::remove_file(&chained).unwrap();
-        std::fs::write(
-            hooks.join("reference-transaction"),
-            "#!/bin/sh\nexec lefthook run reference-transaction \"$@\"\n",
-        )
-        .unwrap();
-        assert!(
-            !only_our_switch_hooks(hooks),
-            "a foreign reference-transaction hook"
-        );
     }
 }

@@ -233,7 +233,16 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
     } else {
         Rewrite::IfStale
     };
-    let hooks = install_into(&dir, rewrite)?;
+    let hooks = match location.is_redirected() {
+        false => install_layout(&dir, rewrite)?,
+        // Another directory takes the hooks (`--hooks-path`): all three shims go there, and
+        // linked worktrees follow it as the main worktree does.
+        true => {
+            let mut hooks = install_into(&dir, rewrite)?;
+            hooks.extend(drop_layout(&location)?);
+            hooks
+        }
+    };
     Ok(InstallReport {
         location,
         dir,
@@ -265,6 +274,7 @@ pub(super) fn uninstall_hooks(
     for dir in &dirs {
         changes.extend(uninstall_hooks_from(dir, &hooks_in(dir))?);
     }
+    changes.extend(drop_layout(&location)?);
     Ok(UninstallReport {
         location,
         dirs,
@@ -287,6 +297,95 @@ pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, Hoo
     let changes = install_hooks_into(dir, &HookName::ALL, rewrite)?;
     remove_our_old_hooks(dir)?;
     Ok(changes)
+}
+
+/// Installs into the repository's own hooks directory `dir` (D) and into git-hand's hooks
+/// directory for linked worktrees (L, [`super::linked`]): pre-push and post-checkout in D, the
+/// reference-transaction shim in L only, so the main worktree starts no git-hand hook on a fetch
+/// or a commit (issue 25; docs/hooks.md, "Where the hooks run"). An older git-hand's
+/// reference-transaction shim in D is taken away last, its chained hook put back, once L fences
+/// the slots: no step leaves a slot's ref updates unfenced.
+pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
+    let common = common_of(dir);
+    let shim_text = shim::content(HookName::ReferenceTransaction);
+    let mut changes = install_hooks_into(dir, &HookName::MAIN, rewrite)?;
+    remove_our_old_hooks(dir)?;
+    let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.as_str());
+    let existed = fs::symlink_metadata(&l_shim).is_ok();
+    let synced = super::linked::sync(common, shim_text)?;
+    let mut change = match synced
+        .iter()
+        .any(|c| c.change == super::linked::EntryChange::Shim)
+    {
+        true if existed => Change::Upgraded,
+        true => Change::Installed,
+        false => Change::Unchanged,
+    };
+    if rewrite == Rewrite::Always && change == Change::Unchanged {
+        super::linked::rewrite_shim(common, shim_text)?;
+        change = Change::Rewritten;
+    }
+    super::linked::include(common)?;
+    let moved = take_reference_transaction_from(dir)?;
+    if !moved.is_empty() {
+        // The forwarder to D's own reference-transaction hook follows it to where it went back.
+        super::linked::sync(common, shim_text)?;
+    }
+    let chained = chained_path(
+        &super::linked::hooks_dir(common),
+        HookName::ReferenceTransaction,
+    );
+    changes.push(HookChange {
+        hook: HookName::ReferenceTransaction,
+        path: l_shim,
+        change,
+        chained: fs::symlink_metadata(&chained).is_ok().then_some(chained),
+    });
+    changes.extend(moved);
+    Ok(changes)
+}
+
+/// The migration from the layout before issue 25: git-hand's reference-transaction shim in D is
+/// removed, the hook it chained put back in its place (L's shim runs that one in slots). A
+/// foreign hook there is the user's and stays.
+fn take_reference_transaction_from(dir: &Path) -> Result<Vec<HookChange>, HookError> {
+    match look(dir, HookName::ReferenceTransaction)?.found {
+        Found::Ours { .. } => uninstall_hooks_from(dir, &[HookName::ReferenceTransaction]),
+        Found::Missing | Found::Foreign => Ok(vec![]),
+    }
+}
+
+/// Removes git-hand's layout for linked worktrees (the section of `<common>/config`, L and
+/// `linked.config`), when there is one: `uninstall`, and `install --hooks-path` (linked worktrees
+/// then follow `core.hooksPath` as the main worktree does). The section goes first, so no slot
+/// looks for hooks in an L that is being emptied.
+pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, HookError> {
+    let common = common_of(&location.default);
+    let paths = super::linked::Paths::of(common);
+    let present = [&paths.config, &paths.hooks, &paths.newline_note]
+        .iter()
+        .any(|p| fs::symlink_metadata(p).is_ok());
+    if !present {
+        return Ok(vec![]);
+    }
+    super::linked::exclude(common)?;
+    let l_shim = paths.hooks.join(HookName::ReferenceTransaction.as_str());
+    let removed = super::linked::remove_files(common)?;
+    Ok(removed
+        .contains(&l_shim)
+        .then(|| HookChange {
+            hook: HookName::ReferenceTransaction,
+            path: l_shim,
+            change: Change::Removed,
+            chained: None,
+        })
+        .into_iter()
+        .collect())
+}
+
+/// The common dir of the repository whose own hooks directory is `default` (`<common>/hooks`).
+fn common_of(default: &Path) -> &Path {
+    default.parent().unwrap_or(default)
 }
 
 /// Installs the shims of `hooks` into `dir` (created if missing) under the chaining rules: the

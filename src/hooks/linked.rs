@@ -12,7 +12,8 @@
 //! place, so a link is replaced, never written through into D. The config section is written and
 //! removed by git itself (`git config -f`), so uninstall gives back the file byte for byte.
 //!
-//! Nothing calls this yet: install, spawn and doctor are wired to it next (issue 25, step 2).
+//! [`super::install`] writes the layout where D is the repository's own hooks directory;
+//! [`check`] is what spawn's fast path and the lapses read.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -144,6 +145,41 @@ pub enum LinkedError {
         d.display()
     )]
     Loop { d: PathBuf },
+}
+
+impl LinkedError {
+    /// The commands that get the user out of this error.
+    pub fn hints(&self) -> Vec<String> {
+        match self {
+            LinkedError::Hook(e) => e.hints(),
+            LinkedError::Git { file, .. } => vec![format!(
+                "git config -f {} --list   # must work for git-hand to read it",
+                file.display()
+            )],
+            LinkedError::SectionTaken { config, .. } => vec![format!(
+                "git config -f {} --remove-section 'includeIf.gitdir:./worktrees/**'   # or move what you keep there to another section, then run git hand install",
+                config.display()
+            )],
+            LinkedError::NotADirectory { path } => vec![format!(
+                "ls -ld {}   # git-hand writes only into a directory of its own there; move it away, then run git hand install",
+                path.display()
+            )],
+            LinkedError::Loop { .. } => vec![
+                "git config --unset core.hooksPath   # the main worktree's hooks then are the repository's own, and git hand install puts its layout back".into(),
+            ],
+        }
+    }
+
+    /// Whether the error means "something of the user's is in the way; nothing was changed".
+    pub fn is_precondition(&self) -> bool {
+        match self {
+            LinkedError::Hook(e) => e.is_precondition(),
+            LinkedError::Git { .. } => false,
+            LinkedError::SectionTaken { .. }
+            | LinkedError::NotADirectory { .. }
+            | LinkedError::Loop { .. } => true,
+        }
+    }
 }
 
 /// What [`include`] did.
@@ -389,6 +425,107 @@ pub fn state(common: &Path, reftx_shim: &str) -> Result<LinkedState, LinkedError
         stale,
         foreign,
     })
+}
+
+/// What the layout is for D, read from the files alone (no git for the usual case): spawn's fast
+/// path and the lapses `doctor` and `status` report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Check {
+    /// `<common>/config` holds git-hand's section.
+    pub included: bool,
+    /// `linked.config` is what a [`sync`] for this D and common dir writes.
+    pub config_current: bool,
+    /// `L/reference-transaction` is the shim given, executable.
+    pub shim_current: bool,
+    /// Entries of L a [`sync`] would rewrite (a hook D gained or lost since, an older shim).
+    pub stale: Vec<PathBuf>,
+    /// Entries of L git-hand did not write, which [`sync`] leaves (see [`LinkedState::foreign`]).
+    pub foreign: Vec<PathBuf>,
+}
+
+impl Check {
+    /// Everything is as a [`sync`] and [`include`] leave it.
+    pub fn is_current(&self) -> bool {
+        self.included
+            && self.config_current
+            && self.shim_current
+            && self.stale.is_empty()
+            && self.foreign.is_empty()
+    }
+}
+
+/// The layout against an absolute D (`<common>/hooks`, as install writes it), from the files:
+/// the section is read as text, and only a section git-hand's git did not write in its usual
+/// spelling (a header of another case, a comment after it) is asked of git.
+pub fn check(common: &Path, d: &Path, reftx_shim: &str) -> Result<Check, LinkedError> {
+    let paths = Paths::of(&canonical(common)?);
+    let plan = plan(&paths, d, reftx_shim)?;
+    let mut check = Check {
+        included: included_as_written(&paths.repo_config)?,
+        config_current: fs::read(&paths.config).ok().as_deref() == Some(plan.config.as_slice()),
+        ..Check::default()
+    };
+    if !check.included && has_header(&paths.repo_config)? {
+        check.included = matches!(section(&paths)?, Section::Ours);
+    }
+    for step in &plan.entries {
+        if step.matches() {
+            check.shim_current |= step.change == EntryChange::Shim;
+        } else if step.is_foreign() {
+            check.foreign.push(step.path.clone());
+        } else if step.change != EntryChange::Shim {
+            check.stale.push(step.path.clone());
+        }
+    }
+    Ok(check)
+}
+
+/// Whether `<common>/config` holds the section exactly as `git config` appends it:
+/// the header line, then the one key.
+fn included_as_written(config: &Path) -> Result<bool, LinkedError> {
+    let text = match fs::read(config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io_err("read", config)(e).into()),
+    };
+    let header = "[includeIf \"gitdir:./worktrees/**\"]".as_bytes();
+    let key = format!("path = {INCLUDE_PATH}");
+    let lines: Vec<&[u8]> = text
+        .split(|b| *b == b'\n')
+        .map(|l| l.trim_ascii())
+        .collect();
+    Ok(lines
+        .windows(2)
+        .any(|w| w[0] == header && w[1] == key.as_bytes()))
+}
+
+/// L of the repository whose common dir is `common`: `<common>/git-hand/hooks`.
+pub fn hooks_dir(common: &Path) -> PathBuf {
+    Paths::of(common).hooks
+}
+
+/// The `core.hooksPath` that `<common>/git-hand/linked.config` sets, read from the file (no git):
+/// a worktree whose hooks directory is that value runs hooks through git-hand's layout, also when
+/// it is not L any more (a moved repository).
+pub fn recorded_hooks_path(common: &Path) -> Option<PathBuf> {
+    let text = fs::read(Paths::of(common).config).ok()?;
+    text.split(|b| *b == b'\n').find_map(|line| {
+        let value = line.trim_ascii().strip_prefix(b"hooksPath = ")?;
+        let (value, rest) = config_unquote(value)?;
+        rest.is_empty()
+            .then(|| PathBuf::from(OsString::from_vec(value)))
+    })
+}
+
+/// Writes git-hand's reference-transaction shim into L again even when it is current
+/// (`git hand install --force`).
+pub fn rewrite_shim(common: &Path, reftx_shim: &str) -> Result<PathBuf, LinkedError> {
+    let paths = Paths::of(&canonical(common)?);
+    own_dir(&paths.own)?;
+    own_dir(&paths.hooks)?;
+    let path = paths.hooks.join(REFERENCE_TRANSACTION);
+    write_atomic(&path, reftx_shim.as_bytes(), Over::Anything)?;
+    Ok(path)
 }
 
 /// Removes L's entries (those [`sync`] writes), `linked.config` and the directories when empty:

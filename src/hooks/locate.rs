@@ -20,6 +20,12 @@ pub struct HooksLocation {
     pub default: PathBuf,
     /// `core.hooksPath` as configured, when it moves hooks away from [`Self::default`].
     pub hooks_path: Option<String>,
+    /// The directory git really runs hooks from in this worktree when that is git-hand's own
+    /// hooks directory for linked worktrees (L, set by `<common>/git-hand/linked.config`; also
+    /// the stale path of a moved repository's). [`Self::active`] is then the repository's own
+    /// hooks directory, whose hooks L forwards to: git-hand's shims live there, and no other
+    /// tool moved the hooks.
+    pub linked: Option<PathBuf>,
 }
 
 impl HooksLocation {
@@ -62,6 +68,14 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
     let active = resolve(&base.join(hooks));
     let default = resolve(&base.join(common)).join("hooks");
     let default = resolve(&default);
+    if active != default && is_linked_dir(&default, &active) {
+        return Ok(HooksLocation {
+            active: default.clone(),
+            default,
+            hooks_path: None,
+            linked: Some(active),
+        });
+    }
     let hooks_path = if active == default {
         None
     } else {
@@ -71,7 +85,31 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
         active,
         default,
         hooks_path,
+        linked: None,
     })
+}
+
+/// Whether a `core.hooksPath` read from the configuration (`None`: unset) leaves the hooks where
+/// git-hand put them: unset, or git-hand's own hooks directory for linked worktrees, which a
+/// slot's configuration sets. Lets a caller prove without starting git that no other tool moved
+/// the hooks of the repository whose common dir is `common`.
+pub fn not_moved_by_another_tool(common: &Path, hooks_path: Option<&str>) -> bool {
+    let Some(value) = hooks_path else {
+        return true;
+    };
+    let value = Path::new(value);
+    value == super::linked::hooks_dir(common)
+        || super::linked::recorded_hooks_path(common).is_some_and(|set| set == value)
+}
+
+/// Whether `active` is L of the repository whose hooks directory is `default`, or the path its
+/// `linked.config` sets (which a moved repository's slots still read).
+fn is_linked_dir(default: &Path, active: &Path) -> bool {
+    let Some(common) = default.parent() else {
+        return false;
+    };
+    active == super::linked::hooks_dir(common)
+        || super::linked::recorded_hooks_path(common).is_some_and(|set| resolve(&set) == active)
 }
 
 /// `core.hooksPath` as the user wrote it (with `~` expanded by git), if git can tell.

@@ -326,6 +326,7 @@ mod tests {
             active: active.into(),
             default: default.into(),
             hooks_path: (active != default).then(|| active.into()),
+            linked: None,
         }
     }
 

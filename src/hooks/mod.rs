@@ -32,7 +32,7 @@ pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Rewrite, Target, UninstallReport, Warning,
     install, install_into, uninstall, uninstall_from,
 };
-pub use locate::{HooksLocation, locate};
+pub use locate::{HooksLocation, locate, not_moved_by_another_tool};
 pub use manual::{Manager, Recipe, Scene};
 pub use server::{Layout, ServerReport, ServerTarget, install_server, uninstall_server};
 
@@ -56,6 +56,10 @@ impl HookName {
         HookName::PostCheckout,
         HookName::ReferenceTransaction,
     ];
+
+    /// The client hooks in the repository's own hooks directory, which the main worktree runs:
+    /// reference-transaction is in the hooks directory of linked worktrees only (issue 25).
+    pub const MAIN: [HookName; 2] = [HookName::PrePush, HookName::PostCheckout];
 
     /// The hooks `git hand install --server` installs in a repository clients push to.
     pub const SERVER: [HookName; 1] = [HookName::PreReceive];
@@ -150,6 +154,10 @@ pub enum HookError {
     },
     #[error("{} is not a regular file; git-hand leaves it alone", path.display())]
     NotAFile { path: PathBuf },
+    /// git-hand's hooks directory for linked worktrees could not be written or read
+    /// ([`linked`]).
+    #[error(transparent)]
+    Linked(Box<linked::LinkedError>),
     /// Another process kept changing the hook while we installed: retrying is safe.
     #[error("{} kept changing while git-hand worked on it (another install or uninstall?)", path.display())]
     Contended { path: PathBuf },
@@ -214,6 +222,7 @@ impl HookError {
                 ),
             ],
             HookError::Contended { .. } => vec!["run the same command again".into()],
+            HookError::Linked(e) => e.hints(),
             HookError::NameTaken { path } => vec![format!(
                 "mv {} <another name in the same directory>, then run: git hand install --server",
                 show(path)
@@ -247,7 +256,17 @@ impl HookError {
                 | HookError::Contended { .. }
                 | HookError::NameTaken { .. }
                 | HookError::LayoutAmbiguous { .. }
-        )
+        ) || matches!(self, HookError::Linked(e) if e.is_precondition())
+    }
+}
+
+impl From<linked::LinkedError> for HookError {
+    /// A hook file's own error comes out as itself; the layout's as [`HookError::Linked`].
+    fn from(e: linked::LinkedError) -> HookError {
+        match e {
+            linked::LinkedError::Hook(e) => e,
+            e => HookError::Linked(Box::new(e)),
+        }
     }
 }
 

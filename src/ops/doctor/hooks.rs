@@ -57,10 +57,12 @@ impl Checkup<'_> {
                     continue;
                 }
             };
-            if seen_dirs.contains(&state.dir) {
+            // Slots share the hooks directory of linked worktrees, the main worktree does not.
+            let key = (state.dir.clone(), state.linked.clone());
+            if seen_dirs.contains(&key) {
                 continue;
             }
-            seen_dirs.push(state.dir.clone());
+            seen_dirs.push(key);
             // One reinstall mends every lapse of this directory that git-hand may fix: the
             // same `ensure_installed` a second lapse ran again found nothing left to do.
             let reinstalled =

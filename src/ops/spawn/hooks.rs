@@ -19,10 +19,14 @@ pub enum HooksNotInForce {
 /// another hook manager owns, nor anywhere when `install` is false), and says why not when they
 /// are not in force: the problem and the commands that fix it.
 pub(super) fn ensure_in_force(repo: &Repo, git: &Git, install: bool) -> Option<HooksNotInForce> {
-    // The common case, proven without a git process: no core.hooksPath (the read follows includes
-    // too) and our current shims in the repository's own hooks directory.
-    if repo.config_string("core.hooksPath").is_none()
-        && crate::hooks::current_in(&repo.loc.common_dir.join("hooks"))
+    // The common case, proven without a git process: no core.hooksPath but git-hand's own for
+    // linked worktrees (the read follows includes too), and our current shims in the repository's
+    // own hooks directory and in the one of linked worktrees.
+    let common = &repo.loc.common_dir;
+    if crate::hooks::not_moved_by_another_tool(
+        common,
+        repo.config_string("core.hooksPath").as_deref(),
+    ) && crate::hooks::current_in(common)
     {
         return None;
     }
