@@ -195,13 +195,21 @@ fn version_at_least(text: &str, major: u32, minor: u32) -> Option<bool> {
 /// nobody can act on from the message alone (git cannot be run, an unexpected I/O error) are
 /// `Err`.
 pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
-    let location = locate(git)?;
+    let mut location = locate(git)?;
+    let mut dropped = vec![];
+    if location.main_hooks_path.is_some() {
+        // A slot whose L forwards to a hooks directory the main worktree no longer uses: slots
+        // follow the main worktree's core.hooksPath from now on, as they did before issue 25.
+        dropped = drop_layout(&location)?;
+        location = locate(git)?;
+    }
     let hooks_dir = location.active.clone();
     if location.is_redirected() {
         // A core.hooksPath set since git-hand's layout for linked worktrees was written (husky
         // installed later): the layout would shadow it in slots, so it goes, and slots follow
         // core.hooksPath as the main worktree does.
-        let changes = drop_layout(&location)?;
+        dropped.extend(drop_layout(&location)?);
+        let changes = dropped;
         let problem = (!ours_in_both(&location)?).then(|| NotInForce::HooksPath {
             value: location.hooks_path.clone().unwrap_or_default(),
             dir: hooks_dir.clone(),
@@ -231,7 +239,11 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
     };
     Ok(EnsureReport {
         hooks_dir,
-        changes: changes.into_iter().filter(|c| c.change.wrote()).collect(),
+        changes: dropped
+            .into_iter()
+            .chain(changes)
+            .filter(|c| c.change.wrote())
+            .collect(),
         problem,
     })
 }
@@ -521,6 +533,22 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
     }
     if pre_push_enforcer == Enforcer::Shim {
         lapses.extend(beside_the_shim(&location, &pre_push, repairable)?);
+    }
+    if let (Some(l), Some(main)) = (&location.linked, &location.main_hooks_path) {
+        lapses.push(Lapse {
+            kind: LapseKind::LinkedHooks,
+            message: format!(
+                "core.hooksPath is set to {main} for the main worktree since git-hand wrote {}, \
+                 which slots still run and which forwards to {}: slots do not run {main}'s hooks",
+                l.display(),
+                dir.display()
+            ),
+            hints: vec![
+                "git hand doctor --repair   # slots then run core.hooksPath's hooks, as the main worktree does".into(),
+                "git hand install --manual   # the lines your hook manager needs for git-hand's fence".into(),
+            ],
+            repairable: true,
+        });
     }
     Ok(InForce {
         dir,

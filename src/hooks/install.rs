@@ -212,7 +212,14 @@ impl UninstallReport {
 
 /// `git hand install`: finds the hooks directory through git and installs both shims there.
 pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookError> {
-    let location = locate(git)?;
+    let mut location = locate(git)?;
+    if location.main_hooks_path.is_some() {
+        // Run in a slot after the main worktree's core.hooksPath changed: the slots' layout is
+        // for a hooks directory nobody uses any more; what follows is decided as from the main
+        // worktree.
+        drop_layout(&location)?;
+        location = locate(git)?;
+    }
     if opts.target == Target::Default && location.is_redirected() {
         return Err(HookError::HooksPathSet {
             value: location.hooks_path.clone().unwrap_or_default(),
@@ -274,7 +281,16 @@ pub(super) fn uninstall_hooks(
     for dir in &dirs {
         changes.extend(uninstall_hooks_from(dir, &hooks_in(dir))?);
     }
-    changes.extend(drop_layout(&location)?);
+    let dropped = drop_layout(&location)?;
+    if !dropped.is_empty() {
+        // The layout held git-hand's reference-transaction shim, so what is (or is not) at that
+        // name in D was never git-hand's: nothing to report of it.
+        changes.retain(|c| {
+            c.hook != HookName::ReferenceTransaction
+                || !matches!(c.change, Change::NotInstalled | Change::NotOurs)
+        });
+    }
+    changes.extend(dropped);
     Ok(UninstallReport {
         location,
         dirs,

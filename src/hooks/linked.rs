@@ -257,9 +257,14 @@ pub fn main_hooks_dir(common: &Path) -> Result<PathBuf, LinkedError> {
             if value.last() == Some(&b'\n') {
                 value.pop();
             }
-            Ok(match value.is_empty() {
+            let value = PathBuf::from(OsString::from_vec(value));
+            Ok(match value.as_os_str().is_empty() {
                 true => common.join("hooks"),
-                false => PathBuf::from(OsString::from_vec(value)),
+                // Spelled through a symlink (macOS's /var, a linked home), an absolute D is the
+                // same directory as its real path: forwarders and the record use the real one,
+                // as `locate` does, so both sides compare equal.
+                false if value.is_absolute() => fs::canonicalize(&value).unwrap_or(value),
+                false => value,
             })
         }
         Some(1) => Ok(common.join("hooks")),

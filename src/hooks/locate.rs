@@ -26,6 +26,11 @@ pub struct HooksLocation {
     /// hooks directory, whose hooks L forwards to: git-hand's shims live there, and no other
     /// tool moved the hooks.
     pub linked: Option<PathBuf>,
+    /// With [`Self::linked`]: the main worktree's `core.hooksPath` when it no longer is the
+    /// repository's own hooks directory (set after git-hand wrote L: husky installed later). L
+    /// still forwards to [`Self::active`] then, so slots do not run what the main worktree runs
+    /// until `spawn` or `doctor --repair` hands them to `core.hooksPath` too.
+    pub main_hooks_path: Option<String>,
 }
 
 impl HooksLocation {
@@ -69,11 +74,13 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
     let default = resolve(&base.join(common)).join("hooks");
     let default = resolve(&default);
     if active != default && is_linked_dir(&default, &active) {
+        let main = main_hooks_path(&default)?;
         return Ok(HooksLocation {
             active: default.clone(),
             default,
             hooks_path: None,
             linked: Some(active),
+            main_hooks_path: main,
         });
     }
     let hooks_path = if active == default {
@@ -86,6 +93,7 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
         default,
         hooks_path,
         linked: None,
+        main_hooks_path: None,
     })
 }
 
@@ -100,6 +108,15 @@ pub fn not_moved_by_another_tool(common: &Path, hooks_path: Option<&str>) -> boo
     let value = Path::new(value);
     value == super::linked::hooks_dir(common)
         || super::linked::recorded_hooks_path(common).is_some_and(|set| set == value)
+}
+
+/// The main worktree's `core.hooksPath`, read where the layout's include never matches, when it
+/// sends hooks anywhere but `default` (one git call).
+fn main_hooks_path(default: &Path) -> Result<Option<String>, HookError> {
+    let common = default.parent().unwrap_or(default);
+    let main = super::linked::main_hooks_dir(common)?;
+    let same = main == default || std::fs::canonicalize(&main).is_ok_and(|m| m == default);
+    Ok((!same).then(|| main.display().to_string()))
 }
 
 /// Whether `active` is L of the repository whose hooks directory is `default`, or the path its

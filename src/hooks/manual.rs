@@ -327,6 +327,7 @@ mod tests {
             default: default.into(),
             hooks_path: (active != default).then(|| active.into()),
             linked: None,
+            main_hooks_path: None,
         }
     }
 

@@ -99,15 +99,23 @@ fn install_writes_both_executable_shims_with_the_marker_into_the_git_path_hooks_
     let hooks_dir = git_path_hooks(&env, &repo);
     assert_eq!(run.json()["hooks_dir"], hooks_dir.to_str().unwrap());
     assert_eq!(run.json()["outcome"], "installed");
+    // The main worktree's hooks directory holds pre-push and post-checkout; the
+    // reference-transaction shim is in the one of linked worktrees only (issue 25).
+    let linked = repo.join(".git/git-hand/hooks");
     for hook in HookName::ALL {
-        let path = hooks_dir.join(hook.as_str());
+        let dir = match hook {
+            HookName::ReferenceTransaction => &linked,
+            _ => &hooks_dir,
+        };
+        let path = dir.join(hook.as_str());
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("# git-hand-managed-hook v"), "{text}");
         assert!(text.contains(&format!("exec git-hand hook {hook} \"$@\"")));
         assert_eq!(text, hooks::shim::content_for(hook, Some(&bin())));
         assert_eq!(mode(&path), 0o755, "{hook}");
-        assert!(!hooks_dir.join(hook.chained_file_name()).exists());
+        assert!(!dir.join(hook.chained_file_name()).exists());
     }
+    assert!(!hooks_dir.join("reference-transaction").exists());
     assert_eq!(
         changes(&run),
         [
@@ -133,11 +141,20 @@ fn install_from_a_linked_worktree_writes_into_the_shared_hooks_dir() {
     env.git(&repo, &["worktree", "add", "-q", wt.to_str().unwrap()]);
     let sub = wt.join("sub");
     fs::create_dir(&sub).unwrap();
+    assert_eq!(git_path_hooks(&env, &wt), git_path_hooks(&env, &repo));
     env.hand(&sub, &["install"]).ok();
-    let shared = git_path_hooks(&env, &wt);
-    assert_eq!(shared, git_path_hooks(&env, &repo));
+    let shared = git_path_hooks(&env, &repo);
     assert_eq!(shared, repo.join(".git/hooks"));
-    for hook in HookName::ALL {
+    // Linked worktrees now run hooks from git-hand's directory for them, which forwards to
+    // the shared one and holds the reference-transaction shim (issue 25).
+    let linked = git_path_hooks(&env, &wt);
+    assert_eq!(linked, repo.join(".git/git-hand/hooks"));
+    assert!(
+        fs::read_to_string(linked.join("reference-transaction"))
+            .unwrap()
+            .contains("git-hand-managed-hook")
+    );
+    for hook in HookName::MAIN {
         assert!(
             fs::read_to_string(shared.join(hook.as_str()))
                 .unwrap()
@@ -993,7 +1010,11 @@ fn installed_state_tells_current_stale_and_foreign_hooks_apart() {
         files(&git),
         [FileState::Foreign, FileState::Missing, FileState::Missing]
     );
-    install_into(&own, Rewrite::IfStale).unwrap();
+    let opts = hooks::InstallOptions {
+        target: hooks::Target::Default,
+        force: false,
+    };
+    hooks::install(&git, opts).unwrap();
     let state = hooks::installed_state(&git).unwrap();
     assert_eq!(
         state.hooks[0].chained,

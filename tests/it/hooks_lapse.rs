@@ -192,6 +192,18 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
     std::fs::create_dir(&other).unwrap();
     write_hook(&other.join("pre-push"), "#!/bin/sh\nexit 0\n", 0o755);
     env.git(&repo, &["config", "core.hooksPath", ".hooks"]);
+    // Set after install: slots still run git-hand's hooks for linked worktrees (issue 25), which
+    // forward to .git/hooks, so the fence holds there but .hooks's hooks do not run. That is
+    // named; `doctor --repair` hands the slots to core.hooksPath, as the main worktree has it.
+    let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
+    assert_eq!(kinds, ["chained-broken", "linked-hooks"], "{v:#}");
+    assert_eq!(v["hooks"]["in_force"], true);
+    let message = v["hooks"]["lapses"][1]["message"].as_str().unwrap();
+    assert!(
+        message.contains("slots do not run .hooks's hooks"),
+        "{message}"
+    );
+    env.hand(&repo, &["doctor", "--repair"]);
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert_eq!(kinds, ["hooks-path"], "{v:#}");
     let message = v["hooks"]["lapses"][0]["message"].as_str().unwrap();

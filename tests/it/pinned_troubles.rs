@@ -301,6 +301,14 @@ fn the_text_of_each_way_the_hooks_lapse() {
         &env,
         &slot,
         &b,
+        "core.hooksPath relative, set after install: slots still run git-hand's hooks for them",
+    );
+    // Hands the slots to core.hooksPath, as the main worktree has it (issue 25).
+    text += &said(&env, &repo, &["doctor", "--repair"], &[]);
+    text += &lapse(
+        &env,
+        &slot,
+        &b,
         "core.hooksPath relative, absent from the slot",
     );
     env.git(

@@ -400,10 +400,17 @@ fn a_chained_reference_transaction_hook_still_runs_with_stdin_and_spawns_own_git
     let record = recording_hook(&env, &repo);
     let before = hooks_snapshot(&hooks_dir(&repo));
     env.hand(&repo, &["install"]).ok();
-    let chained = hooks_dir(&repo).join("reference-transaction.git-hand-chained");
+    // The user's hook stays where it is: the main worktree runs it alone, slots run it from
+    // git-hand's shim in their hooks directory, through the chained forwarder (issue 25).
+    let ours: Vec<String> = hooks_snapshot(&hooks_dir(&repo))
+        .into_keys()
+        .filter(|name| name.starts_with("reference-transaction"))
+        .collect();
+    assert_eq!(ours, ["reference-transaction"]);
+    let chained = repo.join(".git/git-hand/hooks/reference-transaction.git-hand-chained");
     assert!(chained.exists());
 
-    // In the main worktree (the shim starts no git-hand) the chained hook sees git's lines.
+    // In the main worktree the user's hook sees git's lines.
     let run = commit_as(&env, &repo, None, "main.txt");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let main_tip = rev(&env, &repo, "main");
@@ -490,7 +497,8 @@ fn lefthook_configured_for_reference_transaction_still_runs_and_uninstall_restor
 fn a_missing_reference_transaction_shim_is_a_lapse_that_doctor_repair_reinstalls() {
     let env = TestEnv::new();
     let (repo, slot, a, _b) = zombie_setup(&env);
-    let hook = hooks_dir(&repo).join("reference-transaction");
+    // In the hooks directory of linked worktrees, where slots run it (issue 25).
+    let hook = repo.join(".git/git-hand/hooks/reference-transaction");
     std::fs::remove_file(&hook).unwrap();
     let mut cmd = env.command(TestEnv::bin_dir().join("git-hand"), &slot);
     cmd.args(["status", "--json"])

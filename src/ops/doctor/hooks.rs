@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::Git;
-use crate::hooks::Lapse;
+use crate::hooks::{Lapse, LapseKind};
 use crate::ledger::Ledger;
 use crate::ops::Result;
 
@@ -36,6 +36,7 @@ impl Checkup<'_> {
             return Ok(());
         }
         let mut seen_dirs = vec![];
+        let mut seen_lapses = vec![];
         for worktree in worktrees {
             // A slot leased before slots got the repository's generated hooks directory (husky's
             // `.husky/_`) runs no hook at all: `--repair` gives it that directory.
@@ -57,18 +58,24 @@ impl Checkup<'_> {
                     continue;
                 }
             };
-            // Slots share the hooks directory of linked worktrees, the main worktree does not.
+            // Slots share the hooks directory of linked worktrees, the main worktree does not;
+            // a lapse they share with it (the pre-push both run) is named once.
             let key = (state.dir.clone(), state.linked.clone());
             if seen_dirs.contains(&key) {
                 continue;
             }
             seen_dirs.push(key);
+            let lapses: Vec<&Lapse> = state
+                .lapses
+                .iter()
+                .filter(|l| !seen_lapses.contains(&(l.kind, l.message.clone())))
+                .collect();
+            seen_lapses.extend(lapses.iter().map(|l| (l.kind, l.message.clone())));
             // One reinstall mends every lapse of this directory that git-hand may fix: the
             // same `ensure_installed` a second lapse ran again found nothing left to do.
-            let reinstalled =
-                (self.repair && !opted_out && state.lapses.iter().any(|l| l.repairable))
-                    .then(|| crate::hooks::ensure_installed(&git));
-            for lapse in &state.lapses {
+            let reinstalled = (self.repair && !opted_out && lapses.iter().any(|l| l.repairable))
+                .then(|| crate::hooks::ensure_installed(&git));
+            for lapse in lapses {
                 out.push(self.lapse(&worktree, lapse, opted_out, reinstalled.as_ref()));
             }
         }
@@ -136,6 +143,14 @@ impl Checkup<'_> {
         if let (true, Some(reinstalled)) = (fixes, reinstalled) {
             match reinstalled {
                 Ok(r) if r.in_force() => p.repaired = true,
+                // Slots handed to the main worktree's core.hooksPath: this lapse is mended, and
+                // what that directory lacks is its own lapse, named with its recipe.
+                Ok(r) if lapse.kind == LapseKind::LinkedHooks && !r.changes.is_empty() => {
+                    p.repaired = true;
+                    if let Some(now) = &r.problem {
+                        p.detail.push_str(&format!("; now: {now}"));
+                    }
+                }
                 Ok(r) => {
                     let why = r
                         .problem
