@@ -387,16 +387,15 @@ pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, H
     super::linked::exclude(common)?;
     let l_shim = paths.hooks.join(HookName::ReferenceTransaction.as_str());
     let removed = super::linked::remove_files(common)?;
-    Ok(removed
-        .contains(&l_shim)
-        .then(|| HookChange {
-            hook: HookName::ReferenceTransaction,
-            path: l_shim,
-            change: Change::Removed,
-            chained: None,
-        })
-        .into_iter()
-        .collect())
+    if !removed.contains(&l_shim) {
+        return Ok(vec![]);
+    }
+    Ok(vec![HookChange {
+        hook: HookName::ReferenceTransaction,
+        path: l_shim,
+        change: Change::Removed,
+        chained: None,
+    }])
 }
 
 /// The common dir of the repository whose own hooks directory is `default` (`<common>/hooks`).
