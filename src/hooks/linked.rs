@@ -291,15 +291,16 @@ pub fn include(common: &Path) -> Result<Included, LinkedError> {
         Section::Absent => {}
     }
     let before = fs::read(&paths.repo_config).map_err(io_err("read", &paths.repo_config))?;
+    // A note is written, never removed here: a concurrent include may have appended the section
+    // (and its newline) between our look and this read, and its note is the one that counts.
+    // A stale note is harmless: the strip takes a newline only from a file of exactly that length.
     if !before.is_empty() && !before.ends_with(b"\n") {
         own_dir(&paths.own)?;
         write_plain(
             &paths.newline_note,
-            before.len().to_string().as_bytes(),
+            Note::of(&before).text().as_bytes(),
             0o644,
         )?;
-    } else {
-        remove_if_present(&paths.newline_note)?;
     }
     config_file(&paths, &[KEY, INCLUDE_PATH], "add the includeIf section to")?;
     Ok(Included::Added)
@@ -342,10 +343,57 @@ fn strip_noted_newline(paths: &Paths) -> Result<(), LinkedError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err("read", &paths.newline_note)(e).into()),
     };
-    if let Some(len) = noted.and_then(|n| n.trim().parse::<usize>().ok()) {
-        strip_final_newline(&paths.repo_config, len)?;
+    if let Some(note) = noted.as_deref().and_then(Note::parse) {
+        strip_final_newline(&paths.repo_config, note)?;
     }
     remove_if_present(&paths.newline_note)
+}
+
+/// What the newline note records of `<common>/config` as it was before [`include`]: its length
+/// and a digest of its bytes, so the newline is taken back only from that very file (plus the
+/// newline), never from one the user changed since to the same length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Note {
+    len: usize,
+    /// FNV-1a of the bytes; absent in a note an earlier build wrote (length only).
+    digest: Option<u64>,
+}
+
+impl Note {
+    fn of(bytes: &[u8]) -> Note {
+        Note {
+            len: bytes.len(),
+            digest: Some(fnv1a(bytes)),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self.digest {
+            Some(d) => format!("{} {d:016x}", self.len),
+            None => self.len.to_string(),
+        }
+    }
+
+    fn parse(text: &str) -> Option<Note> {
+        let mut words = text.split_whitespace();
+        let len = words.next()?.parse().ok()?;
+        let digest = match words.next() {
+            Some(d) => Some(u64::from_str_radix(d, 16).ok()?),
+            None => None,
+        };
+        Some(Note { len, digest })
+    }
+
+    fn matches(&self, bytes: &[u8]) -> bool {
+        bytes.len() == self.len && self.digest.is_none_or(|d| d == fnv1a(bytes))
+    }
+}
+
+/// FNV-1a, 64 bits: a digest to recognise a file by, not a defence against anyone.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Rules 3 and 5: makes L and `linked.config` match D, as [`main_hooks_dir`] reads it now (not
@@ -1013,12 +1061,17 @@ fn write_plain(path: &Path, content: &[u8], mode: u32) -> Result<(), LinkedError
     Ok(())
 }
 
-/// Takes away the newline git added at the end of `config`, which was `len` bytes long without
-/// it: only when the file is exactly that and a newline (lines someone added after the section
-/// keep theirs). Holds git's own lock (`config.lock`, created exclusively) so no git writes the
+/// Takes away the newline git added at the end of `config`, which was the bytes `note` records
+/// without it: only when the file is exactly those and a newline (lines someone added after the
+/// section keep theirs, and so does a file changed since to the same length). Holds git's own lock (`config.lock`, created exclusively) so no git writes the
 /// file meanwhile.
-fn strip_final_newline(config: &Path, len: usize) -> Result<(), LinkedError> {
-    let lock = config.with_file_name("config.lock");
+fn strip_final_newline(config: &Path, note: Note) -> Result<(), LinkedError> {
+    // Through a symlinked config, as git's own lock follows it: the file is replaced, the link kept.
+    let config = &fs::canonicalize(config).unwrap_or_else(|_| config.to_path_buf());
+    let lock = config.with_file_name(match config.file_name() {
+        Some(name) => format!("{}.lock", name.to_string_lossy()),
+        None => "config.lock".into(),
+    });
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -1026,7 +1079,7 @@ fn strip_final_newline(config: &Path, len: usize) -> Result<(), LinkedError> {
         .map_err(io_err("lock", config))?;
     let result = (|| {
         let bytes = fs::read(config).map_err(io_err("read", config))?;
-        let Some(kept) = bytes.strip_suffix(b"\n").filter(|k| k.len() == len) else {
+        let Some(kept) = bytes.strip_suffix(b"\n").filter(|k| note.matches(k)) else {
             return Ok(false);
         };
         let mode = fs::metadata(config)
@@ -1053,6 +1106,23 @@ fn remove_if_present(path: &Path) -> Result<(), LinkedError> {
 mod tests {
     use super::*;
     use crate::hooks::HookName;
+
+    #[test]
+    fn the_newline_note_knows_the_file_it_was_written_for() {
+        let note = Note::of(b"[core]\n\tbare = false");
+        assert_eq!(Note::parse(&note.text()), Some(note));
+        assert!(note.matches(b"[core]\n\tbare = false"));
+        assert!(
+            !note.matches(b"[core]\n\tbare = falsE"),
+            "same length, other bytes"
+        );
+        assert!(!note.matches(b"[core]\n\tbare = false\n"));
+        // A note of an earlier build holds the length alone.
+        let old = Note::parse("20").unwrap();
+        assert!(old.matches(b"[core]\n\tbare = false"));
+        assert_eq!(Note::parse("x"), None);
+        assert_eq!(Note::parse("20 nothex"), None);
+    }
     use std::process::{Command, Stdio};
 
     /// git with a hermetic environment: no global or system configuration, nothing inherited
