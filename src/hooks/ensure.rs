@@ -694,9 +694,13 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
         lapses.push(Lapse {
             kind: LapseKind::HooksPath,
             message: format!(
-                "{} sends linked worktrees to {}, which is not this repository's (was it                  moved?), so git runs no hook at all in slots: a stale lease holder's push                  from a slot is NOT checked",
+                "{} sends linked worktrees to {}, which is not this repository's (was it moved?), \
+                 so git runs no hook at all in slots: a stale lease holder's push from a slot is \
+                 NOT checked",
                 paths.config.display(),
-                pointed.map(|p| p.display().to_string()).unwrap_or_else(|| "no hooks directory".into())
+                pointed
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "no hooks directory".into())
             ),
             hints: repair(),
             repairable: true,
@@ -714,13 +718,16 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
             true => (
                 LapseKind::LinkedHooks,
                 format!(
-                    "git-hand's reference-transaction hook is in {}, where an older git-hand put                      it: the main worktree starts it on every ref update (a fetch many times                      over); slots are fenced",
+                    "git-hand's reference-transaction hook is in {}, where an older git-hand put \
+                     it: the main worktree starts it on every ref update (a fetch many times \
+                     over); slots are fenced",
                     d.display()
                 ),
             ),
             false => (
                 LapseKind::ReferenceTransaction,
-                "git-hand's reference-transaction hook does not run in linked worktrees: a                  superseded lease holder's commit in a slot is not refused (its push still is)"
+                "git-hand's reference-transaction hook does not run in linked worktrees: a \
+                 superseded lease holder's commit in a slot is not refused (its push still is)"
                     .to_string(),
             ),
         };
@@ -733,12 +740,14 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
     } else if old || !check.config_current || !check.stale.is_empty() {
         let what = match old {
             true => format!(
-                "git-hand's reference-transaction shim of an older version is still in {},                  where the main worktree runs it on every ref update",
+                "git-hand's reference-transaction shim of an older version is still in {}, where \
+                 the main worktree runs it on every ref update",
                 d.display()
             ),
             false if !check.config_current => format!("{} is stale", paths.config.display()),
             false => format!(
-                "{} no longer match the hooks of {} (added or removed since), so slots do not run                  them as the main worktree does",
+                "{} no longer match the hooks of {} (added or removed since), so slots do not run \
+                 them as the main worktree does",
                 names(&check.stale),
                 d.display()
             ),
@@ -754,21 +763,21 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
         lapses.push(Lapse {
             kind: LapseKind::LinkedHooks,
             message: format!(
-                "{} in {} are not git-hand's (an installer run in a slot writes there), so slots                  run them instead of the main worktree's hooks",
+                "{} in {} are not git-hand's (an installer run in a slot writes there), so slots \
+                 run them instead of the main worktree's hooks",
                 names(&check.foreign),
                 l.display()
             ),
-            hints: vec![
-                format!(
-                    "rm {}   # then run the tool's installer in the main worktree, and git hand doctor --repair",
-                    check
-                        .foreign
-                        .iter()
-                        .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
-            ],
+            hints: vec![format!(
+                "rm {}   # then run the tool's installer in the main worktree, and git hand \
+                     doctor --repair",
+                check
+                    .foreign
+                    .iter()
+                    .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )],
             repairable: false,
         });
     }
