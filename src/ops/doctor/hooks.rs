@@ -22,16 +22,52 @@ impl Checkup<'_> {
         ledger: &mut Ledger,
         out: &mut Vec<Problem>,
     ) -> Result<()> {
-        let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
         let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
-        worktrees.extend(
-            open.iter()
-                .filter_map(|t| t.slot_path.as_ref())
-                .map(|key| key.as_path().to_path_buf())
-                .filter(|p| p.is_dir()),
-        );
+        let slots = open
+            .iter()
+            .filter_map(|t| t.slot_path.as_ref())
+            .map(|key| key.as_path().to_path_buf())
+            .filter(|p| p.is_dir())
+            .collect();
+        let check = HooksCheck {
+            repo: self.repo,
+            repair: self.repair,
+        };
+        check.worktrees(slots, !open.is_empty(), out)
+    }
+}
+
+/// The hooks of a repository the ledger does not know (moved since its tasks were leased, or
+/// never spawned in): the main worktree's, and through it the hooks its slots run (a moved
+/// repository's `linked.config` points them at the old place).
+pub(super) fn hooks_of_unknown_repository(
+    repo: &crate::git::Repo,
+    repair: bool,
+    out: &mut Vec<Problem>,
+) -> Result<()> {
+    // Only where git-hand's hooks were installed: a repository git-hand never touched has
+    // nothing of git-hand's to be out of force.
+    let installed = crate::hooks::linked::Paths::of(&repo.loc.common_dir)
+        .config
+        .exists();
+    match installed {
+        true => HooksCheck { repo, repair }.worktrees(vec![], false, out),
+        false => Ok(()),
+    }
+}
+
+/// The hooks check of one repository: its main worktree and the `slots` given.
+struct HooksCheck<'a> {
+    repo: &'a crate::git::Repo,
+    repair: bool,
+}
+
+impl HooksCheck<'_> {
+    fn worktrees(&self, slots: Vec<PathBuf>, leased: bool, out: &mut Vec<Problem>) -> Result<()> {
+        let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
+        worktrees.extend(slots);
         let opted_out = !crate::ops::settings::Settings::load(self.repo)?.install_hooks()?;
-        if opted_out && open.is_empty() {
+        if opted_out && !leased {
             // Uninstalled on purpose and nothing leased: nothing goes unchecked.
             return Ok(());
         }

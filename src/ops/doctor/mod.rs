@@ -162,6 +162,7 @@ fn checkup(
 ) -> Result<Vec<Problem>> {
     let repo = ctx.repo()?;
     let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+        hooks::hooks_of_unknown_repository(repo, repair, &mut problems)?;
         return Ok(problems);
     };
     let git = repo.git();
