@@ -332,7 +332,7 @@ fn a_zombie_in_a_slot_is_refused_at_commit_and_at_push() {
 #[test]
 fn a_push_from_the_main_worktree_to_a_live_tasks_branch_is_refused() {
     let (env, repo) = installed();
-    let b = spawn(&env, &repo, "b", &[]);
+    spawn(&env, &repo, "b", &[]);
     let head = env.commit(&repo, "main.txt", "main\n");
     let origin = env.path("work/app-origin.git");
     let before = remote_oid(&env, &origin, "hand/b");
@@ -349,7 +349,6 @@ fn a_push_from_the_main_worktree_to_a_live_tasks_branch_is_refused() {
         run.stderr
     );
     assert_eq!(remote_oid(&env, &origin, "hand/b"), before);
-    assert!(path_of(&b).is_dir());
 }
 
 #[test]
@@ -471,35 +470,48 @@ fn slots_made_before_the_change_are_migrated_by_the_next_spawn() {
     assert_zombie_commit_refused(&env, &slot, &a, "zombie.txt");
 }
 
-/// A repository whose `.git/config` is `shape`d (with or without a final newline), git-hand
-/// installed, a task spawned, then uninstalled: the config must be what it was plus only
-/// `hand.installHooks = false`, which uninstall appends.
-fn uninstall_gives_the_config_back(final_newline: bool) {
+/// The `[hand]` section a user's config may start with: uninstall then adds its key there, so
+/// the end of the file, where install appended the includeIf section, is uninstall's alone to
+/// give back (with no `[hand]` section, uninstall's own append hides a newline left behind: git
+/// starts an appended section on a line of its own anyway).
+const HAND_FIRST: &str = "[hand]\n\tmaxSlots = 16\n";
+
+/// A repository whose `.git/config` ends in a newline or not (and starts with [`HAND_FIRST`] or
+/// not), git-hand installed, a task spawned, then uninstalled: the config must be what it was
+/// but for `hand.installHooks = false`, which uninstall writes, and `.git/git-hand` gone.
+fn uninstall_gives_the_config_back(final_newline: bool, hand_first: bool) {
     let env = TestEnv::new();
     let repo = env.repo("app");
     let config = repo.join(".git/config");
     let mut before = std::fs::read(&config).unwrap();
+    if hand_first {
+        before.splice(0..0, HAND_FIRST.bytes());
+    }
     if !final_newline {
         while before.last() == Some(&b'\n') {
             before.pop();
         }
-        std::fs::write(&config, &before).unwrap();
     }
+    std::fs::write(&config, &before).unwrap();
     env.hand(&repo, &["install"]).ok();
     spawn(&env, &repo, "a", &[]);
     assert!(included(&env, &repo).is_some(), "install wrote no section");
     env.hand(&repo, &["uninstall"]).ok();
-    let mut want = before.clone();
-    if !final_newline {
-        // git's own writer starts the section it appends on a line of its own.
-        want.push(b'\n');
-    }
-    want.extend_from_slice(b"[hand]\n\tinstallHooks = false\n");
-    let after = std::fs::read(&config).unwrap();
+    let before = String::from_utf8(before).unwrap();
+    let want = match (hand_first, final_newline) {
+        (true, _) => before.replacen(
+            HAND_FIRST,
+            &format!("{HAND_FIRST}\tinstallHooks = false\n"),
+            1,
+        ),
+        (false, true) => format!("{before}[hand]\n\tinstallHooks = false\n"),
+        // git's writer starts the section it appends on a line of its own.
+        (false, false) => format!("{before}\n[hand]\n\tinstallHooks = false\n"),
+    };
+    let after = String::from_utf8(std::fs::read(&config).unwrap()).unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&after),
-        String::from_utf8_lossy(&want),
-        "final newline: {final_newline}"
+        after, want,
+        "final newline: {final_newline}, [hand] first: {hand_first}"
     );
     assert!(
         std::fs::symlink_metadata(own_dir(&repo)).is_err(),
@@ -509,12 +521,14 @@ fn uninstall_gives_the_config_back(final_newline: bool) {
 
 #[test]
 fn uninstall_gives_back_the_config_byte_for_byte_and_removes_git_hands_directory() {
-    uninstall_gives_the_config_back(true);
+    uninstall_gives_the_config_back(true, false);
+    uninstall_gives_the_config_back(true, true);
 }
 
 #[test]
 fn uninstall_gives_back_a_config_without_a_final_newline_byte_for_byte() {
-    uninstall_gives_the_config_back(false);
+    uninstall_gives_the_config_back(false, true);
+    uninstall_gives_the_config_back(false, false);
 }
 
 #[test]
