@@ -224,6 +224,11 @@ fn hooks_problems(env: &TestEnv, repo: &Path, args: &[&str], code: i32) -> Vec<S
         .collect()
 }
 
+/// A hook that appends its `$0` (the path git, or a forwarder, ran it by) to `log`.
+fn recording_hook(log: &Path) -> String {
+    format!("#!/bin/sh\nprintf '%s\\n' \"$0\" >> '{}'\n", log.display())
+}
+
 #[test]
 fn the_main_worktrees_fetch_of_100_refs_and_commit_start_no_git_hand_and_its_push_only_pre_push() {
     let (env, repo) = installed();
@@ -355,7 +360,7 @@ fn a_push_from_the_main_worktree_to_a_live_tasks_branch_is_refused() {
 fn a_users_hook_runs_in_a_slot_also_one_added_later_and_the_next_spawn_forwards_it() {
     let (env, repo) = installed();
     let log = env.path("hooks-ran");
-    let hook = format!("#!/bin/sh\nprintf '%s\\n' \"$0\" >> '{}'\n", log.display());
+    let hook = recording_hook(&log);
     let d = hooks_dir(&repo);
     write_hook(&d.join("pre-commit"), &hook, 0o755);
     let a = spawn(&env, &repo, "a", &[]);
@@ -544,6 +549,17 @@ fn a_moved_repository_is_reported_and_repaired_by_doctor_and_its_slots_fenced_ag
         repo.join(".git").display().to_string()
     );
 
+    // status sees the lapse of the slots' hooks in the moved repository...
+    let status: Value = serde_json::from_str(&env.hand(&repo, &["status", "--json"]).ok()).unwrap();
+    assert!(
+        status["hooks"]["lapses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["kind"] == "hooks-path"),
+        "{status:#}"
+    );
+    // ...and doctor must report it.
     let found = hooks_problems(&env, &repo, &[], 3);
     assert!(
         found.iter().any(|d| d.contains("linked.config")),
@@ -559,21 +575,24 @@ fn a_moved_repository_is_reported_and_repaired_by_doctor_and_its_slots_fenced_ag
     assert_zombie_commit_refused(&env, &slot, &a, "zombie.txt");
 }
 
-#[test]
-fn a_hooks_path_set_after_install_drops_the_layout_at_the_next_spawn_and_slots_follow_it() {
+/// A `core.hooksPath` (an absolute directory every worktree shares, with a pre-commit that
+/// records `$0`) set after install and a slot made before it; `drop` is what should then take
+/// git-hand's layout away: the section and `.git/git-hand` go, the slot runs that directory's
+/// hooks as the main worktree does, and doctor reports the hooks-path lapse as before.
+fn a_hooks_path_set_after_install_is_followed_by_slots_after(drop: impl Fn(&TestEnv, &Path)) {
     let (env, repo) = installed();
     let a = spawn(&env, &repo, "a", &[]);
     let slot = path_of(&a);
     let shared = env.path("shared-hooks");
     let log = env.path("hooks-ran");
-    let hook = format!("#!/bin/sh\nprintf '%s\\n' \"$0\" >> '{}'\n", log.display());
+    let hook = recording_hook(&log);
     write_hook(&shared.join("pre-commit"), &hook, 0o755);
     env.git(
         &repo,
         &["config", "core.hooksPath", shared.to_str().unwrap()],
     );
 
-    spawn(&env, &repo, "b", &[]);
+    drop(&env, &repo);
     assert_eq!(included(&env, &repo), None, "the section is still there");
     assert!(
         std::fs::symlink_metadata(own_dir(&repo)).is_err(),
@@ -593,4 +612,19 @@ fn a_hooks_path_set_after_install_drops_the_layout_at_the_next_spawn_and_slots_f
         found.iter().any(|d| d.ends_with("(hooks-path)")),
         "{found:#?}"
     );
+}
+
+#[test]
+fn a_hooks_path_set_after_install_drops_the_layout_at_the_next_spawn_and_slots_follow_it() {
+    a_hooks_path_set_after_install_is_followed_by_slots_after(|env, repo| {
+        spawn(env, repo, "b", &[]);
+    });
+}
+
+#[test]
+fn a_hooks_path_set_after_install_drops_the_layout_at_doctor_repair_and_slots_follow_it() {
+    a_hooks_path_set_after_install_is_followed_by_slots_after(|env, repo| {
+        // What is left needs the user's hand (their hook manager's recipe): exit 3.
+        env.hand(repo, &["doctor", "--repair"]).code(3);
+    });
 }
