@@ -28,6 +28,7 @@ mod ledger;
 mod ledger_integrity;
 mod listing;
 mod log_scope;
+mod main_worktree_hooks;
 mod managers;
 mod managers_husky;
 mod managers_lefthook;
