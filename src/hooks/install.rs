@@ -329,13 +329,15 @@ pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookCha
     let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.as_str());
     let existed = fs::symlink_metadata(&l_shim).is_ok();
     let synced = super::linked::sync(common, shim_text)?;
-    let mut change = match synced
+    // The shim's entry stands for the layout around it too: a rewritten linked.config (a moved
+    // repository) or forwarder is an upgrade of how slots run it.
+    let shim_written = synced
         .iter()
-        .any(|c| c.change == super::linked::EntryChange::Shim)
-    {
-        true if existed => Change::Upgraded,
-        true => Change::Installed,
-        false => Change::Unchanged,
+        .any(|c| c.change == super::linked::EntryChange::Shim);
+    let mut change = match (shim_written, synced.is_empty()) {
+        (true, _) if !existed => Change::Installed,
+        (true, _) | (false, false) => Change::Upgraded,
+        (false, true) => Change::Unchanged,
     };
     if rewrite == Rewrite::Always && change == Change::Unchanged {
         super::linked::rewrite_shim(common, shim_text)?;
