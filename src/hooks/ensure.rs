@@ -907,7 +907,13 @@ pub fn record_opt_out(git: &Git) -> Result<(), crate::git::GitError> {
 pub fn clear_opt_out(git: &Git) -> Result<bool, crate::git::GitError> {
     // Only the opt-out: a `true` the user wrote is theirs and means what install means.
     let set = git
-        .run(&["config", "--local", "--type=bool", "--get", "hand.installHooks"])
+        .run(&[
+            "config",
+            "--local",
+            "--type=bool",
+            "--get",
+            "hand.installHooks",
+        ])
         .is_ok_and(|v| v.trim() == "false");
     if set {
         git.run(&["config", "--local", "--unset-all", "hand.installHooks"])?;

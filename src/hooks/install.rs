@@ -343,8 +343,14 @@ pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookCha
         super::linked::rewrite_shim(common, shim_text)?;
         change = Change::Rewritten;
     }
+    // Killed here, slots run D's hooks (an older layout's shim there still fences them); killed
+    // after the include, slots run L and D's shim is skipped as git-hand's own: either way the
+    // next install, spawn or doctor --repair finishes (tests/it/main_worktree_hooks.rs).
+    crate::failpoint::hit("install-after-sync");
     super::linked::include(common)?;
+    crate::failpoint::hit("install-after-include");
     let moved = take_reference_transaction_from(dir)?;
+    crate::failpoint::hit("install-after-migration");
     if !moved.is_empty() {
         // The forwarder to D's own reference-transaction hook follows it to where it went back.
         super::linked::sync(common, shim_text)?;

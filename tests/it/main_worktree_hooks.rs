@@ -628,3 +628,28 @@ fn a_hooks_path_set_after_install_drops_the_layout_at_doctor_repair_and_slots_fo
         env.hand(repo, &["doctor", "--repair"]).code(3);
     });
 }
+
+/// An install killed at each step of writing the layout over an older one: the slot stays fenced
+/// in every state it can be left in, and the next install finishes the migration.
+#[test]
+fn an_install_killed_at_each_step_of_the_migration_leaves_slots_fenced_and_is_finished_later() {
+    for point in [
+        "install-after-sync",
+        "install-after-include",
+        "install-after-migration",
+    ] {
+        let (env, repo) = installed();
+        let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
+        to_old_layout(&env, &repo);
+        let run = env.hand_env(&repo, &["install"], &[("GIT_HAND_FAILPOINT", point)]);
+        assert!(
+            run.code != 0 && run.stderr.contains(&format!("failpoint {point} hit")),
+            "{point}: the failpoint did not fire: {}",
+            run.stderr
+        );
+        assert_zombie_commit_refused(&env, &slot, &a, &format!("zombie-{point}.txt"));
+        env.hand(&repo, &["install"]).ok();
+        assert_migrated(&env, &repo);
+        assert_zombie_commit_refused(&env, &slot, &a, &format!("after-{point}.txt"));
+    }
+}
