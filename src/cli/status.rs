@@ -90,6 +90,9 @@ enum HooksJson<'a> {
         in_force: bool,
         dir: &'a Path,
         hooks_path: Option<&'a str>,
+        /// In a slot: the hooks directory of linked worktrees it runs hooks from (issue 25).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        linked: Option<&'a Path>,
         pre_push: &'a Enforcer,
         lapses: &'a [Lapse],
     },
@@ -125,6 +128,7 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
             in_force: h.in_force(),
             dir: &h.dir,
             hooks_path: h.hooks_path.as_deref(),
+            linked: h.linked.as_deref(),
             pre_push: &h.pre_push,
             lapses: &h.lapses,
         },
