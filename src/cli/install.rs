@@ -103,6 +103,10 @@ struct InstallJson<'a> {
     hooks_dir: &'a Path,
     hooks_path: Option<&'a str>,
     hooks: &'a [HookChange],
+    /// Files another tool wrote into the hooks directory of linked worktrees, moved aside to
+    /// these paths (issue 25); left out when none.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    displaced: &'a [PathBuf],
     /// Where `git-hand` resolves on this PATH; null when it does not.
     git_hand: Option<&'a Path>,
     warnings: Vec<WarningJson>,
@@ -248,6 +252,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             hooks_dir: &report.dir,
             hooks_path: report.location.hooks_path.as_deref(),
             hooks: &report.hooks,
+            displaced: &report.displaced,
             git_hand: report.git_hand.as_deref(),
             warnings,
             opted_in,
@@ -257,6 +262,12 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     }
     let mut text = format!("git-hand hooks in {}:\n", report.dir.display());
     text.extend(report.hooks.iter().map(change_line));
+    text.extend(report.displaced.iter().map(|p| {
+        format!(
+            "  moved aside {} (another tool wrote it where slots run git-hand's hooks: run that tool's installer in the main worktree)\n",
+            p.display()
+        )
+    }));
     if opted_in {
         text.push_str(
             "hand.installHooks unset: spawn installs the hooks again when they are missing\n",

@@ -690,7 +690,7 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
     };
     let mut lapses = vec![];
     let pointed = super::linked::recorded_hooks_path(common);
-    if check.included && !check.config_current && pointed.as_ref() != Some(&l) {
+    if check.included && pointed.as_ref().is_some_and(|p| *p != l) {
         lapses.push(Lapse {
             kind: LapseKind::HooksPath,
             message: format!(
@@ -698,20 +698,24 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
                  so git runs no hook at all in slots: a stale lease holder's push from a slot is \
                  NOT checked",
                 paths.config.display(),
-                pointed
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "no hooks directory".into())
+                pointed.map(|p| p.display().to_string()).unwrap_or_default()
             ),
             hints: repair(),
             repairable: true,
         });
-    } else if !check.included || !check.shim_current {
-        let why = match check.included {
-            false => format!(
-                "{} lacks git-hand's [includeIf \"gitdir:./worktrees/**\"] section",
+    } else if !check.included || !check.shim_current || pointed.is_none() {
+        let why = if !check.included {
+            format!(
+                "{} holds no [includeIf \"gitdir:./worktrees/**\"] section of git-hand's",
                 paths.repo_config.display()
-            ),
-            true => format!("{} is missing, stale or not executable", l_shim.display()),
+            )
+        } else if pointed.is_none() {
+            format!(
+                "{} is missing, so slots run the main worktree's hooks directly",
+                paths.config.display()
+            )
+        } else {
+            format!("{} is missing, stale or not executable", l_shim.display())
         };
         let (kind, what) = match old {
             // An older git-hand's shim in D still fences slots, at the main worktree's cost.
@@ -759,20 +763,37 @@ fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
             repairable: true,
         });
     }
-    if !check.foreign.is_empty() {
+    // Files another tool wrote there (an installer run in a slot) are moved aside by a repair;
+    // anything else (a directory) needs the user's hand.
+    let (files, others): (Vec<PathBuf>, Vec<PathBuf>) =
+        check.foreign.iter().cloned().partition(|p| !p.is_dir());
+    if !files.is_empty() {
         lapses.push(Lapse {
             kind: LapseKind::LinkedHooks,
             message: format!(
-                "{} in {} are not git-hand's (an installer run in a slot writes there), so slots \
-                 run them instead of the main worktree's hooks",
-                names(&check.foreign),
+                "{} in {}: not git-hand's (an installer run in a slot writes there), so slots \
+                 run it instead of the main worktree's hook of that name",
+                names(&files),
+                l.display()
+            ),
+            hints: vec![
+                "git hand doctor --repair   # moves it aside (<name>.git-hand-displaced) and puts git-hand's back; run the tool's installer in the main worktree".into(),
+            ],
+            repairable: true,
+        });
+    }
+    if !others.is_empty() {
+        lapses.push(Lapse {
+            kind: LapseKind::LinkedHooks,
+            message: format!(
+                "{} in {}: not a file git-hand wrote, so slots do not run the main worktree's \
+                 hook of that name",
+                names(&others),
                 l.display()
             ),
             hints: vec![format!(
-                "rm {}   # then run the tool's installer in the main worktree, and git hand \
-                     doctor --repair",
-                check
-                    .foreign
+                "rm -r {}   # then git hand doctor --repair",
+                others
                     .iter()
                     .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
                     .collect::<Vec<_>>()

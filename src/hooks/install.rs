@@ -152,13 +152,16 @@ pub struct InstallReport {
     /// The directory written to.
     pub dir: PathBuf,
     pub hooks: Vec<HookChange>,
+    /// Files another tool wrote into the hooks directory of linked worktrees (an installer run
+    /// in a slot), moved aside to these paths so git-hand's entries could take their place.
+    pub displaced: Vec<PathBuf>,
     /// Where `git-hand` resolves on the current PATH (the one a hook run from here will see).
     pub git_hand: Option<PathBuf>,
 }
 
 impl InstallReport {
     pub fn wrote_anything(&self) -> bool {
-        self.hooks.iter().any(|h| h.change.wrote())
+        self.hooks.iter().any(|h| h.change.wrote()) || !self.displaced.is_empty()
     }
 
     pub fn warnings(&self) -> Vec<Warning> {
@@ -240,8 +243,9 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
     } else {
         Rewrite::IfStale
     };
+    let mut displaced = vec![];
     let hooks = match location.is_redirected() {
-        false => install_layout(&dir, rewrite)?,
+        false => install_layout_noting(&dir, rewrite, &mut displaced)?,
         // Another directory takes the hooks (`--hooks-path`): all three shims go there, and
         // linked worktrees follow it as the main worktree does.
         true => {
@@ -254,6 +258,7 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
         location,
         dir,
         hooks,
+        displaced,
         git_hand: which::which("git-hand").ok(),
     })
 }
@@ -322,6 +327,16 @@ pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, Hoo
 /// reference-transaction shim in D is taken away last, its chained hook put back, once L fences
 /// the slots: no step leaves a slot's ref updates unfenced.
 pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
+    install_layout_noting(dir, rewrite, &mut vec![])
+}
+
+/// [`install_layout`], adding to `displaced` the files of L another tool wrote that were moved
+/// aside (`<name>.git-hand-displaced`) for git-hand's entries.
+pub(super) fn install_layout_noting(
+    dir: &Path,
+    rewrite: Rewrite,
+    displaced: &mut Vec<PathBuf>,
+) -> Result<Vec<HookChange>, HookError> {
     let common = common_of(dir);
     let shim_text = shim::content(HookName::ReferenceTransaction);
     let mut changes = install_hooks_into(dir, &HookName::MAIN, rewrite)?;
@@ -329,6 +344,12 @@ pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookCha
     let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.as_str());
     let existed = fs::symlink_metadata(&l_shim).is_ok();
     let synced = super::linked::sync(common, shim_text)?;
+    displaced.extend(
+        synced
+            .iter()
+            .filter(|c| c.change == super::linked::EntryChange::Displaced)
+            .map(|c| c.path.clone()),
+    );
     // The shim's entry stands for the layout around it too: a rewritten linked.config (a moved
     // repository) or forwarder is an upgrade of how slots run it.
     let shim_written = synced

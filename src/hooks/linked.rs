@@ -211,6 +211,9 @@ pub enum EntryChange {
     Removed,
     /// `linked.config` was written (missing, or for another L, D or common dir).
     Config,
+    /// A file of L that git-hand did not write was moved aside to this path
+    /// (`<name>.git-hand-displaced`), so git-hand's entry could take its place.
+    Displaced,
 }
 
 /// One file a [`sync`] changed.
@@ -408,11 +411,21 @@ pub fn sync(common: &Path, reftx_shim: &str) -> Result<Vec<LinkedChange>, Linked
     for step in plan
         .entries
         .iter()
-        .filter(|s| !s.matches() && !s.is_foreign())
+        .filter(|s| !s.matches() && (!s.is_foreign() || s.is_displaceable()))
     {
         if changes.is_empty() {
             own_dir(&paths.own)?;
             own_dir(&paths.hooks)?;
+        }
+        if step.is_foreign() {
+            // An installer run in a slot wrote into L (`git lfs update --force` replaces the
+            // pre-push forwarder, and with it the fence of every slot). Its file is kept beside,
+            // under a name git never runs, and git-hand's entry goes back.
+            let to = displace(&step.path)?;
+            changes.push(LinkedChange {
+                path: to,
+                change: EntryChange::Displaced,
+            });
         }
         match &step.want {
             Want::File(bytes) => {
@@ -653,9 +666,15 @@ struct Step {
 }
 
 impl Step {
-    /// Something git-hand did not write holds the place: left alone, and reported.
+    /// Something git-hand did not write holds the place: reported, and moved aside by [`sync`]
+    /// when it is a file ([`Self::is_displaceable`]), else left alone.
     fn is_foreign(&self) -> bool {
         !self.matches() && !self.now.is_ours()
+    }
+
+    /// A foreign regular file: [`sync`] moves it aside (a rename keeps every byte).
+    fn is_displaceable(&self) -> bool {
+        self.is_foreign() && matches!(self.now, Have::File { .. })
     }
 
     fn matches(&self) -> bool {
@@ -1040,6 +1059,35 @@ fn own_dir(dir: &Path) -> Result<(), LinkedError> {
         }
         Err(e) => Err(io_err("look at", dir)(e).into()),
     }
+}
+
+/// What follows a name in L for a file git-hand moved aside: git runs no hook of such a name.
+pub const DISPLACED_SUFFIX: &str = ".git-hand-displaced";
+
+/// Renames `path` to the first free `<path>.git-hand-displaced[-<n>]` (no-clobber: a link, then
+/// the unlink of the old name), so two displaced copies never overwrite each other.
+fn displace(path: &Path) -> Result<PathBuf, LinkedError> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    for n in 1..100 {
+        let suffix = match n {
+            1 => DISPLACED_SUFFIX.to_string(),
+            n => format!("{DISPLACED_SUFFIX}-{n}"),
+        };
+        let to = path.with_file_name(format!("{name}{suffix}"));
+        match fs::hard_link(path, &to) {
+            Ok(()) => {
+                fs::remove_file(path).map_err(io_err("move aside", path))?;
+                return Ok(to);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err("move aside", path)(e).into()),
+        }
+    }
+    Err(io_err("move aside", path)(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "too many displaced copies beside it",
+    ))
+    .into())
 }
 
 /// A symbolic link at `path` to `target`, made under a temp name and renamed over whatever is
@@ -1715,16 +1763,38 @@ mod tests {
         foreign.sort();
         assert_eq!(foreign, vec![lfs.clone(), l.join("pre-rebase")]);
         assert_eq!(state.stale, vec![], "foreign entries are not stale ones");
+        // The tool's file is moved aside, byte for byte, and git-hand's entry takes its place;
+        // the directory is left where it is.
+        let displaced = l.join("post-commit.git-hand-displaced");
+        assert_eq!(
+            sync(&common, shim_text()).unwrap(),
+            [
+                LinkedChange {
+                    path: displaced.clone(),
+                    change: EntryChange::Displaced
+                },
+                LinkedChange {
+                    path: lfs.clone(),
+                    change: EntryChange::Link
+                }
+            ]
+        );
+        assert_eq!(fs::read(&displaced).unwrap(), before);
+        assert!(fs::symlink_metadata(&lfs).unwrap().file_type().is_symlink());
+        assert_eq!(state_of_foreign(&common), vec![l.join("pre-rebase")]);
         assert_eq!(sync(&common, shim_text()).unwrap(), []);
-        assert_eq!(fs::read(&lfs).unwrap(), before);
         exclude(&common).unwrap();
         remove_files(&common).unwrap();
         assert_eq!(
-            fs::read(&lfs).unwrap(),
+            fs::read(&displaced).unwrap(),
             before,
             "uninstall took a tool's hook"
         );
         assert!(l.join("pre-rebase").is_dir());
+    }
+
+    fn state_of_foreign(common: &Path) -> Vec<PathBuf> {
+        state(common, shim_text()).unwrap().foreign
     }
 
     #[test]
