@@ -95,7 +95,7 @@ const TABLE: &[Row] = &[
             .iter()
             .any(|f| s.has(f))
         },
-        recipe: |_| LEFTHOOK.into(),
+        recipe: |s| lefthook_recipe(main_worktree(s)),
     },
     Row {
         manager: Manager::GitLfs,
@@ -249,9 +249,23 @@ fn main_worktree<'a>(scene: &Scene<'a>) -> Option<&'a Path> {
         .flatten()
 }
 
-const LEFTHOOK: &str = "\
+const LEFTHOOK_HEAD: &str = "\
 # lefthook: add these scripts and commit them with lefthook.yml. In a clone without git-hand they
 # do nothing, except in a worktree git-hand leased, where the push is refused:
+";
+
+/// The lefthook recipe, with where `lefthook install` must run: in a slot it puts its launchers
+/// in place of git-hand's forwarders in the hooks directory of linked worktrees (those of the
+/// hooks its configuration names), which doctor then asks to remove by hand.
+fn lefthook_recipe(main: Option<&Path>) -> String {
+    format!(
+        "{LEFTHOOK_HEAD}# Run `lefthook install` in the main worktree{}: in a slot it replaces \
+         git-hand's hooks.\n{LEFTHOOK}",
+        at(main)
+    )
+}
+
+const LEFTHOOK: &str = "\
 mkdir -p .lefthook/pre-push && cat > .lefthook/pre-push/git-hand <<'EOF'
 if command -v git-hand >/dev/null 2>&1; then
 \texec git-hand hook pre-push \"$@\"
@@ -430,9 +444,10 @@ mod tests {
     }
 
     /// Rule 8 of issue 25: the installers that refuse in a slot, or replace git-hand's hooks
-    /// for slots there, are to be run in the main worktree, named when detection knows it.
+    /// for slots there (lefthook's too), are to be run in the main worktree, named when
+    /// detection knows it.
     #[test]
-    fn pre_commit_and_git_lfs_recipes_say_to_run_their_installers_in_the_main_worktree() {
+    fn the_manager_recipes_say_to_run_their_installers_in_the_main_worktree() {
         let recipe_in = |default: &str, manager: Manager| {
             let at = location(default, default);
             let row = TABLE.iter().find(|r| r.manager == manager).unwrap();
@@ -455,6 +470,11 @@ mod tests {
         );
         // The command stays the recipe's one line to run, after its comments.
         assert!(lfs.ends_with("\ngit lfs update --force && git hand install\n"));
+        let lefthook = recipe_in("/r/app/.git/hooks", Manager::Lefthook);
+        assert!(
+            lefthook.contains("`lefthook install` in the main worktree (/r/app)"),
+            "{lefthook}"
+        );
         // A bare repository has no main worktree to name: the words stay, without a path.
         let bare = recipe_in("/r/app.git/hooks", Manager::PreCommit);
         assert!(
