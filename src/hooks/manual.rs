@@ -81,7 +81,7 @@ const TABLE: &[Row] = &[
                         .iter()
                         .any(|h| precommit::is_script(&s.location.default.join(h.as_str()))))
         },
-        recipe: |_| PRE_COMMIT.into(),
+        recipe: |s| pre_commit_recipe(main_worktree(s)),
     },
     Row {
         manager: Manager::Lefthook,
@@ -95,7 +95,7 @@ const TABLE: &[Row] = &[
             .iter()
             .any(|f| s.has(f))
         },
-        recipe: |_| LEFTHOOK.into(),
+        recipe: |s| lefthook_recipe(main_worktree(s)),
     },
     Row {
         manager: Manager::GitLfs,
@@ -110,7 +110,7 @@ const TABLE: &[Row] = &[
                 })
                 || lfs_filter_configured(common)
         },
-        recipe: |_| GIT_LFS.into(),
+        recipe: |s| git_lfs_recipe(main_worktree(s)),
     },
     Row {
         manager: Manager::HandWritten,
@@ -213,9 +213,59 @@ const PRE_COMMIT: &str = "\
 git hand install
 ";
 
-const LEFTHOOK: &str = "\
+/// The pre-commit recipe, with where `pre-commit install` must run: in a slot it refuses, since
+/// git-hand's `core.hooksPath` is set there (docs/hooks.md, issue 25, rule 8).
+fn pre_commit_recipe(main: Option<&Path>) -> String {
+    format!(
+        "{PRE_COMMIT}# Run `pre-commit install` in the main worktree{}: in a slot it refuses.\n",
+        at(main)
+    )
+}
+
+/// The git-lfs recipe, with where to run it and git-lfs's installers: in a slot `git lfs install`
+/// refuses (git-hand's forwarders are there), and `git lfs update --force` replaces git-hand's
+/// entries in the hooks directory of linked worktrees, so slots' pushes go unchecked.
+fn git_lfs_recipe(main: Option<&Path>) -> String {
+    format!(
+        "{GIT_LFS_HEAD}# Run it and git-lfs's installers in the main worktree{}:\n# in a slot \
+         they refuse, or replace git-hand's hooks.\n{GIT_LFS_COMMAND}",
+        at(main)
+    )
+}
+
+/// ` (<path>)` when the main worktree's path is known, else nothing.
+fn at(main: Option<&Path>) -> String {
+    main.map(|m| format!(" ({})", m.display()))
+        .unwrap_or_default()
+}
+
+/// The main worktree's top, when detection can tell it without running git: the parent of a
+/// common dir named `.git` (a repository made by `git init` or `git clone`). Not for a bare
+/// repository or a separate git dir, which the recipes then name only as "the main worktree".
+fn main_worktree<'a>(scene: &Scene<'a>) -> Option<&'a Path> {
+    let common = scene.location.default.parent()?;
+    (common.file_name()? == ".git")
+        .then(|| common.parent())
+        .flatten()
+}
+
+const LEFTHOOK_HEAD: &str = "\
 # lefthook: add these scripts and commit them with lefthook.yml. In a clone without git-hand they
 # do nothing, except in a worktree git-hand leased, where the push is refused:
+";
+
+/// The lefthook recipe, with where `lefthook install` must run: in a slot it puts its launchers
+/// in place of git-hand's forwarders in the hooks directory of linked worktrees (those of the
+/// hooks its configuration names), which doctor then asks to remove by hand.
+fn lefthook_recipe(main: Option<&Path>) -> String {
+    format!(
+        "{LEFTHOOK_HEAD}# Run `lefthook install` in the main worktree{}: in a slot it replaces \
+         git-hand's hooks.\n{LEFTHOOK}",
+        at(main)
+    )
+}
+
+const LEFTHOOK: &str = "\
 mkdir -p .lefthook/pre-push && cat > .lefthook/pre-push/git-hand <<'EOF'
 if command -v git-hand >/dev/null 2>&1; then
 \texec git-hand hook pre-push \"$@\"
@@ -254,13 +304,14 @@ reference-transaction:
       use_stdin: true
 ";
 
-const GIT_LFS: &str = "\
+const GIT_LFS_HEAD: &str = "\
 # git-lfs: nothing to add. When git-lfs's hook is not in front of git-hand's (git lfs install
 # refuses to replace it), git-hand's pre-push runs `git lfs pre-push` itself, after the lease
 # check allows the push. To let git-lfs's own hooks run (post-checkout, post-commit, post-merge)
 # beside git-hand's:
-git lfs update --force && git hand install
 ";
+
+const GIT_LFS_COMMAND: &str = "git lfs update --force && git hand install\n";
 
 /// Lines for executable hook files in the active hooks directory.
 fn hand_written_recipe(dir: &Path) -> String {
@@ -384,11 +435,52 @@ mod tests {
         let docs = include_str!("../../docs/hooks.md");
         for recipe in [
             husky_recipe(),
-            PRE_COMMIT.to_string(),
+            pre_commit_recipe(Some(Path::new("/path/to/repo"))),
+            git_lfs_recipe(Some(Path::new("/path/to/repo"))),
             hand_written_recipe(Path::new("/path/to/hooks")),
         ] {
             assert!(docs.contains(&recipe), "docs/hooks.md lacks:\n{recipe}");
         }
+    }
+
+    /// Rule 8 of issue 25: the installers that refuse in a slot, or replace git-hand's hooks
+    /// for slots there (lefthook's too), are to be run in the main worktree, named when
+    /// detection knows it.
+    #[test]
+    fn the_manager_recipes_say_to_run_their_installers_in_the_main_worktree() {
+        let recipe_in = |default: &str, manager: Manager| {
+            let at = location(default, default);
+            let row = TABLE.iter().find(|r| r.manager == manager).unwrap();
+            (row.recipe)(&Scene {
+                location: &at,
+                work_tree: None,
+            })
+        };
+        let (pre_commit, lfs) = (
+            recipe_in("/r/app/.git/hooks", Manager::PreCommit),
+            recipe_in("/r/app/.git/hooks", Manager::GitLfs),
+        );
+        assert!(
+            pre_commit.contains("`pre-commit install` in the main worktree (/r/app)"),
+            "{pre_commit}"
+        );
+        assert!(
+            lfs.contains("git-lfs's installers in the main worktree (/r/app)"),
+            "{lfs}"
+        );
+        // The command stays the recipe's one line to run, after its comments.
+        assert!(lfs.ends_with("\ngit lfs update --force && git hand install\n"));
+        let lefthook = recipe_in("/r/app/.git/hooks", Manager::Lefthook);
+        assert!(
+            lefthook.contains("`lefthook install` in the main worktree (/r/app)"),
+            "{lefthook}"
+        );
+        // A bare repository has no main worktree to name: the words stay, without a path.
+        let bare = recipe_in("/r/app.git/hooks", Manager::PreCommit);
+        assert!(
+            bare.contains("in the main worktree: in a slot it refuses"),
+            "{bare}"
+        );
     }
 
     #[test]

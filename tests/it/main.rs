@@ -31,6 +31,7 @@ mod log_scope;
 mod main_worktree_hooks;
 mod managers;
 mod managers_husky;
+mod managers_in_slot;
 mod managers_lefthook;
 mod managers_lfs;
 mod managers_precommit;

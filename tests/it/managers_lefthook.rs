@@ -110,7 +110,7 @@ fn apply_lefthook_recipe(env: &TestEnv, repo: &Path) {
 /// A repository whose lefthook runs a team script on every push (recording where it ran in
 /// `<env>/lefthook-ran`), with git-hand's lefthook recipe applied when `with_recipe`, committed so
 /// every slot has it.
-fn lefthook_repo(env: &TestEnv, with_recipe: bool) -> (PathBuf, PathBuf) {
+pub fn lefthook_repo(env: &TestEnv, with_recipe: bool) -> (PathBuf, PathBuf) {
     let repo = env.repo("app");
     let origin = env.path("work/app-origin.git");
     let marker = env.path("lefthook-ran");
@@ -143,7 +143,7 @@ fn lefthook_repo(env: &TestEnv, with_recipe: bool) -> (PathBuf, PathBuf) {
 }
 
 /// Where lefthook's team script ran, one directory per line.
-fn lefthook_ran(env: &TestEnv) -> Vec<PathBuf> {
+pub fn lefthook_ran(env: &TestEnv) -> Vec<PathBuf> {
     std::fs::read_to_string(env.path("lefthook-ran"))
         .unwrap_or_default()
         .lines()

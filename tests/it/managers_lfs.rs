@@ -38,7 +38,7 @@ fn track_bin(env: &TestEnv, repo: &Path) {
 }
 
 /// The path an LFS object with `content` has in `origin`'s LFS store.
-fn stored(origin: &Path, content: &str) -> PathBuf {
+pub fn stored(origin: &Path, content: &str) -> PathBuf {
     use sha2_free::sha256_hex;
     let oid = sha256_hex(content.as_bytes());
     origin
