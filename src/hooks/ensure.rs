@@ -168,7 +168,12 @@ pub fn only_our_switch_hooks(common: &Path) -> bool {
                     }
                     Err(e) => e.kind() == io::ErrorKind::NotFound,
                 };
-                ours_or_none && std::fs::symlink_metadata(chained_path(dir, hook)).is_err()
+                // A dangling link in L (D has no such hook yet) runs nothing.
+                let chained_runs = match std::fs::read(chained_path(dir, hook)) {
+                    Ok(bytes) => !super::shim::is_ours(&bytes),
+                    Err(e) => e.kind() != io::ErrorKind::NotFound,
+                };
+                ours_or_none && !chained_runs
             })
         })
 }

@@ -339,6 +339,8 @@ pub(super) fn install_layout_noting(
 ) -> Result<Vec<HookChange>, HookError> {
     let common = common_of(dir);
     let shim_text = shim::content(HookName::ReferenceTransaction);
+    // A section of the user's under git-hand's name: refused before anything is written.
+    super::linked::check_includable(common)?;
     let mut changes = install_hooks_into(dir, &HookName::MAIN, rewrite)?;
     remove_our_old_hooks(dir)?;
     let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.as_str());
@@ -384,7 +386,8 @@ pub(super) fn install_layout_noting(
         hook: HookName::ReferenceTransaction,
         path: l_shim,
         change,
-        chained: fs::symlink_metadata(&chained).is_ok().then_some(chained),
+        // Through L's link or forwarder: whether D has a hook of its own that slots chain.
+        chained: fs::metadata(&chained).is_ok().then_some(chained),
     });
     changes.extend(moved);
     Ok(changes)
@@ -409,7 +412,8 @@ pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, H
     let paths = super::linked::Paths::of(common);
     let present = [&paths.config, &paths.hooks, &paths.newline_note]
         .iter()
-        .any(|p| fs::symlink_metadata(p).is_ok());
+        .any(|p| fs::symlink_metadata(p).is_ok())
+        || super::linked::check(common, &location.default, "").is_ok_and(|c| c.included);
     if !present {
         return Ok(vec![]);
     }

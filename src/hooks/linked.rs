@@ -148,10 +148,21 @@ pub enum LinkedError {
 }
 
 impl LinkedError {
+    /// Whether git could not take `config.lock` (another git writes the file right now).
+    fn is_lock_contention(&self) -> bool {
+        matches!(self, LinkedError::Git { source: GitError::Failed { stderr, .. }, .. }
+            if stderr.contains("could not lock config file"))
+    }
+
     /// The commands that get the user out of this error.
     pub fn hints(&self) -> Vec<String> {
         match self {
             LinkedError::Hook(e) => e.hints(),
+            e if e.is_lock_contention() => vec!["run the same command again".into()],
+            LinkedError::Git { file, .. } if file.is_dir() => vec![format!(
+                "git -C {} config --list   # must work for git-hand to read the repository's configuration",
+                file.display()
+            )],
             LinkedError::Git { file, .. } => vec![format!(
                 "git config -f {} --list   # must work for git-hand to read it",
                 file.display()
@@ -174,7 +185,7 @@ impl LinkedError {
     pub fn is_precondition(&self) -> bool {
         match self {
             LinkedError::Hook(e) => e.is_precondition(),
-            LinkedError::Git { .. } => false,
+            e @ LinkedError::Git { .. } => e.is_lock_contention(),
             LinkedError::SectionTaken { .. }
             | LinkedError::NotADirectory { .. }
             | LinkedError::Loop { .. } => true,
@@ -267,6 +278,10 @@ pub fn main_hooks_dir(common: &Path) -> Result<PathBuf, LinkedError> {
                 // same directory as its real path: forwarders and the record use the real one,
                 // as `locate` does, so both sides compare equal.
                 false if value.is_absolute() => fs::canonicalize(&value).unwrap_or(value),
+                // `.git/hooks` written out (a reset after removing husky) is the repository's
+                // own directory, not one each worktree has at its top: in a slot `.git` is a
+                // file, and a forwarder to `./.git/hooks/<name>` would run nothing.
+                false if is_own_hooks_dir(&common, &value)? => common.join("hooks"),
                 false => value,
             })
         }
@@ -277,6 +292,15 @@ pub fn main_hooks_dir(common: &Path) -> Result<PathBuf, LinkedError> {
             failed("config --get core.hooksPath", &out),
         )),
     }
+}
+
+/// Whether the relative `value`, read at the main worktree's top, is `<common>/hooks`.
+fn is_own_hooks_dir(common: &Path, value: &Path) -> Result<bool, LinkedError> {
+    let Some(top) = main_worktree(common)? else {
+        return Ok(false);
+    };
+    let own = fs::canonicalize(common.join("hooks")).unwrap_or_else(|_| common.join("hooks"));
+    Ok(fs::canonicalize(top.join(value)).is_ok_and(|v| v == own))
 }
 
 /// Rule 1: appends `[includeIf "gitdir:./worktrees/**"] path = git-hand/linked.config` to
@@ -305,8 +329,38 @@ pub fn include(common: &Path) -> Result<Included, LinkedError> {
             0o644,
         )?;
     }
+    // Two spawns installing at once: the other one's git may hold `config.lock` for its own
+    // write of this very section. Wait briefly for it, then see whether its write is ours too.
+    for _ in 0..LOCK_ATTEMPTS {
+        match config_file(&paths, &[KEY, INCLUDE_PATH], "add the includeIf section to") {
+            Ok(()) => return Ok(Included::Added),
+            Err(e) if e.is_lock_contention() => {
+                if matches!(section(&paths)?, Section::Ours) {
+                    return Ok(Included::Unchanged);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     config_file(&paths, &[KEY, INCLUDE_PATH], "add the includeIf section to")?;
     Ok(Included::Added)
+}
+
+/// How often [`include`] finds `config.lock` held by another git before it gives up.
+const LOCK_ATTEMPTS: usize = 10;
+
+/// Whether [`include`] could add the section: refused (changing nothing) when the user has a
+/// section of that name holding anything else. Asked before anything of the layout is written.
+pub fn check_includable(common: &Path) -> Result<(), LinkedError> {
+    let paths = Paths::of(&canonical(common)?);
+    match section(&paths)? {
+        Section::Other(found) => Err(LinkedError::SectionTaken {
+            config: paths.repo_config,
+            found,
+        }),
+        Section::Ours | Section::Absent => Ok(()),
+    }
 }
 
 /// Rule 1: removes the section (through git) and the newline git added for it, so
@@ -766,11 +820,15 @@ fn plan(paths: &Paths, d: &Path, reftx_shim: &str) -> Result<Plan, LinkedError> 
     };
     let want = match chain_to {
         Some(name) => Want::File(forwarder(&target(&name))),
+        // D has no reference-transaction hook yet: a dangling link, so one added there later runs
+        // in slots at once (through the shim, as its chained hook), as every other name's does.
+        None if !relative && !ours => Want::Link(d.join(REFERENCE_TRANSACTION)),
         None => Want::Nothing,
     };
     let change = match want {
         Want::Nothing => EntryChange::Removed,
-        _ => EntryChange::Chained,
+        Want::Link(_) => EntryChange::Link,
+        Want::File(_) => EntryChange::Chained,
     };
     entries.push(step(paths.hooks.join(&chained), want, change)?);
     Ok(Plan {
@@ -926,6 +984,23 @@ enum Section {
 }
 
 fn section(paths: &Paths) -> Result<Section, LinkedError> {
+    let ours = format!("{KEY_LISTED} {INCLUDE_PATH}");
+    match section_listed(paths)? {
+        Some(listed) if listed == ours => Ok(Section::Ours),
+        Some(listed) => Ok(Section::Other(listed)),
+        None if !has_header(&paths.repo_config)? => Ok(Section::Absent),
+        // git lists no key of a header with nothing under it: such a header of the user's is
+        // theirs, and `git config` would put our key under it instead of at the end. Or it is a
+        // concurrent include's, written between git's read and ours: a second look tells.
+        None => match section_listed(paths)? {
+            Some(listed) if listed == ours => Ok(Section::Ours),
+            _ => Ok(Section::Other(SECTION.into())),
+        },
+    }
+}
+
+/// The section's keys as `git config --get-regexp` lists them, `None` when it lists none.
+fn section_listed(paths: &Paths) -> Result<Option<String>, LinkedError> {
     let file = paths.repo_config.as_os_str();
     let args: [&OsStr; 5] = [
         "config".as_ref(),
@@ -936,14 +1011,11 @@ fn section(paths: &Paths) -> Result<Section, LinkedError> {
     ];
     let out = git_output(&paths.common, &args)
         .map_err(|source| git_err("read", &paths.repo_config, source))?;
-    let listed = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
     match out.status.code() {
-        // git lists no key of a header with nothing under it: such a header of the user's is
-        // theirs, and `git config` would put our key under it instead of at the end.
-        Some(1) if has_header(&paths.repo_config)? => Ok(Section::Other(SECTION.into())),
-        Some(1) => Ok(Section::Absent),
-        Some(0) if listed == format!("{KEY_LISTED} {INCLUDE_PATH}") => Ok(Section::Ours),
-        Some(0) => Ok(Section::Other(listed)),
+        Some(0) => Ok(Some(
+            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+        )),
+        Some(1) => Ok(None),
         _ => Err(git_err(
             "read",
             &paths.repo_config,
@@ -1481,8 +1553,8 @@ mod tests {
         assert!(stale.contains(&("linked.config".to_string(), EntryChange::Config)));
         assert_eq!(
             stale.len(),
-            HOOK_NAMES.len(),
-            "every link and the config: {stale:?}"
+            HOOK_NAMES.len() + 1,
+            "every link (the chained one too) and the config: {stale:?}"
         );
 
         let changes = sync(&common, shim_text()).unwrap();
@@ -1737,7 +1809,8 @@ mod tests {
         sync(&common, shim_text()).unwrap();
         exclude(&common).unwrap();
         let removed = remove_files(&common).unwrap();
-        assert_eq!(removed.len(), HOOK_NAMES.len() + 1);
+        // Every name's entry, the chained link and linked.config.
+        assert_eq!(removed.len(), HOOK_NAMES.len() + 2);
         assert!(!common.join("git-hand").exists());
     }
 
