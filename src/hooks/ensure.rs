@@ -537,7 +537,7 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
         lapses.push(not_running(&location, &pre_push.path, &pre_push.found));
     }
     if pre_push_enforcer == Enforcer::Shim {
-        lapses.extend(beside_the_shim(&location, &pre_push, repairable)?);
+        lapses.extend(beside_the_shim(&location, &pre_push, workdir, repairable)?);
     }
     if let (Some(l), Some(main)) = (&location.linked, &location.main_hooks_path) {
         lapses.push(Lapse {
@@ -603,6 +603,7 @@ fn enforcer_of(
 fn beside_the_shim(
     location: &HooksLocation,
     pre_push: &Seen,
+    workdir: Option<&Path>,
     repairable: bool,
 ) -> Result<Vec<Lapse>, HookError> {
     let dir = &location.active;
@@ -634,7 +635,7 @@ fn beside_the_shim(
         });
     }
     if !location.is_redirected() {
-        lapses.extend(linked_lapses(location)?);
+        lapses.extend(linked_lapses(location, workdir)?);
     } else {
         // `install --hooks-path`: all three shims are in that directory.
         let refs = look(dir, HookName::ReferenceTransaction)?;
@@ -680,12 +681,24 @@ fn forwards(l: &Path, dir: &Path, hook: HookName) -> bool {
 /// reference-transaction shim lives when the repository's own hooks directory is the main
 /// worktree's: each lapse is one `doctor --repair` (a sync of L) mends, but for entries another
 /// tool wrote into L.
-fn linked_lapses(location: &HooksLocation) -> Result<Vec<Lapse>, HookError> {
+fn linked_lapses(
+    location: &HooksLocation,
+    workdir: Option<&Path>,
+) -> Result<Vec<Lapse>, HookError> {
     let (d, common) = (&location.default, common_of(location));
     let l = super::linked::hooks_dir(common);
     let paths = super::linked::Paths::of(common);
-    let check = super::linked::check(common, d, shim_text())?;
+    let mut check = super::linked::check(common, d, shim_text())?;
     let l_shim = l.join(HookName::ReferenceTransaction.as_str());
+    // lefthook's launcher in L's place (lefthook installed in a slot) with git-hand's lefthook
+    // recipe: its script runs git-hand's reference-transaction check, so the fence holds.
+    let lefthooks = std::fs::read(&l_shim).is_ok_and(|b| {
+        super::foreign::generator(HookName::ReferenceTransaction, &b)
+            == Some(super::foreign::Generator::Lefthook)
+    });
+    if lefthooks && workdir.is_some_and(super::foreign::lefthook_runs_git_hand) {
+        check.shim_current = true;
+    }
     let old = is_our_shim(&d.join(HookName::ReferenceTransaction.as_str()));
     let repair = || {
         vec![
@@ -916,6 +929,14 @@ fn calls_git_hand(hook: &Path, workdir: Option<&Path>) -> Option<PathBuf> {
         return Some(hook.to_path_buf());
     }
     let workdir = workdir?;
+    // lefthook's launcher, with git-hand's lefthook recipe (its scripts call git-hand).
+    let lefthooks = std::fs::read(hook).is_ok_and(|b| {
+        super::foreign::generator(HookName::PrePush, &b)
+            == Some(super::foreign::Generator::Lefthook)
+    });
+    if lefthooks && super::foreign::lefthook_runs_git_hand(workdir) {
+        return Some(hook.to_path_buf());
+    }
     MANAGER_FILES
         .iter()
         .map(|f| workdir.join(f))
