@@ -653,9 +653,16 @@ pub fn rewrite_shim(common: &Path, reftx_shim: &str) -> Result<PathBuf, LinkedEr
 pub fn remove_files(common: &Path) -> Result<Vec<PathBuf>, LinkedError> {
     let paths = Paths::of(&canonical(common)?);
     let mut removed = Vec::new();
-    let chained = format!("{REFERENCE_TRANSACTION}{CHAINED_SUFFIX}");
     if fs::symlink_metadata(&paths.hooks).is_ok_and(|m| m.is_dir()) {
-        let names = HOOK_NAMES.iter().copied().chain([chained.as_str()]);
+        // Every entry git-hand wrote, by what it is rather than by name (a newer git's hook
+        // name, the chained link): what another tool wrote stays.
+        let mut names: Vec<OsString> = fs::read_dir(&paths.hooks)
+            .map_err(io_err("list", &paths.hooks))?
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| !n.as_bytes().starts_with(TEMP_PREFIX.as_bytes()))
+            .collect();
+        names.sort();
         for name in names {
             let path = paths.hooks.join(name);
             let now = have(&path)?;
@@ -790,7 +797,17 @@ fn plan(paths: &Paths, d: &Path, reftx_shim: &str) -> Result<Plan, LinkedError> 
     };
     let has = |name: &str| probe.as_ref().is_some_and(|p| is_hook(&p.join(name)));
     let mut entries = Vec::new();
-    for name in HOOK_NAMES {
+    // githooks(5) as of git 2.47, and any other hook D holds (a newer git's name): a hook D has
+    // is forwarded whatever git-hand's list knows.
+    let newer: Vec<String> = probe
+        .as_ref()
+        .map(|p| newer_hook_names(p))
+        .unwrap_or_default();
+    let names = HOOK_NAMES
+        .iter()
+        .copied()
+        .chain(newer.iter().map(String::as_str));
+    for name in names {
         let path = paths.hooks.join(name);
         let (want, change) = if name == REFERENCE_TRANSACTION {
             (
@@ -835,6 +852,26 @@ fn plan(paths: &Paths, d: &Path, reftx_shim: &str) -> Result<Plan, LinkedError> 
         entries,
         config: linked_config(paths, d),
     })
+}
+
+/// The hooks in `d` whose names git-hand's list does not know: executable files named as git
+/// names hooks (lowercase words and dashes: no `.sample`, no `.git-hand-chained`).
+fn newer_hook_names(d: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(d) else {
+        return vec![];
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+                && !HOOK_NAMES.contains(&n.as_str())
+                && is_hook(&d.join(n))
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 fn step(path: PathBuf, want: Want, change: EntryChange) -> Result<Step, LinkedError> {
@@ -1800,6 +1837,27 @@ mod tests {
             Some(common.join("git-hand/hooks"))
         );
         assert!(state_is_clean(&common));
+    }
+
+    #[test]
+    fn a_hook_name_newer_than_git_hands_list_is_forwarded_and_removed_with_the_rest() {
+        let (_tmp, _top, common) = repo();
+        let d = common.join("hooks");
+        let future = d.join("post-future");
+        fs::write(&future, "#!/bin/sh\nexit 0\n").unwrap();
+        fs::set_permissions(&future, fs::Permissions::from_mode(0o755)).unwrap();
+        // Not hook names: git's samples and git-hand's chained files.
+        fs::write(d.join("pre-push.git-hand-chained"), "#!/bin/sh\n").unwrap();
+        include(&common).unwrap();
+        sync(&common, shim_text()).unwrap();
+        let l = common.join("git-hand/hooks");
+        let entry = fs::read(l.join("post-future")).unwrap();
+        assert_eq!(forward_target(&entry), Some(future));
+        assert!(!l.join("pre-push.git-hand-chained").exists());
+        assert!(!l.join("pre-push.sample").exists());
+        exclude(&common).unwrap();
+        remove_files(&common).unwrap();
+        assert!(!common.join("git-hand").exists());
     }
 
     #[test]
