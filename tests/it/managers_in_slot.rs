@@ -3,7 +3,10 @@
 //! worktree's hooks directory (D, `.git/hooks`) and to git-hand's hooks directory for linked
 //! worktrees (L, `.git/git-hand/hooks`), whether the manager's hooks then run in slots, whether a
 //! superseded holder (a zombie) is still refused there, what `git hand doctor` says, and the way
-//! out: the installer run in the main worktree, as `git hand install --manual` says.
+//! out: the installer run in the main worktree, as `git hand install --manual` says. A file such
+//! an installer wrote into L unfences slots only until the next sync of L (`git hand install`, a
+//! spawn, `doctor --repair`), which moves it aside (`<name>.git-hand-displaced`, byte for byte)
+//! and puts git-hand's entry back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
