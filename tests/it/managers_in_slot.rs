@@ -909,6 +909,28 @@ fn doctor_repair_mends_a_foreign_pre_push_in_l_and_the_lapse_is_gone_afterwards(
     zombie_push_is_refused(&env, &slot, &a, &origin, "hand/zombie");
 }
 
+/// `git hand install` in the main worktree names the foreign pre-push it moved aside out of L,
+/// and says where the tool's installer belongs.
+#[test]
+fn install_names_the_foreign_pre_push_it_moved_aside_out_of_l() {
+    let (env, repo, _, _, _) = lefthook_pre_push_in_l();
+    let l = linked_dir(&repo);
+    let run = env.hand(&repo, &["install"]).code(0);
+    assert!(
+        words(&run.stdout).contains(&format!(
+            "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that \
+             tool's installer in the main worktree)",
+            l.join("pre-push.git-hand-displaced").display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(forwards_to(
+        &l.join("pre-push"),
+        &hooks_dir(&repo).join("pre-push")
+    ));
+}
+
 /// With git-hand's lefthook recipe in lefthook.yml, lefthook's launchers in L run git-hand
 /// (lefthook_install_in_a_slot_with_git_hands_recipe_replaces_ls_entries_and_still_fences: the
 /// zombie is refused), and doctor says so: no alarm that the slot's pushes are NOT checked or
