@@ -3,7 +3,10 @@
 //! worktree's hooks directory (D, `.git/hooks`) and to git-hand's hooks directory for linked
 //! worktrees (L, `.git/git-hand/hooks`), whether the manager's hooks then run in slots, whether a
 //! superseded holder (a zombie) is still refused there, what `git hand doctor` says, and the way
-//! out: the installer run in the main worktree, as `git hand install --manual` says.
+//! out: the installer run in the main worktree, as `git hand install --manual` says. A file such
+//! an installer wrote into L unfences slots only until the next sync of L (`git hand install`, a
+//! spawn, `doctor --repair`), which moves it aside (`<name>.git-hand-displaced`, byte for byte)
+//! and puts git-hand's entry back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -157,14 +160,6 @@ fn pretty(problems: &[Value]) -> String {
     serde_json::to_string_pretty(problems).unwrap()
 }
 
-/// The command a problem gives to run (doctor's `run:` line).
-fn command_of(p: &Value) -> String {
-    p["command"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no command in {p:#}"))
-        .to_string()
-}
-
 /// `text` with every run of whitespace one space: a message compared by its words.
 fn words(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -268,12 +263,15 @@ fn lefthook_install_in_a_slot_writes_through_ls_link_into_d_and_the_fence_holds(
 /// A lefthook config naming pre-push (the team's own job, git-hand's recipe not in it): in a
 /// slot, `lefthook install` renames L's forwarder to `pre-push.old` and puts its launcher in
 /// L, which does not run git-hand. The zombie's commit is still refused (L's
-/// reference-transaction is untouched) but its push goes through. Doctor names it, from the
-/// main worktree as an entry of L another tool wrote (with the `rm` to run) and for the slot as
-/// a foreign pre-push; the way out it gives (that `rm`, lefthook's installer in the main
-/// worktree, `doctor --repair`) puts the fence back and keeps lefthook's job running in slots.
+/// reference-transaction is untouched) but its push goes through, until the next sync of L.
+/// Doctor names it, from the main worktree as a file of L another tool wrote (repairable) and
+/// for the slot as a foreign pre-push; `doctor --repair` moves lefthook's launcher aside
+/// (`pre-push.git-hand-displaced`, byte for byte) and puts git-hand's forwarder back; lefthook's
+/// installer run in the main worktree, as the hint says, renames D's shim as it does anywhere
+/// without git-hand's recipe, and a second repair gives the fence back with lefthook's job
+/// running in slots.
 #[test]
-fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_the_way_out_doctor_gives() {
+fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_doctor_repair_moves_it_aside() {
     let env = TestEnv::new().with_hook_tools();
     let yml = format!(
         "pre-push:\n  commands:\n    team:\n      run: {}\n",
@@ -292,6 +290,7 @@ fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_the_way_out_
         forwards_to(&l.join("pre-push.old"), &d.join("pre-push")),
         "lefthook did not keep git-hand's forwarder as pre-push.old"
     );
+    let launcher = std::fs::read(l.join("pre-push")).unwrap();
 
     zombie_commit_is_refused(&env, &slot, &a);
     let run = zombie_push(&env, &slot, &a, "hand/b");
@@ -307,27 +306,22 @@ fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_the_way_out_
         ran(&env)
     );
 
-    // Doctor, in the main worktree: L's pre-push is not git-hand's (linked-hooks), to be removed
-    // by hand; the slot's pushes are not checked (foreign).
+    // Doctor, in the main worktree: L's pre-push is not git-hand's (linked-hooks), which a
+    // repair moves aside; the slot's pushes are not checked (foreign).
     let problems = doctor(&env, &repo);
-    let in_l = problem(&problems, &repo, "linked-hooks", "are not git-hand's");
+    let in_l = problem(&problems, &repo, "linked-hooks", "not git-hand's");
     let pre_push_in_l = l.join("pre-push");
     assert_eq!(
         words(in_l["detail"].as_str().unwrap()),
         format!(
-            "pre-push in {} are not git-hand's (an installer run in a slot writes there), so \
-             slots run them instead of the main worktree's hooks (linked-hooks)",
+            "pre-push in {}: not git-hand's (an installer run in a slot writes there), so slots \
+             run it instead of the main worktree's hook of that name (linked-hooks)",
             l.display()
         )
     );
-    let rm = command_of(in_l);
     assert_eq!(
-        rm,
-        format!(
-            "rm '{}'   # then run the tool's installer in the main worktree, and git hand \
-             doctor --repair",
-            pre_push_in_l.display()
-        )
+        in_l["action"],
+        "reinstall git-hand's hooks (git hand install)"
     );
     let slot_problem = problem(&problems, &slot, "foreign", "NOT checked");
     assert_eq!(
@@ -338,16 +332,38 @@ fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_the_way_out_
             pre_push_in_l.display()
         )
     );
+    assert_eq!(problems.len(), 2, "{}", pretty(&problems));
     // From the slot, doctor names the same foreign pre-push.
     let from_slot = doctor(&env, &slot);
     problem(&from_slot, &slot, "foreign", "NOT checked");
 
-    // The way out, as doctor gives it.
-    sh(&env, &repo, &rm);
-    tool(&env, &repo, "lefthook", &["install"]).ok();
-    env.hand(&repo, &["doctor", "--repair"]).ok();
-    assert!(forwards_to(&l.join("pre-push"), &d.join("pre-push")));
+    // The way out, as doctor gives it: the repair, then lefthook's installer in the main worktree.
+    let repair = env.hand(&repo, &["doctor", "--repair", "--json"]).json();
+    let repaired = repair["problems"].as_array().unwrap();
+    problem(repaired, &repo, "linked-hooks", "not git-hand's");
+    assert!(
+        repaired.iter().all(|p| p["repaired"] == true),
+        "{}",
+        pretty(repaired)
+    );
+    assert!(forwards_to(&pre_push_in_l, &d.join("pre-push")));
+    assert_eq!(
+        std::fs::read(l.join("pre-push.git-hand-displaced")).unwrap(),
+        launcher,
+        "lefthook's launcher was not kept byte for byte"
+    );
     assert!(doctor(&env, &repo).is_empty());
+    // lefthook's installer in the main worktree renames git-hand's shim in D (as anywhere
+    // without git-hand's recipe): doctor names it, and a second repair puts it back.
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+    assert!(forwards_to(&pre_push_in_l, &d.join("pre-push")));
+    assert!(is_lefthook_launcher(&d.join("pre-push")));
+    let problems = doctor(&env, &repo);
+    problem(&problems, &repo, "renamed", "NOT checked");
+    assert_eq!(problems.len(), 1, "{}", pretty(&problems));
+    env.hand(&repo, &["doctor", "--repair"]).ok();
+    let problems = doctor(&env, &repo);
+    assert!(problems.is_empty(), "{}", pretty(&problems));
     env.git(&slot, &["reset", "-q", "--hard", "origin/main"]);
     zombie_commit_is_refused(&env, &slot, &a);
     env.git(&slot, &["reset", "-q", "--hard"]);
@@ -386,8 +402,9 @@ fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_the_way_out_
 /// pre-push, post-checkout and reference-transaction with its launchers (keeping git-hand's as
 /// `<hook>.old`), and through the recipe's scripts the fence holds: the zombie's commit and push
 /// are refused, with one verdict each. `git hand install --manual` says to run lefthook's
-/// installer in the main worktree; the way out doctor gives (its `rm`, that installer there,
-/// `doctor --repair`) gives L back to git-hand.
+/// installer in the main worktree. Doctor names lefthook's files in L; `git hand install` moves
+/// them aside (naming each, kept byte for byte) and gives L back to git-hand, and with
+/// lefthook's installer run in the main worktree its script runs in slots and the fence holds.
 #[test]
 fn lefthook_install_in_a_slot_with_git_hands_recipe_replaces_ls_entries_and_still_fences() {
     let env = TestEnv::new().with_hook_tools();
@@ -432,17 +449,49 @@ fn lefthook_install_in_a_slot_with_git_hands_recipe_replaces_ls_entries_and_stil
         )),
         "{recipe}"
     );
+    // Doctor names lefthook's files in L (the fence holds, so no alarm: see
+    // lefthook_s_launchers_in_l_with_git_hands_recipe_are_not_called_unchecked).
     let problems = doctor(&env, &repo);
-    let rm = command_of(problem(
-        &problems,
-        &repo,
-        "linked-hooks",
-        "are not git-hand's",
-    ));
-    sh(&env, &repo, &rm);
-    tool(&env, &repo, "lefthook", &["install"]).ok();
-    env.hand(&repo, &["doctor", "--repair"]).ok();
+    let in_l = problem(&problems, &repo, "linked-hooks", "not git-hand's");
+    assert!(
+        words(in_l["detail"].as_str().unwrap()).starts_with(&format!(
+            "post-checkout, pre-push, reference-transaction in {}:",
+            l.display()
+        )),
+        "{in_l:#}"
+    );
+    assert_eq!(problems.len(), 1, "{}", pretty(&problems));
+
+    // The way out: `git hand install` moves lefthook's launchers aside, byte for byte, and
+    // names them; then lefthook's installer in the main worktree.
+    let launchers: Vec<_> = ["post-checkout", "pre-push", "reference-transaction"]
+        .iter()
+        .map(|hook| (l.join(hook), std::fs::read(l.join(hook)).unwrap()))
+        .collect();
+    let install = env.hand(&repo, &["install", "--json"]).code(0).json();
+    let mut displaced: Vec<PathBuf> = install["displaced"]
+        .as_array()
+        .unwrap_or_else(|| panic!("install --json names nothing displaced: {install:#}"))
+        .iter()
+        .map(|p| PathBuf::from(p.as_str().unwrap()))
+        .collect();
+    let moved: Vec<PathBuf> = launchers
+        .iter()
+        .map(|(path, _)| PathBuf::from(format!("{}.git-hand-displaced", path.display())))
+        .collect();
+    displaced.sort();
+    assert_eq!(displaced, moved, "{install:#}");
+    for ((_, bytes), to) in launchers.iter().zip(&moved) {
+        assert_eq!(&std::fs::read(to).unwrap(), bytes, "{}", to.display());
+    }
     assert!(doctor(&env, &repo).is_empty());
+    tool(&env, &repo, "lefthook", &["install"]).ok();
+    assert!(is_lefthook_launcher(&d.join("pre-push")));
+    assert!(
+        doctor(&env, &repo).is_empty(),
+        "{}",
+        pretty(&doctor(&env, &repo))
+    );
     assert!(forwards_to(&l.join("pre-push"), &d.join("pre-push")));
     assert!(git_hand::hooks::shim::is_ours(
         &std::fs::read(l.join("reference-transaction")).unwrap()
@@ -700,11 +749,12 @@ fn git_lfs_install_refuses_in_a_slot_and_the_recipe_run_in_the_main_worktree_wor
 /// The other way git-lfs's refusal offers, `git lfs update --force`, taken in a slot: it
 /// replaces L's forwarders (pre-push, post-checkout) with git-lfs's hooks and writes its
 /// post-commit and post-merge through L's links into D. The slot's pushes are no longer
-/// checked: the zombie's push goes through, its object uploaded. Doctor says so, from the slot
-/// and from the main worktree (with the `rm` to run); the way out, that `rm` and the recipe run
-/// in the main worktree, puts the fence back.
+/// checked, until the next sync of L: the zombie's push goes through, its object uploaded.
+/// Doctor says so, from the slot and from the main worktree (a repairable lapse of L); the way
+/// out, `doctor --repair` (which moves git-lfs's files aside, byte for byte) and the recipe run
+/// in the main worktree, puts the fence back and git-lfs's hooks run in slots.
 #[test]
-fn git_lfs_update_force_in_a_slot_unfences_slots_until_the_way_out_doctor_gives() {
+fn git_lfs_update_force_in_a_slot_unfences_slots_until_doctor_repair_moves_its_hooks_aside() {
     let (env, repo, origin) = lfs_repo();
     env.hand(&repo, &["install"]).ok();
     let (slot, a, b) = leased_again(&env, &repo, "a", "b");
@@ -757,19 +807,32 @@ fn git_lfs_update_force_in_a_slot_unfences_slots_until_the_way_out_doctor_gives(
         words(p["detail"].as_str().unwrap()).contains("is NOT checked"),
         "{p:#}"
     );
-    // From the main worktree: L's entries git-lfs wrote, and the rm that clears them.
+    // From the main worktree: L's entries git-lfs wrote, which a repair moves aside.
     let problems = doctor(&env, &repo);
-    let in_l = problem(&problems, &repo, "linked-hooks", "are not git-hand's");
-    let rm = command_of(in_l);
-    for hook in ["pre-push", "post-checkout"] {
-        assert!(
-            rm.contains(&format!("'{}'", l.join(hook).display())),
-            "{rm}"
-        );
-    }
+    let in_l = problem(&problems, &repo, "linked-hooks", "not git-hand's");
+    assert!(
+        words(in_l["detail"].as_str().unwrap())
+            .starts_with(&format!("post-checkout, pre-push in {}:", l.display())),
+        "{in_l:#}"
+    );
     problem(&problems, &slot, "foreign", "NOT checked");
 
-    sh(&env, &repo, &rm);
+    let lfs_hooks: Vec<_> = ["pre-push", "post-checkout"]
+        .iter()
+        .map(|hook| (*hook, std::fs::read(l.join(hook)).unwrap()))
+        .collect();
+    let repair = env.hand(&repo, &["doctor", "--repair", "--json"]).json();
+    let repaired = repair["problems"].as_array().unwrap();
+    assert!(
+        problem(repaired, &repo, "linked-hooks", "not git-hand's")["repaired"] == true,
+        "{}",
+        pretty(repaired)
+    );
+    for (hook, bytes) in &lfs_hooks {
+        let kept = l.join(format!("{hook}.git-hand-displaced"));
+        assert_eq!(&std::fs::read(&kept).unwrap(), bytes, "{}", kept.display());
+        assert!(forwards_to(&l.join(hook), &d.join(hook)), "L's {hook}");
+    }
     let (_, line) = lfs_recipe_line(&env, &repo);
     sh(&env, &repo, &line);
     assert!(doctor(&env, &repo).is_empty());
@@ -792,68 +855,94 @@ fn git_lfs_update_force_in_a_slot_unfences_slots_until_the_way_out_doctor_gives(
 
 /// A repository whose lefthook config names pre-push (no git-hand recipe in it), git-hand
 /// installed, and `lefthook install` run in a slot: L's pre-push is lefthook's launcher, which
-/// does not run git-hand.
-fn lefthook_pre_push_in_l() -> (TestEnv, PathBuf) {
+/// does not run git-hand. Gives the repository, its origin, the slot and its zombie `a`.
+fn lefthook_pre_push_in_l() -> (TestEnv, PathBuf, PathBuf, PathBuf, Value) {
     let env = TestEnv::new().with_hook_tools();
     let yml = format!(
         "pre-push:\n  commands:\n    team:\n      run: {}\n",
         record(&env, "lefthook-pre-push")
     );
-    let (repo, _) = repo_with(&env, &[("lefthook.yml", yml)]);
+    let (repo, origin) = repo_with(&env, &[("lefthook.yml", yml)]);
     env.hand(&repo, &["install"]).ok();
-    let (slot, _, _) = leased_again(&env, &repo, "a", "b");
+    let (slot, a, _) = leased_again(&env, &repo, "a", "b");
     tool(&env, &slot, "lefthook", &["install"]).ok();
     assert!(is_lefthook_launcher(&linked_dir(&repo).join("pre-push")));
-    (env, repo)
+    (env, repo, origin, slot, a)
 }
 
-/// What is wrong today (issue 25, reported to the lead): with a pre-push in L that does not run
-/// git-hand, slots' pushes are unchecked (doctor says so), yet a spawn says nothing.
+/// A spawn syncs L (its fast path sees the foreign pre-push as not current): it moves
+/// lefthook's launcher aside, keeping it byte for byte as `pre-push.git-hand-displaced`, puts
+/// git-hand's forwarder back, and the slot's zombie push is refused again.
 #[test]
-#[ignore = "issue 25: spawn is silent about a foreign pre-push in L (slots' pushes unchecked)"]
-fn a_foreign_pre_push_in_l_is_warned_about_by_spawn() {
-    let (env, repo) = lefthook_pre_push_in_l();
+fn spawn_moves_a_foreign_pre_push_in_l_aside_and_the_slots_zombie_push_is_refused_again() {
+    let (env, repo, origin, slot, a) = lefthook_pre_push_in_l();
+    let l = linked_dir(&repo);
+    let launcher = std::fs::read(l.join("pre-push")).unwrap();
     let run = env.hand(&repo, &["spawn", "c", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stderr.contains("NOT"),
-        "spawn said nothing of the slot's unchecked pushes:\n{}",
-        run.stderr
+        forwards_to(&l.join("pre-push"), &hooks_dir(&repo).join("pre-push")),
+        "spawn left L's pre-push another tool's"
     );
+    assert_eq!(
+        std::fs::read(l.join("pre-push.git-hand-displaced")).unwrap(),
+        launcher,
+        "lefthook's launcher was not kept byte for byte"
+    );
+    zombie_push_is_refused(&env, &slot, &a, &origin, "hand/zombie");
+    assert!(doctor(&env, &repo).is_empty());
 }
 
-/// What is wrong today (issue 25, reported to the lead): `doctor --repair` reports the slot's
-/// foreign pre-push (in L) repaired, while it leaves it as it was (sync leaves what it did not
-/// write).
+/// `doctor --repair` mends a foreign pre-push in L (moved aside, git-hand's forwarder back):
+/// each problem it calls repaired is gone when doctor looks again, and nothing is left.
 #[test]
-#[ignore = "issue 25: doctor --repair says it mended a foreign pre-push in L that it leaves"]
-fn a_foreign_pre_push_in_l_is_not_claimed_repaired() {
-    let (env, repo) = lefthook_pre_push_in_l();
+fn doctor_repair_mends_a_foreign_pre_push_in_l_and_the_lapse_is_gone_afterwards() {
+    let (env, repo, origin, slot, a) = lefthook_pre_push_in_l();
     let repair = env.hand(&repo, &["doctor", "--repair", "--json"]).json();
+    let repaired = repair["problems"].as_array().unwrap();
+    let in_l = problem(repaired, &repo, "linked-hooks", "not git-hand's");
+    assert_eq!(in_l["repaired"], true, "{in_l:#}");
+    // The slot's foreign pre-push is that same file: gone by the time doctor looks at the slot.
+    assert_eq!(repaired.len(), 1, "{}", pretty(repaired));
     let left = doctor(&env, &repo);
-    for p in repair["problems"].as_array().unwrap() {
-        if p["repaired"] == true {
-            assert!(
-                !left
-                    .iter()
-                    .any(|q| q["subject"] == p["subject"] && q["detail"] == p["detail"]),
-                "doctor --repair said it repaired what is still there: {p:#}"
-            );
-        }
-    }
+    assert!(left.is_empty(), "{}", pretty(&left));
+    zombie_push_is_refused(&env, &slot, &a, &origin, "hand/zombie");
 }
 
-/// What is wrong today (issue 25, reported to the lead): with git-hand's lefthook recipe in
-/// lefthook.yml, lefthook's launchers in L run git-hand (the test above: the zombie is refused),
-/// yet doctor says the slot's pushes are NOT checked and its commits not refused.
+/// `git hand install` in the main worktree names the foreign pre-push it moved aside out of L,
+/// and says where the tool's installer belongs.
 #[test]
-#[ignore = "issue 25: doctor calls lefthook's launcher in L unchecked though lefthook's recipe runs git-hand"]
+fn install_names_the_foreign_pre_push_it_moved_aside_out_of_l() {
+    let (env, repo, _, _, _) = lefthook_pre_push_in_l();
+    let l = linked_dir(&repo);
+    let run = env.hand(&repo, &["install"]).code(0);
+    assert!(
+        words(&run.stdout).contains(&format!(
+            "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that \
+             tool's installer in the main worktree)",
+            l.join("pre-push.git-hand-displaced").display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(forwards_to(
+        &l.join("pre-push"),
+        &hooks_dir(&repo).join("pre-push")
+    ));
+}
+
+/// With git-hand's lefthook recipe in lefthook.yml, lefthook's launchers in L run git-hand
+/// (lefthook_install_in_a_slot_with_git_hands_recipe_replaces_ls_entries_and_still_fences: the
+/// zombie is refused), and doctor says so: no alarm that the slot's pushes are NOT checked or
+/// its commits not refused.
+#[test]
 fn lefthook_s_launchers_in_l_with_git_hands_recipe_are_not_called_unchecked() {
     let env = TestEnv::new().with_hook_tools();
     let (repo, _) = lefthook_repo(&env, true);
     env.hand(&repo, &["install"]).ok();
     let (slot, _, _) = leased_again(&env, &repo, "a", "b");
     tool(&env, &slot, "lefthook", &["install"]).ok();
+    assert!(is_lefthook_launcher(&linked_dir(&repo).join("pre-push")));
     let problems = doctor(&env, &repo);
     let alarms: Vec<String> = problems
         .iter()
