@@ -25,6 +25,9 @@ pub struct EnsureReport {
     pub hooks_dir: PathBuf,
     /// What this call wrote (empty when everything was in place or nothing could be written).
     pub changes: Vec<HookChange>,
+    /// Files another tool wrote into the hooks directory of linked worktrees, moved aside to
+    /// these paths (`<name>.git-hand-displaced`) so git-hand's entries could take their place.
+    pub displaced: Vec<PathBuf>,
     /// Why the hooks are not in force, if they are not.
     pub problem: Option<NotInForce>,
 }
@@ -223,10 +226,13 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
         return Ok(EnsureReport {
             hooks_dir,
             changes,
+            displaced: vec![],
             problem,
         });
     }
-    let (changes, problem) = match install_layout(&hooks_dir, super::install::Rewrite::IfStale) {
+    let mut displaced = vec![];
+    let installed = install_layout(&hooks_dir, super::install::Rewrite::IfStale, &mut displaced);
+    let (changes, problem) = match installed {
         Ok(changes) => (changes, not_on_path()),
         Err(HookError::ChainOccupied {
             hook,
@@ -249,6 +255,7 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
             .chain(changes)
             .filter(|c| c.change.wrote())
             .collect(),
+        displaced,
         problem,
     })
 }
@@ -790,12 +797,14 @@ fn linked_lapses(
             kind: LapseKind::LinkedHooks,
             message: format!(
                 "{} in {}: not git-hand's (an installer run in a slot writes there), so slots \
-                 run it instead of the main worktree's hook of that name",
+                 run it instead of the main worktree's hook of that name; a repair moves it \
+                 aside, and the tool's installer belongs in the main worktree (then git hand \
+                 install)",
                 names(&files),
                 l.display()
             ),
             hints: vec![
-                "git hand doctor --repair   # moves it aside (<name>.git-hand-displaced) and puts git-hand's back; run the tool's installer in the main worktree".into(),
+                "git hand doctor --repair   # moves it aside (<name>.git-hand-displaced) and puts git-hand's back; then run the tool's installer in the main worktree, and git hand install".into(),
             ],
             repairable: true,
         });

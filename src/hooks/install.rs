@@ -245,7 +245,7 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
     };
     let mut displaced = vec![];
     let hooks = match location.is_redirected() {
-        false => install_layout_noting(&dir, rewrite, &mut displaced)?,
+        false => install_layout(&dir, rewrite, &mut displaced)?,
         // Another directory takes the hooks (`--hooks-path`): all three shims go there, and
         // linked worktrees follow it as the main worktree does.
         true => {
@@ -326,13 +326,10 @@ pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, Hoo
 /// or a commit (issue 25; docs/hooks.md, "Where the hooks run"). An older git-hand's
 /// reference-transaction shim in D is taken away last, its chained hook put back, once L fences
 /// the slots: no step leaves a slot's ref updates unfenced.
-pub(super) fn install_layout(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, HookError> {
-    install_layout_noting(dir, rewrite, &mut vec![])
-}
-
-/// [`install_layout`], adding to `displaced` the files of L another tool wrote that were moved
-/// aside (`<name>.git-hand-displaced`) for git-hand's entries.
-pub(super) fn install_layout_noting(
+///
+/// Files of L another tool wrote are moved aside (`<name>.git-hand-displaced`) for git-hand's
+/// entries; their new paths are added to `displaced`.
+pub(super) fn install_layout(
     dir: &Path,
     rewrite: Rewrite,
     displaced: &mut Vec<PathBuf>,

@@ -315,7 +315,9 @@ fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_doctor_repai
         words(in_l["detail"].as_str().unwrap()),
         format!(
             "pre-push in {}: not git-hand's (an installer run in a slot writes there), so slots \
-             run it instead of the main worktree's hook of that name (linked-hooks)",
+             run it instead of the main worktree's hook of that name; a repair moves it aside, \
+             and the tool's installer belongs in the main worktree (then git hand install) \
+             (linked-hooks)",
             l.display()
         )
     );
@@ -884,6 +886,13 @@ fn spawn_moves_a_foreign_pre_push_in_l_aside_and_the_slots_zombie_push_is_refuse
         forwards_to(&l.join("pre-push"), &hooks_dir(&repo).join("pre-push")),
         "spawn left L's pre-push another tool's"
     );
+    // Said, not silent: lefthook's pre-push job stops running in slots until lefthook is
+    // installed from the main worktree.
+    let moved = format!(
+        "moved aside {}",
+        l.join("pre-push.git-hand-displaced").display()
+    );
+    assert!(run.stderr.contains(&moved), "{}", run.stderr);
     assert_eq!(
         std::fs::read(l.join("pre-push.git-hand-displaced")).unwrap(),
         launcher,

@@ -18,7 +18,12 @@ pub enum HooksNotInForce {
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
 /// another hook manager owns, nor anywhere when `install` is false), and says why not when they
 /// are not in force: the problem and the commands that fix it.
-pub(super) fn ensure_in_force(repo: &Repo, git: &Git, install: bool) -> Option<HooksNotInForce> {
+pub(super) fn ensure_in_force(
+    ctx: &crate::ops::Context,
+    repo: &Repo,
+    git: &Git,
+    install: bool,
+) -> Option<HooksNotInForce> {
     // The common case, proven without a git process: no core.hooksPath but git-hand's own for
     // linked worktrees (the read follows includes too), and our current shims in the repository's
     // own hooks directory and in the one of linked worktrees.
@@ -34,15 +39,39 @@ pub(super) fn ensure_in_force(repo: &Repo, git: &Git, install: bool) -> Option<H
         return lapse_without_installing(repo, git);
     }
     match crate::hooks::ensure_installed(git) {
-        Ok(report) => report.problem.and_then(|p| {
-            // Not git-hand's own shims, but a manager whose hooks call git-hand (husky's or
-            // lefthook's recipe committed): in force all the same.
-            let by_manager = crate::hooks::in_force(git, repo.loc.workdir.as_deref())
-                .is_ok_and(|state| state.unchecked().is_none());
-            (!by_manager).then(|| lapsed(p.to_string(), p.hints()))
-        }),
+        Ok(report) => {
+            note_displaced(ctx, &report.displaced);
+            report.problem.and_then(|p| {
+                // Not git-hand's own shims, but a manager whose hooks call git-hand (husky's or
+                // lefthook's recipe committed): in force all the same.
+                let by_manager = crate::hooks::in_force(git, repo.loc.workdir.as_deref())
+                    .is_ok_and(|state| state.unchecked().is_none());
+                (!by_manager).then(|| lapsed(p.to_string(), p.hints()))
+            })
+        }
         Err(e) => Some(lapsed(e.to_string(), e.hints())),
     }
+}
+
+/// Says what the install moved aside: a tool's hook that slots ran instead of git-hand's (an
+/// installer run in a slot) stops running there until it is installed from the main worktree.
+fn note_displaced(ctx: &crate::ops::Context, displaced: &[std::path::PathBuf]) {
+    if displaced.is_empty() {
+        return;
+    }
+    ctx.note(
+        displaced
+            .iter()
+            .map(|p| {
+                format!(
+                    "moved aside {} (another tool wrote it where slots run git-hand's hooks, \
+                     in place of git-hand's: run that tool's installer in the main worktree, \
+                     then git hand install)",
+                    p.display()
+                )
+            })
+            .collect(),
+    );
 }
 
 /// With `hand.installHooks=false`: nothing is installed or chained, and a lapse is still

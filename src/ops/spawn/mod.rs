@@ -118,7 +118,7 @@ pub fn spawn(
     progress: &dyn Fn(Progress<'_>),
 ) -> Result<Spawned> {
     let repo = ctx.repo()?;
-    let hooks_problem = hooks::ensure_in_force(repo, &repo.git(), checked.install_hooks);
+    let hooks_problem = hooks::ensure_in_force(ctx, repo, &repo.git(), checked.install_hooks);
     for p in crate::ops::relative_remotes::pin(repo)? {
         let abs = p.absolute.display();
         ctx.note(vec![format!(
