@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::{BIN, Run, TestEnv, git_with, installed, push, remote_oid, spawn};
+use crate::support::{
+    BIN, Run, TestEnv, commit_file_with, git_with, installed, push, remote_oid, spawn,
+};
 
 /// Session ids as Claude Code makes them.
 const S1: &str = "0b6c2f1e-5a4d-4c3b-9e8f-000000000001";
@@ -128,18 +130,6 @@ fn in_session(session: &str, more: &[(String, String)]) -> Vec<(String, String)>
     let mut vars = vec![("CLAUDE_CODE_SESSION_ID".to_string(), session.to_string())];
     vars.extend_from_slice(more);
     vars
-}
-
-/// Writes `file` in `dir` and commits it with `vars` in git's environment.
-fn commit_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], file: &str) -> Run {
-    std::fs::write(dir.join(file), format!("{file}\n")).unwrap();
-    env.git(dir, &["add", file]);
-    git_with(
-        env,
-        dir,
-        vars,
-        &["commit", "-q", "-m", &format!("add {file}")],
-    )
 }
 
 fn tip(env: &TestEnv, dir: &Path, rev: &str) -> String {
@@ -270,7 +260,7 @@ fn a_retry_after_the_first_worktree_create_died_halfway_settles_it_and_leases_a_
 fn a_name_whose_branch_an_ended_task_kept_gets_a_variant_and_the_branch_keeps_its_commits() {
     let (env, repo) = installed();
     let (slot, _) = create(&env, &repo, Some(S1), "feat1");
-    commit_with(&env, &slot, &in_session(S1, &[]), "work.txt").ok();
+    commit_file_with(&env, &slot, &in_session(S1, &[]), "work.txt").ok();
     let work = tip(&env, &slot, "HEAD");
     remove(&env, &repo, &slot, S1).code(0);
     // Another session, and the same one, asking for the name again the next day.
@@ -605,7 +595,7 @@ fn a_stale_sessions_commit_is_refused_and_the_new_holders_branch_untouched() {
     let (env, repo) = installed();
     let (slot, _, _) = stale_session(&env, &repo);
     let before = tip(&env, &slot, "hand/feat2");
-    let run = commit_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
+    let run = commit_file_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("leased again"), "{run:?}");
     assert_eq!(tip(&env, &slot, "hand/feat2"), before);
@@ -618,7 +608,7 @@ fn a_stale_sessions_commit_is_refused_and_the_new_holders_branch_untouched() {
         &["commit", "-q", "-m", "add zombie.txt"],
     );
     assert_eq!(run.code, 0, "{run:?}");
-    commit_with(&env, &slot, &[], "plain.txt").ok();
+    commit_file_with(&env, &slot, &[], "plain.txt").ok();
 }
 
 #[test]
@@ -627,7 +617,7 @@ fn a_stale_sessions_push_is_refused_and_the_remote_branch_untouched() {
     let (slot, _, _) = stale_session(&env, &repo);
     let origin = env.path("work/app-origin.git");
     // The new holder has work of its own, not pushed yet.
-    commit_with(&env, &slot, &[], "theirs.txt").ok();
+    commit_file_with(&env, &slot, &[], "theirs.txt").ok();
     let run = push(
         &env,
         &slot,
@@ -671,9 +661,9 @@ fn a_live_session_commits_and_pushes_with_its_session_id() {
     let (slot, _) = create(&env, &repo, Some(S1), "feat1");
     let t = task(&env, &repo, "feat1");
     let origin = env.path("work/app-origin.git");
-    commit_with(&env, &slot, &in_session(S1, &[]), "a.txt").ok();
+    commit_file_with(&env, &slot, &in_session(S1, &[]), "a.txt").ok();
     let with_cred = in_session(S1, &cred_of(&t));
-    commit_with(&env, &slot, &with_cred, "b.txt").ok();
+    commit_file_with(&env, &slot, &with_cred, "b.txt").ok();
     push(&env, &slot, &with_cred, &["-q", "origin", "hand/feat1"]).ok();
     assert_eq!(
         remote_oid(&env, &origin, "hand/feat1"),
@@ -689,7 +679,7 @@ fn a_subagents_commit_with_its_sessions_other_slot_credential_passes_only_in_the
     // What SessionStart exported where the session started: slot A's lease.
     let a_cred = cred_of(&task(&env, &repo, "feat1"));
     let before = tip(&env, &b, "HEAD");
-    let run = commit_with(&env, &b, &a_cred, "outside.txt");
+    let run = commit_file_with(&env, &b, &a_cred, "outside.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("git-hand"), "{run:?}");
     assert_eq!(tip(&env, &b, "HEAD"), before);
@@ -707,7 +697,7 @@ fn a_subagents_commit_with_its_sessions_other_slot_credential_passes_only_in_the
 fn worktree_remove_ends_a_clean_sessions_task_and_keeps_its_commits() {
     let (env, repo) = installed();
     let (slot, _) = create(&env, &repo, Some(S1), "feat1");
-    commit_with(&env, &slot, &in_session(S1, &[]), "work.txt").ok();
+    commit_file_with(&env, &slot, &in_session(S1, &[]), "work.txt").ok();
     let work = tip(&env, &slot, "HEAD");
     // Claude Code may send any session id with it.
     let run = remove(&env, &repo, &slot, S2);
@@ -823,7 +813,7 @@ fn hand_claude_ttl_makes_a_sessions_lease_expire() {
     // Past the lease's end, whatever the machine's speed: the lease ends by the clock.
     std::thread::sleep(std::time::Duration::from_millis(1200));
     let before = tip(&env, &slot, "HEAD");
-    let run = commit_with(&env, &slot, &in_session(S1, &cred_of(&t)), "late.txt");
+    let run = commit_file_with(&env, &slot, &in_session(S1, &cred_of(&t)), "late.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("expired"), "{run:?}");
     assert_eq!(tip(&env, &slot, "HEAD"), before);
@@ -855,7 +845,7 @@ fn under_require_credential_a_subagents_commit_without_a_credential_is_refused()
     // The parent started in the project directory: SessionStart exported nothing.
     let (b, _) = create(&env, &repo, Some(S1), "agent-a1b2c3");
     let before = tip(&env, &b, "HEAD");
-    let run = commit_with(&env, &b, &in_session(S1, &[]), "sub.txt");
+    let run = commit_file_with(&env, &b, &in_session(S1, &[]), "sub.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.stderr.contains("no-credential"), "{run:?}");
     assert_eq!(tip(&env, &b, "HEAD"), before);
@@ -881,12 +871,12 @@ fn the_hooks_hold_on_a_team_ledger() {
             .unwrap()
             .contains("GIT_HAND_LEASE=")
     );
-    commit_with(&env, &slot, &in_session(S1, &[]), "live.txt").ok();
+    commit_file_with(&env, &slot, &in_session(S1, &[]), "live.txt").ok();
     assert_eq!(remove(&env, &repo, &slot, S1).code, 0);
     let (again, _) = create(&env, &repo, Some(S2), "feat2");
     assert_eq!(again, slot);
     let before = tip(&env, &slot, "HEAD");
-    let run = commit_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
+    let run = commit_file_with(&env, &slot, &in_session(S1, &[]), "zombie.txt");
     assert_ne!(run.code, 0, "{run:?}");
     assert_eq!(tip(&env, &slot, "HEAD"), before);
 }

@@ -20,8 +20,8 @@ use git_hand::hooks::shim::content_for;
 use serde_json::Value;
 
 use crate::support::{
-    BIN, Run, SYSTEM_PATH, TestEnv, cred, git_with, hooks_dir, installed, leased_again, path_of,
-    remote_oid, spawn, write_hook,
+    BIN, Run, SYSTEM_PATH, TestEnv, commit_file_with, cred, git_with, hooks_dir, installed,
+    leased_again, path_of, remote_oid, spawn, write_hook,
 };
 
 /// `<common>/git-hand`: git-hand's own directory of the layout.
@@ -178,22 +178,10 @@ const FETCH_MANY: &[&str] = &[
     "+refs/tags/many/*:refs/tags/many/*",
 ];
 
-/// Writes `file` in `dir`, stages it and commits it as `vars`' holder: the commit's run.
-fn commit_as(env: &TestEnv, dir: &Path, vars: &[(String, String)], file: &str) -> Run {
-    std::fs::write(dir.join(file), format!("{file}\n")).unwrap();
-    env.git(dir, &["add", file]);
-    git_with(
-        env,
-        dir,
-        vars,
-        &["commit", "-q", "-m", &format!("add {file}")],
-    )
-}
-
 #[track_caller]
 fn assert_zombie_commit_refused(env: &TestEnv, slot: &Path, zombie: &Value, file: &str) {
     let before = env.git(slot, &["rev-parse", "HEAD"]);
-    let run = commit_as(env, slot, &cred(zombie), file);
+    let run = commit_file_with(env, slot, &cred(zombie), file);
     assert_ne!(
         run.code, 0,
         "the zombie's commit went through:\n{}",
@@ -324,7 +312,7 @@ fn a_zombie_in_a_slot_is_refused_at_commit_and_at_push() {
     assert!(push.stderr.contains("stale"), "{}", push.stderr);
     assert_eq!(remote_oid(&env, &origin, "zombie"), None);
     // The holder's own commit and push pass: the refusals are the zombie's.
-    commit_as(&env, &slot, &cred(&b), "b.txt").ok();
+    commit_file_with(&env, &slot, &cred(&b), "b.txt").ok();
     git_with(
         &env,
         &slot,
@@ -367,7 +355,7 @@ fn a_users_hook_runs_in_a_slot_also_one_added_later_and_the_next_spawn_forwards_
     let slot = path_of(&a);
     let ran = || std::fs::read_to_string(&log).unwrap_or_default();
 
-    commit_as(&env, &slot, &cred(&a), "one.txt").ok();
+    commit_file_with(&env, &slot, &cred(&a), "one.txt").ok();
     assert_eq!(ran(), format!("{}\n", d.join("pre-commit").display()));
 
     // Added to D after the slot was made: L's link to it, dangling until now, runs it.
@@ -375,7 +363,7 @@ fn a_users_hook_runs_in_a_slot_also_one_added_later_and_the_next_spawn_forwards_
     let l_entry = linked_dir(&repo).join("post-commit");
     assert!(l_entry.is_symlink(), "L/post-commit is no link");
     std::fs::remove_file(&log).unwrap();
-    commit_as(&env, &slot, &cred(&a), "two.txt").ok();
+    commit_file_with(&env, &slot, &cred(&a), "two.txt").ok();
     assert_eq!(
         ran(),
         format!(
@@ -389,7 +377,7 @@ fn a_users_hook_runs_in_a_slot_also_one_added_later_and_the_next_spawn_forwards_
     spawn(&env, &repo, "c", &[]);
     assert!(!l_entry.is_symlink(), "L/post-commit is still a link");
     std::fs::remove_file(&log).unwrap();
-    commit_as(&env, &slot, &cred(&a), "three.txt").ok();
+    commit_file_with(&env, &slot, &cred(&a), "three.txt").ok();
     assert_eq!(
         ran(),
         format!(
@@ -602,7 +590,7 @@ fn a_hooks_path_set_after_install_is_followed_by_slots_after(drop: impl Fn(&Test
         env.git(&slot, &["rev-parse", "--git-path", "hooks"]),
         shared.display().to_string()
     );
-    commit_as(&env, &slot, &cred(&a), "one.txt").ok();
+    commit_file_with(&env, &slot, &cred(&a), "one.txt").ok();
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         format!("{}\n", shared.join("pre-commit").display())

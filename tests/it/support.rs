@@ -821,6 +821,19 @@ pub fn git_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], args: &[&s
     Run::from(cmd.output().unwrap())
 }
 
+/// Writes `file` in `dir`, stages it and commits it with `vars` in git's environment (a
+/// holder's credential, or nothing): the commit's run.
+pub fn commit_file_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], file: &str) -> Run {
+    std::fs::write(dir.join(file), format!("{file}\n")).unwrap();
+    env.git(dir, &["add", file]);
+    git_with(
+        env,
+        dir,
+        vars,
+        &["commit", "-q", "-m", &format!("add {file}")],
+    )
+}
+
 /// The tip of `refs/heads/<branch>` in the repository at `git_dir` (a bare origin), if any.
 pub fn remote_oid(env: &TestEnv, git_dir: &Path, branch: &str) -> Option<String> {
     let run = env.git_run(
