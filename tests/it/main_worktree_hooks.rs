@@ -178,21 +178,11 @@ const FETCH_MANY: &[&str] = &[
     "+refs/tags/many/*:refs/tags/many/*",
 ];
 
+/// [`support::assert_zombie_commit_refused`], then the staged file dropped: the slot clean for
+/// the next step.
 #[track_caller]
 fn assert_zombie_commit_refused(env: &TestEnv, slot: &Path, zombie: &Value, file: &str) {
-    let before = env.git(slot, &["rev-parse", "HEAD"]);
-    let run = commit_file_with(env, slot, &cred(zombie), file);
-    assert_ne!(
-        run.code, 0,
-        "the zombie's commit went through:\n{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("git-hand: ref update refused (stale)"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(env.git(slot, &["rev-parse", "HEAD"]), before, "HEAD moved");
+    crate::support::assert_zombie_commit_refused(env, slot, zombie, file);
     env.git(slot, &["reset", "-q", "--hard"]);
 }
 

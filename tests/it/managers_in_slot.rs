@@ -72,21 +72,7 @@ fn repo_with(env: &TestEnv, files: &[(&str, String)]) -> (PathBuf, PathBuf) {
 /// credential: refused by git-hand's reference-transaction shim in L, no ref moved. The file
 /// stays staged for [`zombie_push`].
 fn zombie_commit_is_refused(env: &TestEnv, slot: &Path, a: &Value) {
-    std::fs::write(slot.join("zombie.txt"), "late\n").unwrap();
-    env.git(slot, &["add", "zombie.txt"]);
-    let head = env.git(slot, &["rev-parse", "HEAD"]);
-    let run = git_with(env, slot, &cred(a), &["commit", "-q", "-m", "zombie"]);
-    assert_ne!(
-        run.code, 0,
-        "the zombie's commit went through:\n{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("git-hand: ref update refused (stale)"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(env.git(slot, &["rev-parse", "HEAD"]), head);
+    crate::support::assert_zombie_commit_refused(env, slot, a, "zombie.txt");
 }
 
 /// The zombie's work committed in `slot` without a credential (a commit nothing refuses), then

@@ -834,6 +834,31 @@ pub fn commit_file_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], fi
     )
 }
 
+/// A zombie (`zombie` is its spawn's JSON: its lease ended, its slot leased again) commits
+/// `file` in `slot` with its credential: refused as stale by git-hand's reference-transaction
+/// hook, and HEAD did not move. The file stays staged.
+#[track_caller]
+pub fn assert_zombie_commit_refused(
+    env: &TestEnv,
+    slot: &Path,
+    zombie: &serde_json::Value,
+    file: &str,
+) {
+    let before = env.git(slot, &["rev-parse", "HEAD"]);
+    let run = commit_file_with(env, slot, &cred(zombie), file);
+    assert_ne!(
+        run.code, 0,
+        "the zombie's commit went through:\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git-hand: ref update refused (stale)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.git(slot, &["rev-parse", "HEAD"]), before, "HEAD moved");
+}
+
 /// The tip of `refs/heads/<branch>` in the repository at `git_dir` (a bare origin), if any.
 pub fn remote_oid(env: &TestEnv, git_dir: &Path, branch: &str) -> Option<String> {
     let run = env.git_run(
