@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::{
     EntryChange, FORWARDER_MARKER, HOOK_NAMES, LinkedError, Paths, RECORD_PREFIX,
-    REFERENCE_TRANSACTION, git_err, git_output, is_hook, main_worktree,
+    REFERENCE_TRANSACTION, is_hook, main_worktree,
 };
 use crate::hooks::{CHAINED_SUFFIX, install::io_err, shim};
 
@@ -246,43 +246,6 @@ pub(super) fn linked_config(paths: &Paths, d: &Path) -> Vec<u8> {
     text.extend_from_slice(&config_quote(paths.hooks.as_os_str().as_bytes()));
     text.push(b'\n');
     text
-}
-
-/// The D and common dir `linked.config`'s first line records.
-pub(super) fn parse_record(text: &[u8]) -> Option<(PathBuf, PathBuf)> {
-    let line = text.split(|b| *b == b'\n').next()?;
-    let rest = line.strip_prefix(RECORD_PREFIX.as_bytes())?;
-    let (d, rest) = config_unquote(rest)?;
-    let rest = rest.strip_prefix(b" and common dir ")?;
-    let (common, rest) = config_unquote(rest)?;
-    rest.is_empty().then(|| {
-        (
-            PathBuf::from(OsString::from_vec(d)),
-            PathBuf::from(OsString::from_vec(common)),
-        )
-    })
-}
-
-/// `core.hooksPath` as `linked.config` sets it, read by git.
-pub(super) fn hooks_path_of(paths: &Paths) -> Result<Option<PathBuf>, LinkedError> {
-    let file = paths.config.as_os_str();
-    let args: [&OsStr; 5] = [
-        "config".as_ref(),
-        "-f".as_ref(),
-        file,
-        "--get".as_ref(),
-        "core.hooksPath".as_ref(),
-    ];
-    let out = git_output(&paths.common, &args)
-        .map_err(|source| git_err("read", &paths.config, source))?;
-    let mut value = out.stdout;
-    if value.last() == Some(&b'\n') {
-        value.pop();
-    }
-    Ok(out
-        .status
-        .success()
-        .then(|| PathBuf::from(OsString::from_vec(value))))
 }
 
 /// A git config value in double quotes: `\`, `"`, newline and tab escaped, so any path is one

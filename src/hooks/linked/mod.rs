@@ -38,7 +38,7 @@ mod section;
 mod tests;
 
 pub use entries::forward_target;
-use entries::{Have, Want, config_unquote, have, hooks_path_of, parse_record, plan};
+use entries::{Have, Want, config_unquote, have, plan};
 pub use section::{Excluded, Included, check_includable, exclude, include};
 use section::{Section, has_header, included_as_written, section};
 
@@ -206,7 +206,7 @@ impl LinkedError {
     }
 }
 
-/// What one file of the layout is after a [`sync`] wrote it (or, from [`state`], would be).
+/// What one file of the layout is after a [`sync`] wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryChange {
     /// `L/reference-transaction` is the shim text given.
@@ -231,27 +231,6 @@ pub enum EntryChange {
 pub struct LinkedChange {
     pub path: PathBuf,
     pub change: EntryChange,
-}
-
-/// What [`state`] found, for doctor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkedState {
-    /// `<common>/config` holds git-hand's section.
-    pub included: bool,
-    /// `linked.config` sets `core.hooksPath` to L.
-    pub points_at_l: bool,
-    /// `linked.config` records the current D and common dir.
-    pub records_current: bool,
-    /// D as the main worktree sees it now ([`main_hooks_dir`]).
-    pub d: PathBuf,
-    /// What D and common dir `linked.config` records, when it can be read.
-    pub recorded: Option<(PathBuf, PathBuf)>,
-    /// What a [`sync`] would change now (L's stale entries and `linked.config`); empty when L
-    /// matches D.
-    pub stale: Vec<LinkedChange>,
-    /// Entries of L git-hand did not write (a tool's installer run in a slot writes into L, an
-    /// edited forwarder, a directory): [`sync`] leaves them, so they are not what L should be.
-    pub foreign: Vec<PathBuf>,
 }
 
 /// D: the main worktree's hooks directory, `core.hooksPath` as the common dir reads it (where
@@ -352,48 +331,6 @@ pub fn sync(common: &Path, reftx_shim: &str) -> Result<Vec<LinkedChange>, Linked
         });
     }
     Ok(changes)
-}
-
-/// For doctor: the section, `linked.config`, and what a [`sync`] to the current D would change.
-pub fn state(common: &Path, reftx_shim: &str) -> Result<LinkedState, LinkedError> {
-    let paths = Paths::of(&canonical(common)?);
-    let included = matches!(section(&paths)?, Section::Ours);
-    let d = main_hooks_dir(&paths.common)?;
-    let plan = plan(&paths, &d, reftx_shim)?;
-    let text = fs::read(&paths.config).ok();
-    let recorded = text.as_deref().and_then(parse_record);
-    let points_at_l = text.is_some() && hooks_path_of(&paths)?.as_deref() == Some(&paths.hooks);
-    let records_current = recorded.as_ref() == Some(&(d.clone(), paths.common.clone()));
-    let foreign = plan
-        .entries
-        .iter()
-        .filter(|s| s.is_foreign())
-        .map(|s| s.path.clone())
-        .collect();
-    let mut stale: Vec<LinkedChange> = plan
-        .entries
-        .iter()
-        .filter(|s| !s.matches() && !s.is_foreign())
-        .map(|s| LinkedChange {
-            path: s.path.clone(),
-            change: s.change,
-        })
-        .collect();
-    if text.as_deref() != Some(plan.config.as_slice()) {
-        stale.push(LinkedChange {
-            path: paths.config.clone(),
-            change: EntryChange::Config,
-        });
-    }
-    Ok(LinkedState {
-        included,
-        points_at_l,
-        records_current,
-        d,
-        recorded,
-        stale,
-        foreign,
-    })
 }
 
 /// What the layout is for D, read from the files alone (no git for the usual case): spawn's fast

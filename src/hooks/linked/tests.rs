@@ -701,3 +701,107 @@ fn quoting_round_trips_any_path() {
     }
     assert_eq!(forward_target(b"#!/bin/sh\nexec '/x' \"$@\"\n"), None);
 }
+
+// What the layout is, read more thoroughly than [`check`] does (git asked for the section and
+// for `linked.config`'s value): what the tests hold `sync` and `include` to.
+
+/// The whole layout as the tests read it: the section, `linked.config` as git reads it, and
+/// what a [`sync`] to the current D would change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LinkedState {
+    /// `<common>/config` holds git-hand's section.
+    pub included: bool,
+    /// `linked.config` sets `core.hooksPath` to L.
+    pub points_at_l: bool,
+    /// `linked.config` records the current D and common dir.
+    pub records_current: bool,
+    /// D as the main worktree sees it now ([`main_hooks_dir`]).
+    pub d: PathBuf,
+    /// What D and common dir `linked.config` records, when it can be read.
+    pub recorded: Option<(PathBuf, PathBuf)>,
+    /// What a [`sync`] would change now (L's stale entries and `linked.config`); empty when L
+    /// matches D.
+    pub stale: Vec<LinkedChange>,
+    /// Entries of L git-hand did not write (a tool's installer run in a slot writes into L, an
+    /// edited forwarder, a directory): [`sync`] leaves them, so they are not what L should be.
+    pub foreign: Vec<PathBuf>,
+}
+
+/// [`LinkedState`] now, asking git where it can (the section, `linked.config`'s value).
+fn state(common: &Path, reftx_shim: &str) -> Result<LinkedState, LinkedError> {
+    let paths = Paths::of(&canonical(common)?);
+    let included = matches!(section(&paths)?, Section::Ours);
+    let d = main_hooks_dir(&paths.common)?;
+    let plan = plan(&paths, &d, reftx_shim)?;
+    let text = fs::read(&paths.config).ok();
+    let recorded = text.as_deref().and_then(parse_record);
+    let points_at_l = text.is_some() && hooks_path_of(&paths)?.as_deref() == Some(&paths.hooks);
+    let records_current = recorded.as_ref() == Some(&(d.clone(), paths.common.clone()));
+    let foreign = plan
+        .entries
+        .iter()
+        .filter(|s| s.is_foreign())
+        .map(|s| s.path.clone())
+        .collect();
+    let mut stale: Vec<LinkedChange> = plan
+        .entries
+        .iter()
+        .filter(|s| !s.matches() && !s.is_foreign())
+        .map(|s| LinkedChange {
+            path: s.path.clone(),
+            change: s.change,
+        })
+        .collect();
+    if text.as_deref() != Some(plan.config.as_slice()) {
+        stale.push(LinkedChange {
+            path: paths.config.clone(),
+            change: EntryChange::Config,
+        });
+    }
+    Ok(LinkedState {
+        included,
+        points_at_l,
+        records_current,
+        d,
+        recorded,
+        stale,
+        foreign,
+    })
+}
+
+/// The D and common dir `linked.config`'s first line records.
+fn parse_record(text: &[u8]) -> Option<(PathBuf, PathBuf)> {
+    let line = text.split(|b| *b == b'\n').next()?;
+    let rest = line.strip_prefix(RECORD_PREFIX.as_bytes())?;
+    let (d, rest) = config_unquote(rest)?;
+    let rest = rest.strip_prefix(b" and common dir ")?;
+    let (common, rest) = config_unquote(rest)?;
+    rest.is_empty().then(|| {
+        (
+            PathBuf::from(OsString::from_vec(d)),
+            PathBuf::from(OsString::from_vec(common)),
+        )
+    })
+}
+
+/// `core.hooksPath` as `linked.config` sets it, read by git.
+fn hooks_path_of(paths: &Paths) -> Result<Option<PathBuf>, LinkedError> {
+    let file = paths.config.as_os_str();
+    let args: [&OsStr; 5] = [
+        "config".as_ref(),
+        "-f".as_ref(),
+        file,
+        "--get".as_ref(),
+        "core.hooksPath".as_ref(),
+    ];
+    let out = git_output(&paths.common, &args)
+        .map_err(|source| git_err("read", &paths.config, source))?;
+    let mut value = out.stdout;
+    if value.last() == Some(&b'\n') {
+        value.pop();
+    }
+    Ok(out
+        .status
+        .success()
+        .then(|| PathBuf::from(OsString::from_vec(value))))
+}
