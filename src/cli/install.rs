@@ -262,12 +262,12 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     }
     let mut text = format!("git-hand hooks in {}:\n", report.dir.display());
     text.extend(report.hooks.iter().map(change_line));
-    text.extend(report.displaced.iter().map(|p| {
-        format!(
-            "  moved aside {} (another tool wrote it where slots run git-hand's hooks: run that tool's installer in the main worktree)\n",
-            p.display()
-        )
-    }));
+    text.extend(
+        report
+            .displaced
+            .iter()
+            .map(|p| format!("  {}\n", hooks::displaced_line(p))),
+    );
     if opted_in {
         text.push_str(
             "hand.installHooks unset: spawn installs the hooks again when they are missing\n",

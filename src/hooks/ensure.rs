@@ -10,9 +10,10 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::chain::chained_path;
+use super::chain::{chained_path, is_our_shim};
 use super::install::{
-    Found, HookChange, Seen, Warning, drop_layout, install_layout, is_executable, look,
+    Found, HookChange, Seen, Warning, drop_layout, install_layout, is_executable,
+    locate_past_a_stale_layout, look,
 };
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};
@@ -148,11 +149,6 @@ pub fn current_in(common: &Path) -> bool {
         && not_on_path().is_none()
 }
 
-/// Whether `path` holds a shim of git-hand's (any version).
-fn is_our_shim(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|bytes| super::shim::is_ours(&bytes))
-}
-
 /// Whether a `git switch` run by git-hand itself in a repository whose common dir is `common`
 /// would run nothing but git-hand's own post-checkout and reference-transaction shims (which do
 /// nothing for git-hand's calls: they exit on `GIT_HAND_INTERNAL`): neither has a chained hook,
@@ -203,14 +199,7 @@ fn version_at_least(text: &str, major: u32, minor: u32) -> Option<bool> {
 /// nobody can act on from the message alone (git cannot be run, an unexpected I/O error) are
 /// `Err`.
 pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
-    let mut location = locate(git)?;
-    let mut dropped = vec![];
-    if location.main_hooks_path.is_some() {
-        // A slot whose L forwards to a hooks directory the main worktree no longer uses: slots
-        // follow the main worktree's core.hooksPath from now on, as they did before issue 25.
-        dropped = drop_layout(&location)?;
-        location = locate(git)?;
-    }
+    let (location, mut dropped) = locate_past_a_stale_layout(git)?;
     let hooks_dir = location.active.clone();
     if location.is_redirected() {
         // A core.hooksPath set since git-hand's layout for linked worktrees was written (husky
@@ -231,7 +220,7 @@ pub fn ensure_installed(git: &Git) -> Result<EnsureReport, HookError> {
         });
     }
     let mut displaced = vec![];
-    let installed = install_layout(&hooks_dir, super::install::Rewrite::IfStale, &mut displaced);
+    let installed = install_layout(&location, super::install::Rewrite::IfStale, &mut displaced);
     let (changes, problem) = match installed {
         Ok(changes) => (changes, not_on_path()),
         Err(HookError::ChainOccupied {
@@ -269,10 +258,7 @@ fn chain_occupied(
     path: PathBuf,
     chained: PathBuf,
 ) -> Option<NotInForce> {
-    let lefthooks = std::fs::read(&path).is_ok_and(|b| {
-        super::foreign::generator(hook, &b) == Some(super::foreign::Generator::Lefthook)
-    });
-    match lefthooks {
+    match super::foreign::is_lefthook_launcher(hook, &path) {
         true if super::foreign::lefthook_runs_git_hand(git.dir()) => not_on_path(),
         true => Some(NotInForce::Lefthook { hook, path }),
         false => Some(NotInForce::ChainOccupied {
@@ -367,17 +353,9 @@ fn state_of(location: &HooksLocation, hook: HookName) -> Result<HookState, HookE
 /// where git runs hooks from.
 fn dir_of(location: &HooksLocation, hook: HookName) -> PathBuf {
     match hook == HookName::ReferenceTransaction && !location.is_redirected() {
-        true => super::linked::hooks_dir(common_of(location)),
+        true => super::linked::hooks_dir(location.common()),
         false => location.active.clone(),
     }
-}
-
-/// The repository's common dir, whose `hooks` is [`HooksLocation::default`].
-fn common_of(location: &HooksLocation) -> &Path {
-    location
-        .default
-        .parent()
-        .unwrap_or(location.default.as_path())
 }
 
 /// Whether `install --hooks-path` already put our shims into the redirected directory.
@@ -692,18 +670,16 @@ fn linked_lapses(
     location: &HooksLocation,
     workdir: Option<&Path>,
 ) -> Result<Vec<Lapse>, HookError> {
-    let (d, common) = (&location.default, common_of(location));
+    let (d, common) = (&location.default, location.common());
     let l = super::linked::hooks_dir(common);
     let paths = super::linked::Paths::of(common);
     let mut check = super::linked::check(common, d, shim_text())?;
     let l_shim = l.join(HookName::ReferenceTransaction.as_str());
     // lefthook's launcher in L's place (lefthook installed in a slot) with git-hand's lefthook
     // recipe: its script runs git-hand's reference-transaction check, so the fence holds.
-    let lefthooks = std::fs::read(&l_shim).is_ok_and(|b| {
-        super::foreign::generator(HookName::ReferenceTransaction, &b)
-            == Some(super::foreign::Generator::Lefthook)
-    });
-    if lefthooks && workdir.is_some_and(super::foreign::lefthook_runs_git_hand) {
+    if workdir.is_some_and(|top| {
+        super::foreign::lefthook_runs_git_hand_at(HookName::ReferenceTransaction, &l_shim, top)
+    }) {
         check.shim_current = true;
     }
     let old = is_our_shim(&d.join(HookName::ReferenceTransaction.as_str()));
@@ -925,7 +901,7 @@ fn renamed_shim(dir: &Path) -> Option<PathBuf> {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("pre-push.") && n != chained)
         })
-        .find(|p| std::fs::read(p).is_ok_and(|b| super::shim::is_ours(&b)))
+        .find(|p| is_our_shim(p))
 }
 
 /// The file that makes a foreign `pre-push` run git-hand: the hook itself when it calls
@@ -939,11 +915,7 @@ fn calls_git_hand(hook: &Path, workdir: Option<&Path>) -> Option<PathBuf> {
     }
     let workdir = workdir?;
     // lefthook's launcher, with git-hand's lefthook recipe (its scripts call git-hand).
-    let lefthooks = std::fs::read(hook).is_ok_and(|b| {
-        super::foreign::generator(HookName::PrePush, &b)
-            == Some(super::foreign::Generator::Lefthook)
-    });
-    if lefthooks && super::foreign::lefthook_runs_git_hand(workdir) {
+    if super::foreign::lefthook_runs_git_hand_at(HookName::PrePush, hook, workdir) {
         return Some(hook.to_path_buf());
     }
     MANAGER_FILES

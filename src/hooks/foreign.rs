@@ -40,6 +40,21 @@ pub fn generator(hook: HookName, bytes: &[u8]) -> Option<Generator> {
     }
 }
 
+/// Whether the file at `path` is lefthook's launcher for `hook`.
+pub fn is_lefthook_launcher(hook: HookName, path: &std::path::Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| generator(hook, &b) == Some(Generator::Lefthook))
+}
+
+/// Whether the file at `path` is lefthook's launcher for `hook` and the lefthook configuration at
+/// the work tree `top` carries git-hand's recipe: that hook then runs git-hand's check.
+pub fn lefthook_runs_git_hand_at(
+    hook: HookName,
+    path: &std::path::Path,
+    top: &std::path::Path,
+) -> bool {
+    is_lefthook_launcher(hook, path) && lefthook_runs_git_hand(top)
+}
+
 /// lefthook's launcher: carries lefthook's fingerprint and runs `lefthook run "<hook>"`.
 fn is_lefthook(hook: HookName, text: &str) -> bool {
     text.contains(LEFTHOOK_FINGERPRINT)

@@ -159,6 +159,16 @@ pub struct InstallReport {
     pub git_hand: Option<PathBuf>,
 }
 
+/// What to say of a file another tool wrote into the hooks directory of linked worktrees that
+/// an install moved aside to `to` (`install` and `spawn` both say it).
+pub fn displaced_line(to: &Path) -> String {
+    format!(
+        "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that tool's \
+         installer in the main worktree, then git hand install)",
+        to.display()
+    )
+}
+
 impl InstallReport {
     pub fn wrote_anything(&self) -> bool {
         self.hooks.iter().any(|h| h.change.wrote()) || !self.displaced.is_empty()
@@ -215,14 +225,7 @@ impl UninstallReport {
 
 /// `git hand install`: finds the hooks directory through git and installs both shims there.
 pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookError> {
-    let mut location = locate(git)?;
-    if location.main_hooks_path.is_some() {
-        // Run in a slot after the main worktree's core.hooksPath changed: the slots' layout is
-        // for a hooks directory nobody uses any more; what follows is decided as from the main
-        // worktree.
-        drop_layout(&location)?;
-        location = locate(git)?;
-    }
+    let (location, _) = locate_past_a_stale_layout(git)?;
     if opts.target == Target::Default && location.is_redirected() {
         return Err(HookError::HooksPathSet {
             value: location.hooks_path.clone().unwrap_or_default(),
@@ -245,7 +248,7 @@ pub fn install(git: &Git, opts: InstallOptions) -> Result<InstallReport, HookErr
     };
     let mut displaced = vec![];
     let hooks = match location.is_redirected() {
-        false => install_layout(&dir, rewrite, &mut displaced)?,
+        false => install_layout(&location, rewrite, &mut displaced)?,
         // Another directory takes the hooks (`--hooks-path`): all three shims go there, and
         // linked worktrees follow it as the main worktree does.
         true => {
@@ -330,11 +333,11 @@ pub fn install_into(dir: &Path, rewrite: Rewrite) -> Result<Vec<HookChange>, Hoo
 /// Files of L another tool wrote are moved aside (`<name>.git-hand-displaced`) for git-hand's
 /// entries; their new paths are added to `displaced`.
 pub(super) fn install_layout(
-    dir: &Path,
+    location: &HooksLocation,
     rewrite: Rewrite,
     displaced: &mut Vec<PathBuf>,
 ) -> Result<Vec<HookChange>, HookError> {
-    let common = common_of(dir);
+    let (dir, common) = (&location.default, location.common());
     let shim_text = shim::content(HookName::ReferenceTransaction);
     // A section of the user's under git-hand's name: refused before anything is written.
     super::linked::check_includable(common)?;
@@ -405,12 +408,12 @@ fn take_reference_transaction_from(dir: &Path) -> Result<Vec<HookChange>, HookEr
 /// then follow `core.hooksPath` as the main worktree does). The section goes first, so no slot
 /// looks for hooks in an L that is being emptied.
 pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, HookError> {
-    let common = common_of(&location.default);
+    let common = location.common();
     let paths = super::linked::Paths::of(common);
     let present = [&paths.config, &paths.hooks, &paths.newline_note]
         .iter()
         .any(|p| fs::symlink_metadata(p).is_ok())
-        || super::linked::check(common, &location.default, "").is_ok_and(|c| c.included);
+        || super::linked::is_included(common)?;
     if !present {
         return Ok(vec![]);
     }
@@ -428,9 +431,20 @@ pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, H
     }])
 }
 
-/// The common dir of the repository whose own hooks directory is `default` (`<common>/hooks`).
-fn common_of(default: &Path) -> &Path {
-    default.parent().unwrap_or(default)
+/// Where git runs hooks from, asked past a layout for linked worktrees that forwards to a hooks
+/// directory the main worktree no longer uses (run in a slot after its `core.hooksPath`
+/// changed: husky installed later). That layout is dropped first, so slots follow
+/// `core.hooksPath` as they did before issue 25, and what follows is decided as from the main
+/// worktree. Returns the location and what the drop removed.
+pub(super) fn locate_past_a_stale_layout(
+    git: &Git,
+) -> Result<(HooksLocation, Vec<HookChange>), HookError> {
+    let location = locate(git)?;
+    if location.main_hooks_path.is_none() {
+        return Ok((location, vec![]));
+    }
+    let dropped = drop_layout(&location)?;
+    Ok((locate(git)?, dropped))
 }
 
 /// Installs the shims of `hooks` into `dir` (created if missing) under the chaining rules: the

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::HookError;
-use crate::git::Git;
+use crate::git::{Git, Repo};
 
 /// Where hooks live for one repository (all paths absolute).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +37,11 @@ impl HooksLocation {
     /// Whether `core.hooksPath` sends git somewhere other than the repository's hooks directory.
     pub fn is_redirected(&self) -> bool {
         self.active != self.default
+    }
+
+    /// The repository's common dir: [`Self::default`] is its `hooks`.
+    pub fn common(&self) -> &Path {
+        self.default.parent().unwrap_or(&self.default)
     }
 
     /// Where git-hand's shims may be: where git runs hooks from, and the repository's own hooks
@@ -73,7 +78,7 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
     let active = resolve(&base.join(hooks));
     let default = resolve(&base.join(common)).join("hooks");
     let default = resolve(&default);
-    if active != default && is_linked_dir(&default, &active) {
+    if active != default && is_linked_dir(default.parent().unwrap_or(&default), &active) {
         let main = main_hooks_path(&default)?;
         return Ok(HooksLocation {
             active: default.clone(),
@@ -97,17 +102,13 @@ pub fn locate(git: &Git) -> Result<HooksLocation, HookError> {
     })
 }
 
-/// Whether a `core.hooksPath` read from the configuration (`None`: unset) leaves the hooks where
-/// git-hand put them: unset, or git-hand's own hooks directory for linked worktrees, which a
-/// slot's configuration sets. Lets a caller prove without starting git that no other tool moved
-/// the hooks of the repository whose common dir is `common`.
-pub fn not_moved_by_another_tool(common: &Path, hooks_path: Option<&str>) -> bool {
-    let Some(value) = hooks_path else {
-        return true;
-    };
-    let value = Path::new(value);
-    value == super::linked::hooks_dir(common)
-        || super::linked::recorded_hooks_path(common).is_some_and(|set| set == value)
+/// Whether `repo`'s `core.hooksPath` (as its configuration reads, includes followed) leaves the
+/// hooks where git-hand put them: unset, or git-hand's own hooks directory for linked worktrees,
+/// which a slot's configuration sets. Lets a caller prove without starting git that no other
+/// tool moved the hooks.
+pub fn not_moved_by_another_tool(repo: &Repo) -> bool {
+    repo.config_string("core.hooksPath")
+        .is_none_or(|value| is_linked_dir(&repo.loc.common_dir, Path::new(&value)))
 }
 
 /// The main worktree's `core.hooksPath`, read where the layout's include never matches, when it
@@ -119,14 +120,12 @@ fn main_hooks_path(default: &Path) -> Result<Option<String>, HookError> {
     Ok((!same).then(|| main.display().to_string()))
 }
 
-/// Whether `active` is L of the repository whose hooks directory is `default`, or the path its
-/// `linked.config` sets (which a moved repository's slots still read).
-fn is_linked_dir(default: &Path, active: &Path) -> bool {
-    let Some(common) = default.parent() else {
-        return false;
-    };
-    active == super::linked::hooks_dir(common)
-        || super::linked::recorded_hooks_path(common).is_some_and(|set| resolve(&set) == active)
+/// Whether `dir` is L of the repository whose common dir is `common`, or the path its
+/// `linked.config` sets (which a moved repository's slots still read), compared as real paths.
+fn is_linked_dir(common: &Path, dir: &Path) -> bool {
+    let dir = resolve(dir);
+    dir == resolve(&super::linked::hooks_dir(common))
+        || super::linked::recorded_hooks_path(common).is_some_and(|set| resolve(&set) == dir)
 }
 
 /// `core.hooksPath` as the user wrote it (with `~` expanded by git), if git can tell.

@@ -30,7 +30,7 @@ pub use ensure::{
 };
 pub use install::{
     Change, HookChange, InstallOptions, InstallReport, Rewrite, Target, UninstallReport, Warning,
-    install, install_into, uninstall, uninstall_from,
+    displaced_line, install, install_into, uninstall, uninstall_from,
 };
 pub use locate::{HooksLocation, locate, not_moved_by_another_tool};
 pub use manual::{Manager, Recipe, Scene};

@@ -166,11 +166,8 @@ fn half_written_slot_admin(stderr: &str, common: &Path, pool_dir: &Path) -> Opti
 /// per switch. With any other hook in play (a chained post-checkout, a reference-transaction
 /// hook, a core.hooksPath) hooks run as usual.
 pub fn switch_hook_args(repo: &Repo) -> &'static [&'static str] {
-    let common = &repo.loc.common_dir;
-    let quiet = crate::hooks::not_moved_by_another_tool(
-        common,
-        repo.config_string("core.hooksPath").as_deref(),
-    ) && crate::hooks::only_our_switch_hooks(common);
+    let quiet = crate::hooks::not_moved_by_another_tool(repo)
+        && crate::hooks::only_our_switch_hooks(&repo.loc.common_dir);
     if quiet {
         &["-c", "core.hooksPath=/dev/null"]
     } else {

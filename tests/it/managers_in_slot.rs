@@ -914,7 +914,7 @@ fn install_names_the_foreign_pre_push_it_moved_aside_out_of_l() {
     assert!(
         words(&run.stdout).contains(&format!(
             "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that \
-             tool's installer in the main worktree)",
+             tool's installer in the main worktree, then git hand install)",
             l.join("pre-push.git-hand-displaced").display()
         )),
         "{}",

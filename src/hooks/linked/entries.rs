@@ -12,7 +12,7 @@ use super::{
     EntryChange, FORWARDER_MARKER, HOOK_NAMES, LinkedError, Paths, RECORD_PREFIX,
     REFERENCE_TRANSACTION, is_hook, main_worktree,
 };
-use crate::hooks::{CHAINED_SUFFIX, install::io_err, shim};
+use crate::hooks::{CHAINED_SUFFIX, chain::is_our_shim, install::io_err, shim};
 
 /// The target of a forwarder [`sync`](super::sync) wrote (`<D>/<name>`, or `./<D>/<name>` for a relative
 /// D), for "in force" to follow (rule 6). `None`: not a forwarder.
@@ -158,9 +158,7 @@ pub(super) fn plan(paths: &Paths, d: &Path, reftx_shim: &str) -> Result<Plan, Li
     // (installed before issue 25), the user's hook is the one it chained.
     let chained = format!("{REFERENCE_TRANSACTION}{CHAINED_SUFFIX}");
     let d_reftx = probe.as_ref().map(|p| p.join(REFERENCE_TRANSACTION));
-    let ours = d_reftx
-        .as_ref()
-        .is_some_and(|p| fs::read(p).is_ok_and(|b| shim::is_ours(&b)));
+    let ours = d_reftx.as_ref().is_some_and(|p| is_our_shim(p));
     let chain_to = match (has(REFERENCE_TRANSACTION), ours) {
         (true, false) => Some(REFERENCE_TRANSACTION.to_string()),
         (true, true) if has(&chained) => Some(chained.clone()),

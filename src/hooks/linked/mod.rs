@@ -367,13 +367,10 @@ pub fn check(common: &Path, d: &Path, reftx_shim: &str) -> Result<Check, LinkedE
     let paths = Paths::of(&canonical(common)?);
     let plan = plan(&paths, d, reftx_shim)?;
     let mut check = Check {
-        included: included_as_written(&paths.repo_config)?,
+        included: included(&paths)?,
         config_current: fs::read(&paths.config).ok().as_deref() == Some(plan.config.as_slice()),
         ..Check::default()
     };
-    if !check.included && has_header(&paths.repo_config)? {
-        check.included = matches!(section(&paths)?, Section::Ours);
-    }
     for step in &plan.entries {
         if step.matches() {
             check.shim_current |= step.change == EntryChange::Shim;
@@ -384,6 +381,17 @@ pub fn check(common: &Path, d: &Path, reftx_shim: &str) -> Result<Check, LinkedE
         }
     }
     Ok(check)
+}
+
+/// Whether `<common>/config` holds git-hand's section: read as text, and asked of git only for a
+/// section not in the spelling git writes it in (a header of another case, a comment after it).
+pub fn is_included(common: &Path) -> Result<bool, LinkedError> {
+    included(&Paths::of(&canonical(common)?))
+}
+
+fn included(paths: &Paths) -> Result<bool, LinkedError> {
+    Ok(included_as_written(&paths.repo_config)?
+        || (has_header(&paths.repo_config)? && matches!(section(paths)?, Section::Ours)))
 }
 
 /// L of the repository whose common dir is `common`: `<common>/git-hand/hooks`.

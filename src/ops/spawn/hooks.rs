@@ -27,11 +27,8 @@ pub(super) fn ensure_in_force(
     // The common case, proven without a git process: no core.hooksPath but git-hand's own for
     // linked worktrees (the read follows includes too), and our current shims in the repository's
     // own hooks directory and in the one of linked worktrees.
-    let common = &repo.loc.common_dir;
-    if crate::hooks::not_moved_by_another_tool(
-        common,
-        repo.config_string("core.hooksPath").as_deref(),
-    ) && crate::hooks::current_in(common)
+    if crate::hooks::not_moved_by_another_tool(repo)
+        && crate::hooks::current_in(&repo.loc.common_dir)
     {
         return None;
     }
@@ -62,14 +59,7 @@ fn note_displaced(ctx: &crate::ops::Context, displaced: &[std::path::PathBuf]) {
     ctx.note(
         displaced
             .iter()
-            .map(|p| {
-                format!(
-                    "moved aside {} (another tool wrote it where slots run git-hand's hooks, \
-                     in place of git-hand's: run that tool's installer in the main worktree, \
-                     then git hand install)",
-                    p.display()
-                )
-            })
+            .map(|p| crate::hooks::displaced_line(p))
             .collect(),
     );
 }
