@@ -256,7 +256,7 @@ const LEFTHOOK_HEAD: &str = "\
 
 /// The lefthook recipe, with where `lefthook install` must run: in a slot it puts its launchers
 /// in place of git-hand's forwarders in the hooks directory of linked worktrees (those of the
-/// hooks its configuration names), which doctor then asks to remove by hand.
+/// hooks its configuration names), until the next sync moves them aside.
 fn lefthook_recipe(main: Option<&Path>) -> String {
     format!(
         "{LEFTHOOK_HEAD}# Run `lefthook install` in the main worktree{}: in a slot it replaces \
