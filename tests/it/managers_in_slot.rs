@@ -68,6 +68,19 @@ fn repo_with(env: &TestEnv, files: &[(&str, String)]) -> (PathBuf, PathBuf) {
     (repo, env.path("work/app-origin.git"))
 }
 
+/// A repository whose committed lefthook.yml runs one job for `hook` (recording `lefthook-<hook>`
+/// and the worktree it ran in), lefthook not installed yet, git-hand installed: the repository and
+/// its origin.
+fn lefthook_job_installed(env: &TestEnv, hook: &str) -> (PathBuf, PathBuf) {
+    let yml = format!(
+        "{hook}:\n  commands:\n    team:\n      run: {}\n",
+        record(env, &format!("lefthook-{hook}"))
+    );
+    let (repo, origin) = repo_with(env, &[("lefthook.yml", yml)]);
+    env.hand(&repo, &["install"]).ok();
+    (repo, origin)
+}
+
 /// The zombie `a` (its lease ended, its slot leased again to `b`) commits in `slot` with its
 /// credential: refused by git-hand's reference-transaction shim in L, no ref moved. The file
 /// stays staged for [`zombie_push`].
@@ -184,12 +197,7 @@ fn is_lefthook_launcher(path: &Path) -> bool {
 #[test]
 fn lefthook_install_in_a_slot_writes_through_ls_link_into_d_and_the_fence_holds() {
     let env = TestEnv::new().with_hook_tools();
-    let yml = format!(
-        "pre-commit:\n  commands:\n    team:\n      run: {}\n",
-        record(&env, "lefthook-pre-commit")
-    );
-    let (repo, origin) = repo_with(&env, &[("lefthook.yml", yml)]);
-    env.hand(&repo, &["install"]).ok();
+    let (repo, origin) = lefthook_job_installed(&env, "pre-commit");
     let (slot, a, _b) = leased_again(&env, &repo, "a", "b");
     let (d, l) = (hooks_dir(&repo), linked_dir(&repo));
     let (_, l_before) = both(&repo);
@@ -259,12 +267,7 @@ fn lefthook_install_in_a_slot_writes_through_ls_link_into_d_and_the_fence_holds(
 #[test]
 fn lefthook_install_in_a_slot_over_ls_pre_push_unfences_slots_until_doctor_repair_moves_it_aside() {
     let env = TestEnv::new().with_hook_tools();
-    let yml = format!(
-        "pre-push:\n  commands:\n    team:\n      run: {}\n",
-        record(&env, "lefthook-pre-push")
-    );
-    let (repo, origin) = repo_with(&env, &[("lefthook.yml", yml)]);
-    env.hand(&repo, &["install"]).ok();
+    let (repo, origin) = lefthook_job_installed(&env, "pre-push");
     let (slot, a, b) = leased_again(&env, &repo, "a", "b");
     let (d, l) = (hooks_dir(&repo), linked_dir(&repo));
     let (d_before, _) = both(&repo);
@@ -846,12 +849,7 @@ fn git_lfs_update_force_in_a_slot_unfences_slots_until_doctor_repair_moves_its_h
 /// does not run git-hand. Gives the repository, its origin, the slot and its zombie `a`.
 fn lefthook_pre_push_in_l() -> (TestEnv, PathBuf, PathBuf, PathBuf, Value) {
     let env = TestEnv::new().with_hook_tools();
-    let yml = format!(
-        "pre-push:\n  commands:\n    team:\n      run: {}\n",
-        record(&env, "lefthook-pre-push")
-    );
-    let (repo, origin) = repo_with(&env, &[("lefthook.yml", yml)]);
-    env.hand(&repo, &["install"]).ok();
+    let (repo, origin) = lefthook_job_installed(&env, "pre-push");
     let (slot, a, _) = leased_again(&env, &repo, "a", "b");
     tool(&env, &slot, "lefthook", &["install"]).ok();
     assert!(is_lefthook_launcher(&linked_dir(&repo).join("pre-push")));
