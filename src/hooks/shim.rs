@@ -125,6 +125,8 @@ mod tests {
     fn every_shipped_shim_carries_the_marker_and_execs_its_own_hook() {
         for hook in HookName::ALL.into_iter().chain(HookName::SERVER) {
             let text = content(hook);
+            // sh, never a `#!` line naming git-hand: git 2.47 hangs a push whose pre-push it
+            // cannot start (a deleted git-hand), where sh says so and returns (docs/hooks.md).
             assert!(text.starts_with("#!/bin/sh\n"), "{hook}");
             assert!(is_ours(text.as_bytes()), "{hook}");
             // reference-transaction hands on the lines it read itself (a here-document).
