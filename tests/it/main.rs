@@ -21,6 +21,7 @@ mod hooks_install;
 mod hooks_lapse;
 mod hooks_push;
 mod hostile_files;
+mod import_graph;
 mod include;
 mod install_lint;
 mod lease_cli;
