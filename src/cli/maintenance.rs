@@ -9,10 +9,11 @@ use serde::Serialize;
 use super::output::say;
 use super::{Done, Failure, Kind};
 use crate::ledger::recovery::Copied;
+use crate::ops::doctor::recover;
 use crate::ops::doctor::{Problem, ProblemKind};
 use crate::ops::prune::branches::{BranchReport, Deleted, KeptBranch};
 use crate::ops::prune::{Kept, Removing};
-use crate::ops::{Context, doctor, prune, recover};
+use crate::ops::{Context, doctor, prune};
 
 #[derive(Debug, Args)]
 pub struct PruneArgs {

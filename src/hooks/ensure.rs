@@ -11,9 +11,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::chain::{chained_path, is_our_shim};
+use super::files::is_executable;
 use super::install::{
-    Found, HookChange, Seen, Warning, drop_layout, install_layout, is_executable,
-    locate_past_a_stale_layout, look,
+    Found, HookChange, Seen, Warning, drop_layout, install_layout, locate_past_a_stale_layout, look,
 };
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};

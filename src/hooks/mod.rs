@@ -10,6 +10,7 @@
 
 pub mod chain;
 pub mod ensure;
+mod files;
 pub mod foreign;
 pub mod install;
 pub mod linked;

@@ -22,9 +22,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::chain::{chained_path, is_executable_file, is_our_shim};
+use super::files::{Over, Written, io_err, is_executable, remove_if_present, write_atomic};
 use super::install::{
-    self, Change, HookChange, Over, Rewrite, UninstallReport, Written, install_hooks_into,
-    is_executable, remove_if_present, uninstall_hooks_from, write_atomic,
+    self, Change, HookChange, Rewrite, UninstallReport, install_hooks_into, uninstall_hooks_from,
 };
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName, shim};
@@ -334,7 +334,7 @@ fn install_dispatched(dir: &Path, rewrite: Rewrite) -> Result<HookChange, HookEr
     let content = shim::content(hook).as_bytes();
     let existing = match fs::symlink_metadata(&path) {
         Ok(meta) if !meta.is_file() => return Err(HookError::NotAFile { path }),
-        Ok(_) => Some(fs::read(&path).map_err(install::io_err("read", &path))?),
+        Ok(_) => Some(fs::read(&path).map_err(io_err("read", &path))?),
         Err(_) => None,
     };
     let change = match existing {
@@ -347,7 +347,7 @@ fn install_dispatched(dir: &Path, rewrite: Rewrite) -> Result<HookChange, HookEr
         Some(_) => Change::Upgraded,
     };
     if change.wrote() {
-        fs::create_dir_all(dir).map_err(install::io_err("create", dir))?;
+        fs::create_dir_all(dir).map_err(io_err("create", dir))?;
         let over = match change {
             Change::Installed => Over::Nothing,
             _ => Over::Anything,

@@ -6,8 +6,8 @@
 
 use super::db::{Param, Row};
 use super::ids::{LeaseId, RepoId, WorktreeKey};
-use super::lifecycle::{EndReason, Step, TaskState};
 use super::tenure::Resource;
+use super::{EndReason, Step, TaskState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
 

@@ -14,10 +14,15 @@
 
 use super::Result;
 use super::credential::env_vars;
-use super::pre_receive::{LEASE_OPTION, TASK_OPTION, TOKEN_OPTION};
 use super::settings::Settings;
 use crate::git::Repo;
 use crate::ledger::{Task, Tenure};
+
+/// The push options a push presents its lease with (what the server's pre-receive reads,
+/// [`super::pre_receive`]).
+pub const LEASE_OPTION: &str = "hand.lease";
+pub const TOKEN_OPTION: &str = "hand.token";
+pub const TASK_OPTION: &str = "hand.task";
 
 /// The key every option is an entry of.
 const KEY: &str = "push.pushOption";

@@ -22,7 +22,6 @@ pub mod pool;
 pub mod pre_receive;
 pub mod procs;
 pub mod prune;
-pub mod recover;
 pub mod ref_fence;
 pub mod relative_remotes;
 pub mod safety;

@@ -10,9 +10,6 @@ use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::procs::{Scan, ns_name};
 
-/// Default `hand.maxSlots`.
-pub const DEFAULT_MAX_SLOTS: i64 = 16;
-
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
 /// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
 /// directory) or that git-hand could not record (a newline would break the stamp's lines) is a

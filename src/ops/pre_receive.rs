@@ -29,6 +29,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::credential_push::{LEASE_OPTION, TASK_OPTION, TOKEN_OPTION};
 use super::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
 use super::settings::RequireLease;
 use super::verdict::{self, Credential, CredentialRule, Finding, Unparsed, Verdict};
@@ -38,11 +39,6 @@ use crate::git::symref::{SymrefError, Symrefs};
 use crate::ledger::{
     LeaseId, LedgerLocation, Machine, ResourceKind, Task, Tasks, Tenure, View, WorktreeKey,
 };
-
-/// The push options a push presents its lease with.
-pub const LEASE_OPTION: &str = "hand.lease";
-pub const TOKEN_OPTION: &str = "hand.token";
-pub const TASK_OPTION: &str = "hand.task";
 
 /// What a push presented in its push options (the last value of each wins, as git's own
 /// multi-valued settings are read).

@@ -19,6 +19,9 @@ use std::time::Duration;
 use super::setup::{Hook, SetupCommand};
 use crate::git::{ConfigError, ConfigFile, ConfigOrigin, Repo};
 
+/// Default `hand.maxSlots`.
+pub const DEFAULT_MAX_SLOTS: i64 = 16;
+
 /// The settings file's name, at the top of the main worktree.
 pub const FILE_NAME: &str = ".handconfig";
 
@@ -317,7 +320,7 @@ impl<'r> Settings<'r> {
     /// (a typo such as `0`, `-1` or `abc` once silently meant 16).
     pub fn max_slots(&self) -> Result<i64, ConfigError> {
         const KEY: &str = "hand.maxSlots";
-        let default = super::pool::DEFAULT_MAX_SLOTS;
+        let default = DEFAULT_MAX_SLOTS;
         let bad = || self.bad(KEY, "a positive integer", Some(default.to_string()));
         match self.int(KEY).map_err(|_| bad())? {
             None => Ok(default),

@@ -12,7 +12,7 @@ use super::{
     EntryChange, FORWARDER_MARKER, HOOK_NAMES, LinkedError, Paths, RECORD_PREFIX,
     REFERENCE_TRANSACTION, is_hook, main_worktree,
 };
-use crate::hooks::{CHAINED_SUFFIX, chain::is_our_shim, install::io_err, shim};
+use crate::hooks::{CHAINED_SUFFIX, chain::is_our_shim, files::io_err, shim};
 
 /// The target of a forwarder [`sync`](super::sync) wrote (`<D>/<name>`, or `./<D>/<name>` for a relative
 /// D), for "in force" to follow (rule 6). `None`: not a forwarder.

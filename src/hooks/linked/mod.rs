@@ -27,9 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use super::HookError;
-use super::install::{
-    Over, TEMP_PREFIX, io_err, sweep_temp_files, write_atomic, write_atomic_mode,
-};
+use super::files::{Over, TEMP_PREFIX, io_err, sweep_temp_files, write_atomic, write_atomic_mode};
 use crate::git::{Git, GitError};
 
 mod entries;
@@ -585,5 +583,5 @@ fn write_plain(path: &Path, content: &[u8], mode: u32) -> Result<(), LinkedError
 }
 
 fn remove_if_present(path: &Path) -> Result<(), LinkedError> {
-    super::install::remove_if_present(path).map_err(LinkedError::from)
+    super::files::remove_if_present(path).map_err(LinkedError::from)
 }

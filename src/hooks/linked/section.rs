@@ -11,7 +11,7 @@ use super::{
     INCLUDE_PATH, KEY, KEY_LISTED, LinkedError, Paths, SECTION, canonical, failed, git_err,
     git_output, own_dir, remove_if_present, write_plain,
 };
-use crate::hooks::install::io_err;
+use crate::hooks::files::io_err;
 
 /// What [`include`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

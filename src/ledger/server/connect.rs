@@ -12,11 +12,7 @@ use super::ServerError;
 use super::client::Client;
 use super::passfile::{self, Notice};
 use super::tls::{Check, Connector};
-use super::url::{Host, ServerUrl, SslMode};
-
-/// How long the server lets one statement run (`statement_timeout`, set at connecting); the
-/// client's deadline for an answer, [`super::DEFAULT_READ_TIMEOUT`], is this and a margin.
-pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+use super::url::{Host, STATEMENT_TIMEOUT, ServerUrl, SslMode};
 
 /// How long a session may sit idle inside a transaction before the server ends it.
 const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);

@@ -15,11 +15,11 @@ mod url;
 use std::path::PathBuf;
 
 pub use client::{Client, ClientError, NoAnswer, Transaction};
-pub use connect::{STATEMENT_TIMEOUT, connect};
+pub use connect::connect;
 pub use passfile::{Lookup, Notice, lookup as password_from_file};
 pub use url::{
     DEFAULT_APPLICATION_NAME, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PORT, DEFAULT_READ_TIMEOUT, Host,
-    Password, ServerUrl, SslMode, UrlError, is_server_url,
+    Password, STATEMENT_TIMEOUT, ServerUrl, SslMode, UrlError, is_server_url,
 };
 
 /// Everything that can go wrong reaching the team ledger. Each variant names where (host and

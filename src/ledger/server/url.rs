@@ -16,12 +16,14 @@ pub const DEFAULT_PORT: u16 = 5432;
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// libpq's floor: a `connect_timeout` of 1 s is taken as 2 s.
 const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the server lets one statement run (`statement_timeout`, set at connecting); the
+/// client's deadline for an answer, [`DEFAULT_READ_TIMEOUT`], is this and a margin.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long git-hand waits for each answer of the server when `read_timeout` does not say: the
 /// server's own `statement_timeout` (30 s, which also bounds a writer's `lock_timeout` wait)
 /// and 10 s for its answer to arrive, so a statement the server would still run to its end is
 /// never cut short by the client.
-pub const DEFAULT_READ_TIMEOUT: Duration =
-    Duration::from_secs(super::connect::STATEMENT_TIMEOUT.as_secs() + 10);
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(STATEMENT_TIMEOUT.as_secs() + 10);
 /// What the server shows in `pg_stat_activity` unless `application_name` says otherwise.
 pub const DEFAULT_APPLICATION_NAME: &str = "git-hand";
 

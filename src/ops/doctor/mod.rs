@@ -5,7 +5,7 @@
 //! command that would settle it.
 //!
 //! One file per kind of finding, each an `impl` of [`Checkup`]: the ledger file itself
-//! (`ops::recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
+//! (`recover`), tasks whose process is gone (`stuck`), expired leases (`leases`), slots the
 //! ledger and the disk disagree about (`slots`), slots that are not themselves (`unproven`),
 //! worktrees git lists that are gone (`worktrees`), admin dirs a killed `git worktree add` left
 //! (`half_added`), hooks that are not in force (`hooks`) and Claude Code hooks that lapsed
@@ -15,6 +15,7 @@ mod claude;
 mod half_added;
 mod hooks;
 mod leases;
+pub mod recover;
 mod slots;
 mod stuck;
 mod unproven;
@@ -79,7 +80,7 @@ pub struct Findings {
 /// Looks at the ledger itself first (`recover`: a missing, damaged or unusable ledger is
 /// reported, never created or migrated), then at this repository against it.
 pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
-    let (mut problems, sound) = super::recover::ledger_problems(ctx, repair)?;
+    let (mut problems, sound) = recover::ledger_problems(ctx, repair)?;
     // Claude Code's hooks need no ledger: a repository that leased nothing yet has them too.
     if let Some(repo) = ctx.repo_opt() {
         problems.extend(claude::claude_hooks_lapsed(repo, repair));

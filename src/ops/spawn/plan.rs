@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use super::prepare::BranchOrigin;
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
 use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
@@ -21,6 +20,17 @@ pub(super) fn register_repo(ledger: &mut Ledger, repo: &Repo) -> Result<RepoId> 
         Some(known) => known.id,
         None => ledger.write(|tx| Ok(tx.ensure_repo(common)?.id))?,
     })
+}
+
+/// Where a spawn's branch comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BranchOrigin {
+    /// It existed before this spawn (named with `--branch`, and checked out nowhere): the slot
+    /// switches to it.
+    Existing,
+    /// Spawn creates it at the base; undoing the spawn deletes it again if it still points
+    /// there.
+    Created,
 }
 
 /// What every attempt of one spawn shares, settled once before the first: it does not change

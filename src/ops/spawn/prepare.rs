@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Progress;
 use super::intent::Claimed;
-use super::plan::Groundwork;
+use super::plan::{BranchOrigin, Groundwork};
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, LedgerError};
 use crate::ops::include::{self, Included};
@@ -38,17 +38,6 @@ pub(super) struct Target<'a> {
     pub branch: &'a str,
     pub origin: BranchOrigin,
     pub base: &'a str,
-}
-
-/// Where a spawn's branch comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum BranchOrigin {
-    /// It existed before this spawn (named with `--branch`, and checked out nowhere): the slot
-    /// switches to it.
-    Existing,
-    /// Spawn creates it at the base; undoing the spawn deletes it again if it still points
-    /// there.
-    Created,
 }
 
 impl Groundwork<'_> {

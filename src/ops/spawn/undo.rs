@@ -3,8 +3,9 @@
 //! through [`abandon`] too.
 
 use super::intent::Claimed;
+use super::plan::BranchOrigin;
 use super::plan::Groundwork;
-use super::prepare::{BranchOrigin, PrepareError};
+use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
 use crate::ledger::{EndReason, Idempotent, IssueLease, Ledger, LedgerError, Task};
 use crate::ops::slot::{SlotGuard, SpawnWork};

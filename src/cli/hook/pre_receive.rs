@@ -9,8 +9,8 @@
 use std::ffi::OsString;
 use std::io::Read;
 
-use super::hook::{exit, say};
-use super::{Done, Failure};
+use super::{exit, say};
+use crate::cli::{Done, Failure};
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
 use crate::ops::on_hook::Said;
@@ -51,7 +51,7 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(p) if p.refusal.is_none() => exit(0),
         Ok(p) => {
-            say(&super::refusal::lines(&p, Said::Receive));
+            say(&crate::cli::refusal::lines(&p, Said::Receive));
             exit(1)
         }
         Err(e) => {

@@ -12,8 +12,8 @@ use std::io::Write;
 
 use clap::ValueEnum;
 
-use super::hook::{exit, say};
-use super::{Done, Failure};
+use super::{exit, say};
+use crate::cli::{Done, Failure};
 use crate::ops::Context;
 use crate::ops::claude::HookInput;
 use crate::ops::claude::create::{self, Created};
@@ -54,7 +54,7 @@ fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
     let name = input.name.clone().unwrap_or_default();
     let progress = |busy: Progress<'_>| {
         if let Progress::Setup(event) = busy {
-            super::setup::show(&name, event);
+            crate::cli::setup::show(&name, event);
         }
     };
     let created = create::create(&here, input, &progress);
@@ -77,7 +77,7 @@ fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
         spawned.task.name, spawned.task.branch, spawned.tenure.token
     )]);
     if let Some(lapse) = &spawned.hooks_problem {
-        let words = super::spawn::HooksWords::of(lapse);
+        let words = crate::cli::spawn::HooksWords::of(lapse);
         say(&[format!(
             "WARNING: this lease is NOT enforced: {}",
             words.problem
@@ -97,7 +97,7 @@ fn worktree_remove(ctx: &Context, input: &HookInput) -> Done {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&name, event);
+    let show = |event: crate::ops::setup::SetupEvent<'_>| crate::cli::setup::show(&name, event);
     match remove::remove(ctx.scan(), input, Some(crate::ops::setup::Shown(&show))) {
         Ok(Removed::Ended(TornDown::Freed { task, .. })) => say(&[format!(
             "task {} ended: its slot is free for the next task, its commits stay on {}",

@@ -1,6 +1,6 @@
 //! `git-hand hook pre-push|post-checkout|reference-transaction|pre-receive`: what the shims in
-//! `hooks/` exec (reference-transaction's own command is in [`super::hook_ref`], the server's
-//! pre-receive in [`super::hook_receive`]).
+//! `hooks/` exec (reference-transaction's own command is in [`reference_transaction`], the server's
+//! pre-receive in [`pre_receive`], Claude Code's in [`claude`]).
 //!
 //! pre-push fails closed: a credential that is not current, or a ledger that cannot be read,
 //! refuses the push. post-checkout never fails the checkout: it only warns.
@@ -10,6 +10,10 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use clap::Subcommand;
+
+mod claude;
+mod pre_receive;
+mod reference_transaction;
 
 use super::{Done, Failure};
 use crate::git::INTERNAL_ENV;
@@ -43,7 +47,7 @@ pub enum HookCommand {
     /// Called by Claude Code's hooks (`git hand install --claude`): the event's JSON on stdin.
     Claude {
         #[arg(value_enum)]
-        event: super::hook_claude::ClaudeEvent,
+        event: claude::ClaudeEvent,
     },
 }
 
@@ -83,7 +87,7 @@ fn reentered(hook: HookName) -> bool {
 pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
     let (hook, args) = match cmd {
         // Claude Code's hooks are no git hook: no chain, nothing to re-enter.
-        HookCommand::Claude { event } => return super::hook_claude::run(ctx, event),
+        HookCommand::Claude { event } => return claude::run(ctx, event),
         HookCommand::PrePush { args } => (HookName::PrePush, args),
         HookCommand::PostCheckout { args } => (HookName::PostCheckout, args),
         HookCommand::ReferenceTransaction { args } => (HookName::ReferenceTransaction, args),
@@ -95,8 +99,8 @@ pub fn run(ctx: &Context, cmd: HookCommand) -> Result<Done, Failure> {
     Ok(match hook {
         HookName::PrePush => pre_push(ctx, &args),
         HookName::PostCheckout => post_checkout(ctx, &args),
-        HookName::ReferenceTransaction => super::hook_ref::reference_transaction(ctx, &args),
-        HookName::PreReceive => super::hook_receive::pre_receive(ctx, &args),
+        HookName::ReferenceTransaction => reference_transaction::reference_transaction(ctx, &args),
+        HookName::PreReceive => pre_receive::pre_receive(ctx, &args),
     })
 }
 

@@ -10,8 +10,8 @@
 use std::ffi::OsString;
 use std::io::Read;
 
-use super::Done;
-use super::hook::{cannot_check, exit, say};
+use super::{cannot_check, exit, say};
+use crate::cli::Done;
 use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
@@ -50,7 +50,7 @@ pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
     match decision {
         Ok(None) => exit(0),
         Ok(Some(refused)) => {
-            say(&super::refusal::lines(&refused, Said::RefUpdate));
+            say(&crate::cli::refusal::lines(&refused, Said::RefUpdate));
             exit(1)
         }
         Err(e) => cannot_check("ref update refused", e),

@@ -12,12 +12,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::doctor::{Problem, ProblemKind};
-use super::evidence::{self, Evidence, PoolSlot, Trace};
-use super::{Context, Error, Result};
+use super::{Problem, ProblemKind};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
 use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, WorktreeKey};
+use crate::ops::evidence::{self, Evidence, PoolSlot, Trace};
+use crate::ops::{Context, Error, Result};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
