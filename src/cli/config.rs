@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::output::{paint, table};
 use super::{Done, Failure};
 use crate::ops::Context;
-use crate::ops::settings::{self, Origin, Report};
+use crate::ops::settings::report::Report;
+use crate::ops::settings::{self, Origin};
 use crate::ops::trust::Trust;
 
 /// `config --json`.
@@ -70,7 +71,7 @@ struct EntryJson<'a> {
 }
 
 pub fn config(ctx: &Context, json: bool) -> Result<Done, Failure> {
-    let mut report = settings::report(ctx.repo()?)?;
+    let mut report = settings::report::report(ctx.repo()?)?;
     without_passwords(&mut report);
     if json {
         return Done::json(&shape(&report), None);

@@ -16,6 +16,7 @@ use crate::ops::include::{Copied, Copying, How, Included, NotCopied, Reason};
 use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
 use crate::ops::{Context, credential_push};
+use crate::platform::exit_status;
 
 #[derive(Debug, Args)]
 pub struct SpawnArgs {
@@ -102,7 +103,7 @@ pub fn run(ctx: &Context, args: SpawnArgs, json: bool) -> Result<Done, Failure> 
         }
         return Ok(Done {
             stdout: String::new(),
-            code: ExitCode::from(exec::exit_code(status)),
+            code: ExitCode::from(exit_status::exit_code(status)),
         });
     }
     if json {
@@ -245,7 +246,7 @@ fn exec_failed_lines(s: &Spawned, command: &[OsString], status: ExitStatus) -> [
         .first()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let how = exec::how_it_ended(status);
+    let how = exit_status::how_it_ended(status);
     [
         format!(
             "the command {program} {how}; task {} stays active in slot {} ({})",

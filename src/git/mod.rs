@@ -10,6 +10,7 @@ pub mod link;
 pub mod lock;
 pub mod refname;
 pub mod runner;
+pub mod status;
 pub mod symref;
 pub mod url;
 

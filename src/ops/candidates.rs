@@ -13,7 +13,7 @@ pub fn task_names(ctx: &Context) -> Result<Vec<String>> {
     let Some(mut ledger) = ctx.open_existing(&place)? else {
         return Ok(vec![]);
     };
-    let Some(repo_id) = super::tasks::repo_id(ctx, &mut ledger)? else {
+    let Some(repo_id) = ctx.repo_id(&mut ledger)? else {
         return Ok(vec![]);
     };
     let tasks = ledger.read(|v| v.tasks(&repo_id, Tasks::Open))?;

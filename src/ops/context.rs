@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use super::{Error, Result};
 use crate::git::Repo;
-use crate::ledger::{self, Ledger, LedgerLocation, Place};
+use crate::ledger::{self, Ledger, LedgerLocation, Place, RepoId};
 use crate::platform::procs::Scan;
 
 pub struct Context {
@@ -30,6 +30,12 @@ pub struct Context {
 }
 
 impl Context {
+    /// This repository's id in `ledger`, or `None` if git-hand never saw it.
+    pub fn repo_id(&self, ledger: &mut Ledger) -> Result<Option<RepoId>> {
+        let common = &self.repo()?.loc.common_dir;
+        Ok(ledger.read(|v| Ok(v.repo_by_dir(common)?.map(|r| r.id)))?)
+    }
+
     /// Looks for a repository around `cwd`; not finding one is only an error for verbs that
     /// need one.
     pub fn new(cwd: PathBuf) -> Self {
@@ -376,7 +382,7 @@ fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
     if ledger::server::is_server_url(&value) {
         return Ok(Some(value.into()));
     }
-    let path = expand_home(&value);
+    let path = super::settings::expand_home(&value);
     let recordable = path
         .to_str()
         .is_some_and(|p| !p.chars().any(super::names::is_deceptive));
@@ -391,12 +397,5 @@ fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
                 Some("~/.local/state/git-hand/ledger.sqlite".into()),
             )
             .into())
-    }
-}
-
-pub fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
-        _ => PathBuf::from(path),
     }
 }

@@ -116,23 +116,3 @@ fn gone(ledger: &Place) -> crate::ledger::LedgerError {
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     }
 }
-
-/// How a process ended, in words: "exited with status 1", "was killed by signal 9".
-pub fn how_it_ended(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal}"),
-        (None, None) => "failed".to_string(),
-    }
-}
-
-/// The exit code a shell would report for `status` (128 + signal when killed).
-pub fn exit_code(status: ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code).unwrap_or(1),
-        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(1),
-        (None, None) => 1,
-    }
-}

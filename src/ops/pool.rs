@@ -5,7 +5,6 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result, names, safety};
-use crate::git::lock::LOCK_FILE;
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::procs::{Scan, ns_name};
@@ -16,7 +15,7 @@ use crate::platform::procs::{Scan, ns_name};
 /// usage error naming where it came from.
 pub fn root(repo: &Repo) -> Result<PathBuf> {
     if let Some(value) = super::settings::git_string(repo, "hand.root").filter(|r| !r.is_empty()) {
-        let root = super::context::expand_home(&value);
+        let root = super::settings::expand_home(&value);
         let recordable = root
             .to_str()
             .is_some_and(|r| !r.chars().any(names::is_deceptive));
@@ -88,23 +87,6 @@ pub fn ensure_pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
 
 pub fn slot_path(pool_dir: &Path, n: i64, repo: &Repo) -> PathBuf {
     pool_dir.join(n.to_string()).join(repo.name())
-}
-
-/// Takes the lock that serializes changes to the repository's worktree list (see
-/// [`WorktreeListLock`]), with an error that says nothing was changed and what to check.
-pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
-    WorktreeListLock::acquire(common).map_err(|e| {
-        Error::failed(
-            format!(
-                "cannot lock {} ({e}); nothing was changed",
-                common.join(LOCK_FILE).display()
-            ),
-            vec![format!(
-                "check that {} is writable, then run the same command again",
-                common.display()
-            )],
-        )
-    })
 }
 
 /// Runs `git worktree add` (`args`) while holding the worktree-list lock (`_held`), past the

@@ -13,7 +13,7 @@ use super::claude::{SessionHolder, SessionId};
 use super::procs;
 use super::setup::{SetupEvent, Shown};
 use super::teardown::{self, TeardownOptions, TornDown};
-use super::{Context, Error, Result, tasks};
+use super::{Context, Error, Result};
 use crate::ledger::{Ledger, Task, Tasks};
 use crate::platform::procs::Scan;
 
@@ -98,7 +98,7 @@ pub fn session_id(text: &str) -> Result<SessionId> {
 /// The open tasks of this repository (on this machine) whose holder names `session`, oldest
 /// first: one for each worktree name the session asked for (its own, its subagents').
 pub fn session_tasks(ctx: &Context, ledger: &mut Ledger, session: &SessionId) -> Result<Vec<Task>> {
-    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+    let Some(repo_id) = ctx.repo_id(ledger)? else {
         return Ok(vec![]);
     };
     let open = ledger.read(|v| v.tasks(&repo_id, Tasks::Open))?;

@@ -152,7 +152,7 @@ pub fn run(
     if status.success() {
         return Ok(());
     }
-    let how = super::exec::how_it_ended(status);
+    let how = crate::platform::exit_status::how_it_ended(status);
     Err(SetupError::Failed {
         hook,
         command: cmd.command.clone(),

@@ -15,11 +15,31 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, safety};
+use super::{Error, Result};
 use crate::git::link::{self, LinkError};
-use crate::git::{Git, GitError};
+use crate::git::lock::LOCK_FILE;
+use crate::git::status::dirty_files;
+use crate::git::{Git, GitError, WorktreeListLock};
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
 use crate::platform::procs::Scan;
+
+/// Takes the lock that serializes changes to the repository's worktree list (see
+/// [`WorktreeListLock`]: every slot is a worktree), with an error that says nothing was changed
+/// and what to check.
+pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
+    WorktreeListLock::acquire(common).map_err(|e| {
+        Error::failed(
+            format!(
+                "cannot lock {} ({e}); nothing was changed",
+                common.join(LOCK_FILE).display()
+            ),
+            vec![format!(
+                "check that {} is writable, then run the same command again",
+                common.display()
+            )],
+        )
+    })
+}
 
 /// Why the directory at a slot's path is not the slot git-hand made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -388,7 +408,7 @@ impl SlotGuard {
     /// in it: the spawn that made it was never handed it.
     fn unmake(&self, ledger: &mut Ledger) -> Result<()> {
         self.ensure_still_held(ledger)?;
-        let _list = super::pool::lock_worktree_list(&self.common_dir)?;
+        let _list = lock_worktree_list(&self.common_dir)?;
         let failed = |what: &Path, e| Error::cannot_remove(what, "", e);
         for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
             if link::names_back(&admin, &self.path).is_ok() {
@@ -410,7 +430,7 @@ impl SlotGuard {
         self.git(ledger, &["reset", "--hard", "--quiet"])?;
         self.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
         self.git(ledger, &["switch", "--detach", "--quiet"])?;
-        let dirty = safety::dirty_files(&Git::new(&self.path)).map_err(Error::from)?;
+        let dirty = dirty_files(&Git::new(&self.path)).map_err(Error::from)?;
         if dirty.is_empty() {
             Ok(())
         } else {

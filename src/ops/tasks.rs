@@ -11,15 +11,9 @@ use super::verdict::{self, Finding, Verdict};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
-    By, Idempotent, LeaseId, Ledger, Renew, RepoId, Task, TaskState, Tasks, Tenure, WorktreeKey,
+    By, Idempotent, LeaseId, Ledger, Renew, Task, TaskState, Tasks, Tenure, WorktreeKey,
 };
 use crate::platform::procs::{ProcessId, Seen};
-
-/// The repository's id in the ledger, or `None` if git-hand never saw it.
-pub fn repo_id(ctx: &Context, ledger: &mut Ledger) -> Result<Option<RepoId>> {
-    let common = &ctx.repo()?.loc.common_dir;
-    Ok(ledger.read(|v| Ok(v.repo_by_dir(common)?.map(|r| r.id)))?)
-}
 
 /// A task with its leases, as `list` shows it.
 #[derive(Debug, Clone)]
@@ -100,7 +94,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
         (Some(_), Reach::Team) => super::fence::task_remote(ctx.repo()?),
         _ => None,
     };
-    let repo_id = repo_id(ctx, ledger)?;
+    let repo_id = ctx.repo_id(ledger)?;
     if repo_id.is_none() && remote.is_none() {
         return Ok(Listing {
             tasks: vec![],
@@ -299,7 +293,7 @@ pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task
             vec!["git hand list".into()],
         )
     };
-    let repo_id = repo_id(ctx, ledger)?.ok_or_else(unknown)?;
+    let repo_id = ctx.repo_id(ledger)?.ok_or_else(unknown)?;
     match ledger.read(|v| v.task_named(&repo_id, name))? {
         Some(task) if task.state != TaskState::Done => Ok(task),
         Some(done) => Err(Error::precondition(
@@ -470,7 +464,7 @@ fn no_task_holds(lease: &LeaseId) -> Error {
 
 /// The task named, or the one whose slot is the current worktree.
 pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> Result<Task> {
-    let repo_id = repo_id(ctx, ledger)?.ok_or_else(|| {
+    let repo_id = ctx.repo_id(ledger)?.ok_or_else(|| {
         Error::failed(
             "git-hand has no tasks in this repository",
             vec!["git hand spawn <task>".into()],

@@ -11,6 +11,7 @@ use super::slot::{self, SlotGuard};
 use super::{Context, Error, Result, names, safety};
 use crate::failpoint;
 use crate::git::Git;
+use crate::git::status::dirty_files;
 use crate::ledger::{
     Acquire, By, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync, Step, Task,
     TaskState, Tenure, WorktreeKey,
@@ -419,8 +420,7 @@ fn prove_nothing_lost(
     opts: &TeardownOptions<'_>,
 ) -> Result<Vec<String>> {
     let git = Git::new(path);
-    let dirty =
-        safety::dirty_files(&git).map_err(|e| cannot_prove(task, path, "uncommitted work", &e))?;
+    let dirty = dirty_files(&git).map_err(|e| cannot_prove(task, path, "uncommitted work", &e))?;
     let unlanded = unlanded_commits(repo, &git, task, path)?;
     let branchless = branchless_commits(repo, &git, task, path)?;
     if !branchless.is_empty() {

@@ -121,7 +121,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
     }
     match chain::run_chained(HookName::PrePush, None, args, &stdin) {
         Ok(Some(status)) if !status.success() => {
-            return exit(crate::ops::exec::exit_code(status).max(1));
+            return exit(crate::platform::exit_status::exit_code(status).max(1));
         }
         Ok(_) => {}
         Err(e) => {
@@ -182,7 +182,7 @@ fn upload_lfs_objects(ctx: &Context, args: &[OsString], stdin: &[u8]) -> Done {
         Ok(Some(chain::LfsRun::Ran(status))) if status.success() => exit(0),
         Ok(Some(chain::LfsRun::Ran(status))) => {
             say(&["push stopped: git lfs pre-push failed (above); the LFS objects were not all uploaded".into()]);
-            exit(crate::ops::exec::exit_code(status).max(1))
+            exit(crate::platform::exit_status::exit_code(status).max(1))
         }
         Ok(Some(chain::LfsRun::Missing)) => {
             say(&[
@@ -224,7 +224,7 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
     }
     // The chained hook's status is the hook's status; ours never fails the checkout.
     match chained {
-        Ok(Some(status)) => exit(crate::ops::exec::exit_code(status)),
+        Ok(Some(status)) => exit(crate::platform::exit_status::exit_code(status)),
         _ => exit(0),
     }
 }

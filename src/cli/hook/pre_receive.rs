@@ -26,7 +26,7 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
     }
     match chain::run_chained(HookName::PreReceive, None, args, &stdin) {
         Ok(Some(status)) if !status.success() => {
-            return exit(crate::ops::exec::exit_code(status).max(1));
+            return exit(crate::platform::exit_status::exit_code(status).max(1));
         }
         Ok(_) => {}
         Err(e) => {

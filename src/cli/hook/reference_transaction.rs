@@ -29,7 +29,7 @@ pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
     let prepared = args.first().is_some_and(|s| s == "prepared");
     match chain::run_chained(HookName::ReferenceTransaction, None, args, &stdin) {
         Ok(Some(status)) if !status.success() => {
-            return exit(crate::ops::exec::exit_code(status).max(1));
+            return exit(crate::platform::exit_status::exit_code(status).max(1));
         }
         Ok(_) => {}
         Err(e) if prepared => {

@@ -12,7 +12,7 @@
 use super::{HookInput, SessionHolder};
 use crate::ledger::{Ledger, Task, TaskState};
 use crate::ops::spawn::{self, Progress, SpawnOptions, Spawned};
-use crate::ops::{Context, Error, Result, names, settings::Settings, tasks};
+use crate::ops::{Context, Error, Result, names, settings::Settings};
 
 /// The most variants of a taken name tried before giving up.
 const MAX_VARIANTS: usize = 64;
@@ -146,7 +146,7 @@ fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
     let Some(mut ledger) = ctx.open_existing(&ctx.ledger_location()?.place)? else {
         return Ok(None);
     };
-    let Some(repo_id) = tasks::repo_id(ctx, &mut ledger)? else {
+    let Some(repo_id) = ctx.repo_id(&mut ledger)? else {
         return Ok(None);
     };
     let Some(task) = ledger.read(|v| v.open_task_held_by(&repo_id, holder))? else {

@@ -10,6 +10,7 @@
 //! did not make for Claude Code is left as it is. The session id only ever refuses: a session
 //! that held an earlier lease of the slot, now leased again, leaves the new holder's task alone.
 
+use crate::git::status::dirty_files;
 use crate::platform::procs::Scan;
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,7 @@ use crate::git::Git;
 use crate::ledger::{Ledger, Task};
 use crate::ops::setup::Shown;
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
-use crate::ops::{Context, Error, Result, safety, slot, tasks};
+use crate::ops::{Context, Error, Result, slot, tasks};
 
 /// What `WorktreeRemove` did.
 #[derive(Debug)]
@@ -69,7 +70,7 @@ pub fn remove(scan: Scan, input: &HookInput, setup: Option<Shown<'_>>) -> Result
     {
         return not_ours("this session held an earlier lease of it, and it was leased again since");
     }
-    let dirty = safety::dirty_files(&Git::new(&slot_path)).map_err(Error::from)?;
+    let dirty = dirty_files(&Git::new(&slot_path)).map_err(Error::from)?;
     if !dirty.is_empty() {
         return Ok(Removed::KeptOpen { task, dirty });
     }

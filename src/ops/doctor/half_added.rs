@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::link;
-use crate::ops::{Error, Result, pool};
+use crate::ops::{Error, Result, slot};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
 /// the one git-hand adds every slot with.
@@ -32,7 +32,7 @@ impl Checkup<'_> {
             out.extend(found.iter().map(HalfAdded::problem));
             return Ok(());
         }
-        let _lock = pool::lock_worktree_list(common)?;
+        let _lock = slot::lock_worktree_list(common)?;
         for h in half_added(common) {
             let mut p = h.problem();
             if h.removable() {

@@ -26,7 +26,7 @@ pub use stuck::settle_crashed_spawn;
 use crate::git::Git;
 use crate::ledger::{EventKind, Ledger, RepoId, WorktreeKey};
 
-use super::{Context, Result, tasks};
+use super::{Context, Result};
 
 /// What kind of problem doctor found: a stable word scripts match on (`doctor --json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -162,7 +162,7 @@ fn checkup(
     mut problems: Vec<Problem>,
 ) -> Result<Vec<Problem>> {
     let repo = ctx.repo()?;
-    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+    let Some(repo_id) = ctx.repo_id(ledger)? else {
         hooks::hooks_of_unknown_repository(repo, repair, &mut problems)?;
         return Ok(problems);
     };

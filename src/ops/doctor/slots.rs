@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
+use crate::git::status::dirty_files;
 use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
-use crate::ops::{Result, pool, safety, slot, spawn};
+use crate::ops::{Result, pool, slot, spawn};
 
 impl Checkup<'_> {
     /// Slots the ledger knows but the disk lost. A slot whose task is still spawning or tearing
@@ -147,7 +148,7 @@ impl Checkup<'_> {
                 });
                 continue;
             }
-            let dirty = match safety::dirty_files(&Git::new(path)) {
+            let dirty = match dirty_files(&Git::new(path)) {
                 Ok(files) if files.is_empty() => continue,
                 Ok(files) => files,
                 Err(e) => vec![format!("git status failed: {e}")],

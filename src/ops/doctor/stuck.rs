@@ -234,7 +234,7 @@ pub fn settle_crashed_spawn(
         return Ok(false);
     }
     let repo = ctx.repo()?;
-    let Some(repo_id) = crate::ops::tasks::repo_id(ctx, ledger)? else {
+    let Some(repo_id) = ctx.repo_id(ledger)? else {
         return Ok(false);
     };
     let checkup = Checkup {

@@ -136,7 +136,7 @@ fn forget_registration(repo: &crate::git::Repo, git: &Git, path: &Path) -> Resul
         .into_iter()
         .any(|w| w.path == path && !w.exists);
     if listed {
-        let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+        let _lock = slot::lock_worktree_list(&repo.loc.common_dir)?;
         git.run(&["worktree", "remove", "-f", "-f", &path.to_string_lossy()])?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::ledger::{Ledger, WorktreeKey};
-use crate::ops::{Result, pool};
+use crate::ops::{Result, pool, slot};
 
 impl Checkup<'_> {
     /// Worktrees git still lists whose directory is gone and that are no slot of ours.
@@ -38,7 +38,7 @@ impl Checkup<'_> {
                     .then(|| format!("git worktree unlock {path} && git worktree prune")),
             };
             if repair && !locked {
-                let _lock = pool::lock_worktree_list(&repo.loc.common_dir)?;
+                let _lock = slot::lock_worktree_list(&repo.loc.common_dir)?;
                 git.run(&["worktree", "prune"])?;
                 p.repaired = true;
             }

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::Run;
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, TaskState, Tasks};
-use crate::ops::{Context, Result, safety, tasks};
+use crate::ops::{Context, Result, safety};
 
 /// The branches prune considers: those spawn names, `hand/<task>`.
 const TASK_BRANCHES: &str = "hand/";
@@ -82,7 +82,7 @@ pub fn prune_branches(ctx: &Context, ledger: &mut Ledger, run: Run) -> Result<Br
         kept: vec![],
         dry_run: run == Run::DryRun,
     };
-    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+    let Some(repo_id) = ctx.repo_id(ledger)? else {
         return Ok(report);
     };
     let all = ledger.read(|v| v.tasks(&repo_id, Tasks::All))?;

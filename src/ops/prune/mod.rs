@@ -8,7 +8,7 @@ pub mod branches;
 use std::path::Path;
 
 use super::pool::{self, SlotInfo};
-use super::{Context, Error, Result, safety, tasks};
+use super::{Context, Error, Result, safety};
 use crate::git::{Git, GitError};
 use crate::ledger::{EventKind, Ledger, WorktreeKey};
 
@@ -72,7 +72,7 @@ pub fn prune(
         kept: vec![],
         dry_run: !yes,
     };
-    let Some(repo_id) = tasks::repo_id(ctx, ledger)? else {
+    let Some(repo_id) = ctx.repo_id(ledger)? else {
         return Ok(report);
     };
     let (infos, now) = ledger.read(|v| Ok((pool::slots(v, &repo_id)?, v.now())))?;
@@ -200,7 +200,7 @@ pub fn remove_slot(
 ) -> Result<bool> {
     // Lock order: the slot's, then the worktree list's.
     let _slot = super::slot::SlotLock::acquire(common, path.as_path())?;
-    let _lock = super::pool::lock_worktree_list(common)?;
+    let _lock = super::slot::lock_worktree_list(common)?;
     if (expect == OnDisk::Missing) == path.as_path().exists() {
         return Ok(false); // The disk changed since we looked: leave it to the next run.
     }

@@ -144,7 +144,7 @@ fn create_slot(
     ]);
     {
         let common = &repo.loc.common_dir;
-        let lock = pool::lock_worktree_list(common)?;
+        let lock = slot::lock_worktree_list(common)?;
         guard.ensure_still_held(ledger)?;
         let pool_dir = path.parent().and_then(Path::parent).unwrap_or(path);
         pool::add_worktree(git, &args, common, pool_dir, &lock)?;
