@@ -37,7 +37,7 @@ use super::ids::{LeaseId, RepoId, WorktreeKey};
 use super::tasks::{Slot, Task};
 use super::tenure::{Resource, ResourceKind, Tenure};
 use super::{LedgerError, Result, Tx, View};
-use crate::ledger::lifecycle::TaskState;
+use crate::ledger::task_state::TaskState;
 
 /// What a file ledger holds that a team ledger must take over.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,6 @@
-//! The task lifecycle, in one place: the states a task moves through, the steps recorded inside
-//! them (so a crash can be resumed or undone), why a task ended, and the transactions that move
-//! it and end it, releasing what it held.
+//! The task lifecycle: the transactions that move a task through its states (the words of those
+//! states, steps and end reasons are in [`super::task_state`]) and end it, releasing what it
+//! held.
 //!
 //! ```text
 //! spawning (intent → preparing | creating) → active → tearing-down (intent → detached → slot-released) → done
@@ -10,68 +10,13 @@
 //! A task row is history: it is marked done, never deleted (except an intent taken back before
 //! it touched anything, [`Tx::withdraw_intent`]); a done task's name may be spawned again.
 
-use serde::{Deserialize, Serialize};
-
 use super::events::EventKind;
 use super::leases::By;
+use super::task_state::{EndReason, Step, TaskState};
 use super::tasks::Task;
 use super::tenure::Tenure;
 use super::{Result, Tx};
 use crate::clock::Millis;
-
-/// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskState {
-    /// Intent recorded; the slot may not be ready yet.
-    Spawning,
-    Active,
-    /// Teardown started; `step` says how far it got.
-    TearingDown,
-    Done,
-}
-
-/// How far a multi-step operation on a task got: what a retry or `doctor` resumes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Step {
-    /// The leases are taken and nothing on disk was touched yet (spawn: the claimed slot is
-    /// not yet proven safe, so undoing must not touch it; teardown: its pin is recorded).
-    Intent,
-    /// Spawn: the slot is proven safe, and git may be changing it. Undoing resets it to a clean
-    /// checkout, which loses nothing: no one was handed the slot yet.
-    Preparing,
-    /// Spawn: git is making the slot's worktree (a new slot, or one the disk lost). Undoing puts
-    /// it back to a clean checkout or, when git cannot read what a killed `worktree add` left,
-    /// removes the worktree this spawn made.
-    Creating,
-    Active,
-    /// Teardown: the slot is detached from the task's branch.
-    Detached,
-    /// Teardown: the slot's lease is released; only the task row is left to settle.
-    SlotReleased,
-    Done,
-}
-
-/// Why a task ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EndReason {
-    /// `git hand teardown`: the slot was freed.
-    TornDown,
-    /// The task's slot lease had already ended (expired and taken over, or settled): only the
-    /// row was settled, nothing on disk was touched.
-    LeaseEnded,
-    /// Spawn failed after taking its leases and undid them.
-    SpawnFailed,
-    /// `doctor --repair` undid a spawn whose process was gone.
-    AbandonedSpawn,
-    /// `doctor --repair`: the slot's directory was gone from disk.
-    SlotMissing,
-    /// `doctor --repair`: the slot on disk was not the worktree git-hand made (an orphan whose
-    /// git link names another worktree, or a symlink): it was set aside.
-    SlotUnproven,
-}
 
 /// Whether ending a task also releases its issue lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +26,6 @@ pub enum IssueLease {
     /// leaves it held.
     Keep,
 }
-
-// Each word is spelled once, by serde: JSON and the ledger's rows agree.
-crate::word::words!(TaskState: "TaskState", Step: "Step", EndReason: "EndReason");
 
 impl Tx<'_> {
     /// Moves a task to `state` at `step`, recording which process does the work.

@@ -1,13 +1,13 @@
 //! Tasks and pool slots (schema version 2): their rows and the queries on them. How a task moves
-//! from state to state, and how it ends, lives in [`super::lifecycle`].
+//! from state to state, and how it ends, lives in [`super::lifecycle`] (its words in [`super::task_state`]).
 //!
 //! A slot is a worktree resource the pool owns; its row remembers its number and path so the
 //! pool can find it again.
 
 use super::db::{Param, Row};
 use super::ids::{LeaseId, RepoId, WorktreeKey};
+use super::task_state::{EndReason, Step, TaskState};
 use super::tenure::Resource;
-use super::{EndReason, Step, TaskState};
 use super::{LedgerError, Result, Tx, View};
 use crate::clock::Millis;
 

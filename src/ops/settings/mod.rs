@@ -251,11 +251,6 @@ impl<'r> Settings<'r> {
     }
 
     /// The repository's `.handconfig`, when there is one.
-    /// The repository these settings are of.
-    pub fn repo(&self) -> &'r Repo {
-        self.repo
-    }
-
     pub fn file(&self) -> Option<&ConfigFile> {
         self.file
     }

@@ -70,8 +70,8 @@ pub fn report(repo: &Repo) -> crate::ops::Result<Report> {
 fn entry(settings: &Settings<'_>, k: &Key) -> Entry {
     let origin = settings.origin(k.name);
     match k.name {
-        "hand.requireLease" => return require_lease_entry(settings.repo(), k, origin),
-        "hand.remoteUrl" => return remote_urls_entry(settings.repo(), k, origin),
+        "hand.requireLease" => return require_lease_entry(settings.repo, k, origin),
+        "hand.remoteUrl" => return remote_urls_entry(settings.repo, k, origin),
         "hand.ledger" => {
             if let Some(env) = ledger_env_entry(k, &origin) {
                 return env;

@@ -16,6 +16,35 @@ pub fn tokens(text: &str) -> Vec<Token> {
     without_test_items(raw_tokens(text))
 }
 
+/// The child modules `text` declares only for tests (`#[cfg(test)] mod tests;`): their files are
+/// test code, no node of the graph.
+pub fn test_only_children(text: &str) -> Vec<String> {
+    let tokens = raw_tokens(text);
+    let mut out = Vec::new();
+    for i in 0..tokens.len() {
+        if !is_cfg_test_at(&tokens, i) {
+            continue;
+        }
+        let mut j = i + 7;
+        while tokens.get(j) == Some(&Token::Punct('#')) {
+            j = past_balanced(&tokens, j + 1, '[', ']');
+        }
+        if tokens.get(j) == Some(&Token::Ident("pub".into())) {
+            j += 1;
+            if tokens.get(j) == Some(&Token::Punct('(')) {
+                j = past_balanced(&tokens, j, '(', ')');
+            }
+        }
+        if let (Some(Token::Ident(kw)), Some(Token::Ident(name)), Some(Token::Punct(';'))) =
+            (tokens.get(j), tokens.get(j + 1), tokens.get(j + 2))
+            && kw == "mod"
+        {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
 fn raw_tokens(text: &str) -> Vec<Token> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
@@ -238,4 +267,6 @@ fn literals_comments_and_test_items_name_nothing() {
     ] {
         assert!(!idents.iter().any(|i| i == hidden), "{hidden} in {text}");
     }
+    let declared = "mod a;\n#[cfg(test)]\nmod tests;\n#[cfg(test)]\npub(crate) mod fixtures;\n";
+    assert_eq!(test_only_children(declared), ["tests", "fixtures"]);
 }
