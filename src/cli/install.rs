@@ -212,7 +212,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
     let repo = ctx.repo()?;
     let required = crate::ops::settings::require_credential(repo)
         .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
-    crate::ops::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
+    crate::ops::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
         Failure::new(
             Kind::Failed,
             format!("cannot mark the slots for hand.requireCredential: {e}"),

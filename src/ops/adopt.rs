@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Context, Error, Result, stamp};
+use super::{Context, Error, Result, pool::stamp};
 use crate::git::Repo;
 use crate::ledger::{
     Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,

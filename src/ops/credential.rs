@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 
 use serde::Serialize;
 
-use super::stamp::Stamp;
+use super::pool::stamp::Stamp;
 use crate::ledger::{LeaseId, Task, Tenure};
 
 /// The lease id a holder presents.

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::stamp::{self, Stamp};
+use super::pool::stamp::{self, Stamp};
 use super::{Context, Error, Result, pool};
 use crate::git::link::{common_dir_of, names_back};
 

@@ -14,8 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::slot::SlotLock;
-use super::stamp::{self, Stamp};
+use super::pool::slot::SlotLock;
+use super::pool::stamp::{self, Stamp};
 use super::{Context, Error, Result};
 use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;

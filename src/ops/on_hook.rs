@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 
 use super::verdict::{self, Finding, Verdict};
-use super::{Context, Result, fence, stamp};
+use super::{Context, Result, fence, pool::stamp};
 use crate::ledger::{EventKind, Ledger, LedgerError, Resource, Task, Tenure, WorktreeKey};
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use super::claude::{SessionHolder, SessionId};
-use super::procs;
+use super::pool::procs;
 use super::setup::{SetupEvent, Shown};
 use super::teardown::{self, TeardownOptions, TornDown};
 use super::{Context, Error, Result};

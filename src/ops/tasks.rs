@@ -80,7 +80,7 @@ pub enum Reach {
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
 pub struct FreeSlot {
     pub info: SlotInfo,
-    /// The slot is not the worktree git-hand made there (see [`super::slot::prove`]), or it was
+    /// The slot is not the worktree git-hand made there (see [`super::pool::slot::prove`]), or it was
     /// last claimed from a PID namespace this scan cannot see into ([`pool::unseen_namespace`]).
     pub problem: Option<String>,
     /// `doctor --repair` sets the slot aside (not for an unseen namespace: it leaves the slot).
@@ -147,7 +147,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
             .map(|info| {
-                let unproven = super::slot::prove(&common, info.slot.path.as_path())
+                let unproven = super::pool::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
                     .map(|e| e.to_string());
@@ -191,7 +191,7 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
         .filter(|(_, v)| v.task.state == TaskState::Active && here(v))
         .filter_map(|(i, v)| Some((i, v.task.slot_path.as_ref()?.as_path().to_path_buf())))
         // Nothing of a slot that is not provably itself is read (a symlink, an orphan).
-        .filter(|(_, dir)| super::slot::prove(&repo.loc.common_dir, dir).is_ok())
+        .filter(|(_, dir)| super::pool::slot::prove(&repo.loc.common_dir, dir).is_ok())
         .collect();
     let mine: Vec<bool> = listing.tasks.iter().map(here).collect();
     for (v, mine) in listing.tasks.iter_mut().zip(mine) {
@@ -371,7 +371,7 @@ pub fn this_task(
     let repo = ctx.repo()?;
     let key = verdict::Subject::key_of(ctx)?;
     // The stamp only tells a slot from an unmanaged worktree here: the credential is judged.
-    let stamp = super::stamp::read(&repo.loc.admin_dir).ok().flatten();
+    let stamp = super::pool::stamp::read(&repo.loc.admin_dir).ok().flatten();
     let lease = credential.lease_id.clone();
     let finding = ledger.read(|v| {
         verdict::judge_in_session(
@@ -420,7 +420,7 @@ fn refused_by_session(
     session: &super::claude::SessionId,
 ) -> Result<Option<Finding>> {
     let repo = ctx.repo()?;
-    let Some(stamp) = super::stamp::read(&repo.loc.admin_dir).ok().flatten() else {
+    let Some(stamp) = super::pool::stamp::read(&repo.loc.admin_dir).ok().flatten() else {
         return Ok(None);
     };
     let key = verdict::Subject::key_of(ctx)?;

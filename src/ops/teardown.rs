@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use super::slot::{self, SlotGuard};
-use super::{Context, Error, Result, names, safety};
+use super::pool::slot::{self, SlotGuard};
+use super::{Context, Error, Result, names, pool::safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;

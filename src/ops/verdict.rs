@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::claude::{SessionHolder, SessionId};
-use super::stamp::{self, Stamp};
+use super::pool::stamp::{self, Stamp};
 use super::{Context, Result};
 use crate::clock::Millis;
 use crate::ledger::{Ledger, Place, Task, Tenure, TenureState, View, WorktreeKey};

@@ -11,7 +11,7 @@ use git_hand::clock::ManualClock;
 use git_hand::ledger::{
     Acquire, By, LeaseId, Ledger, NewTask, Release, RepoId, Resource, Step, Tenure, WorktreeKey,
 };
-use git_hand::ops::stamp::Stamp;
+use git_hand::ops::pool::stamp::Stamp;
 use git_hand::ops::verdict::{
     Credential, CredentialRule, CredentialSource, Finding, Verdict, judge, parse_env_credential,
 };

@@ -19,7 +19,7 @@ use crate::git::Git;
 use crate::ledger::{Ledger, Task};
 use crate::ops::setup::Shown;
 use crate::ops::teardown::{self, TeardownOptions, TornDown};
-use crate::ops::{Context, Error, Result, slot, tasks};
+use crate::ops::{Context, Error, Result, pool::slot, tasks};
 
 /// What `WorktreeRemove` did.
 #[derive(Debug)]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::link;
-use crate::ops::{Error, Result, slot};
+use crate::ops::{Error, Result, pool::slot};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
 /// the one git-hand adds every slot with.

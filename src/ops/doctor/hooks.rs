@@ -119,9 +119,9 @@ impl HooksCheck<'_> {
     }
 
     /// Copies the repository's generated hooks directory into a slot that lacks it (see
-    /// [`crate::ops::slot_hooks::inherit`]); a problem when it did, or could not.
+    /// [`crate::ops::pool::slot_hooks::inherit`]); a problem when it did, or could not.
     fn give_slot_the_repository_hooks(&self, worktree: &Path) -> Option<Problem> {
-        match crate::ops::slot_hooks::inherit(self.repo, worktree) {
+        match crate::ops::pool::slot_hooks::inherit(self.repo, worktree) {
             Ok(Some(dir)) => Some(Problem {
                 kind: ProblemKind::HooksNotInForce,
                 subject: worktree.display().to_string(),

@@ -3,7 +3,7 @@
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::teardown::{self, TeardownOptions};
-use crate::ops::{Result, pool, safety};
+use crate::ops::{Result, pool, pool::safety};
 
 impl Checkup<'_> {
     /// Active tasks whose slot lease expired and was never taken over: the slot is blocked until

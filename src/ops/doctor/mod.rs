@@ -186,7 +186,7 @@ fn checkup(
     if repair {
         // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
         let required = super::settings::require_credential(repo)?;
-        super::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
+        super::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
             super::Error::failed(
                 format!("cannot mark the slots for hand.requireCredential: {e}"),
                 vec![],

@@ -2,7 +2,7 @@
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::ledger::{Ledger, WorktreeKey};
-use crate::ops::{Result, pool, slot};
+use crate::ops::{Result, pool, pool::slot};
 
 impl Checkup<'_> {
     /// Worktrees git still lists whose directory is gone and that are no slot of ours.

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::Run;
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, TaskState, Tasks};
-use crate::ops::{Context, Result, safety};
+use crate::ops::{Context, Result, pool::safety};
 
 /// The branches prune considers: those spawn names, `hand/<task>`.
 const TASK_BRANCHES: &str = "hand/";

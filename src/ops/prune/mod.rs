@@ -8,7 +8,7 @@ pub mod branches;
 use std::path::Path;
 
 use super::pool::{self, SlotInfo};
-use super::{Context, Error, Result, safety};
+use super::{Context, Error, Result, pool::safety};
 use crate::git::{Git, GitError};
 use crate::ledger::{EventKind, Ledger, WorktreeKey};
 
@@ -199,8 +199,8 @@ pub fn remove_slot(
     expect: OnDisk,
 ) -> Result<bool> {
     // Lock order: the slot's, then the worktree list's.
-    let _slot = super::slot::SlotLock::acquire(common, path.as_path())?;
-    let _lock = super::slot::lock_worktree_list(common)?;
+    let _slot = super::pool::slot::SlotLock::acquire(common, path.as_path())?;
+    let _lock = super::pool::slot::lock_worktree_list(common)?;
     if (expect == OnDisk::Missing) == path.as_path().exists() {
         return Ok(false); // The disk changed since we looked: leave it to the next run.
     }

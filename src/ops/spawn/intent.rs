@@ -11,7 +11,7 @@ use crate::ledger::{
     Task, Tenure, WorktreeKey,
 };
 use crate::ops::pool::{self, Plan, Skipped};
-use crate::ops::{Error, Result, safety};
+use crate::ops::{Error, Result, pool::safety};
 use crate::platform::procs::ProcessId;
 
 /// A slot claimed by a recorded intent: the task (`spawning`) and its leases, open-ended until

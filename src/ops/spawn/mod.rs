@@ -37,7 +37,7 @@ pub use undo::abandon;
 
 use super::include::Included;
 use super::pool::Skipped;
-use super::slot::SlotGuard;
+use super::pool::slot::SlotGuard;
 use super::{Context, Error, Result, base};
 use crate::clock::Millis;
 use crate::failpoint;

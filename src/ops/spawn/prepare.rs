@@ -11,7 +11,7 @@ use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, LedgerError};
 use crate::ops::include::{self, Included};
 use crate::ops::pool;
-use crate::ops::slot::{self, SlotGuard};
+use crate::ops::pool::slot::{self, SlotGuard};
 use crate::ops::{Error, Result};
 
 /// What failed while preparing the slot.
@@ -78,7 +78,8 @@ pub(super) fn prepare_slot(
         switch_to(ledger, ground.repo, guard, &target, &[])
     };
     switched.map_err(|source| slot_failed(claimed, source))?;
-    crate::ops::slot_hooks::inherit(ground.repo, &claimed.path).map_err(PrepareError::Hooks)?;
+    crate::ops::pool::slot_hooks::inherit(ground.repo, &claimed.path)
+        .map_err(PrepareError::Hooks)?;
     // `hand.include`: a new slot only (a reused one keeps what its last task left; see
     // ops/include.rs). A copy that fails is reported, not a failed spawn.
     let mut included = Included::default();

@@ -10,7 +10,7 @@ use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
 use crate::ledger::{Idempotent, Ledger, Step, Task, TaskState};
 use crate::ops::pool::Plan;
-use crate::ops::{Error, Result, safety};
+use crate::ops::{Error, Result, pool::safety};
 
 /// What the claim came to.
 // Built once per spawn attempt and matched at once: its size does not matter.

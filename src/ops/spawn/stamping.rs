@@ -7,8 +7,8 @@ use super::plan::Groundwork;
 use crate::git::ConfigError;
 use crate::ledger::Ledger;
 use crate::ops::Error;
-use crate::ops::slot::SlotGuard;
-use crate::ops::stamp::{self, Stamp, StampError};
+use crate::ops::pool::slot::SlotGuard;
+use crate::ops::pool::stamp::{self, Stamp, StampError};
 
 /// What failed while stamping the slot.
 #[derive(Debug, thiserror::Error)]

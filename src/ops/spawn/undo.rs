@@ -8,7 +8,7 @@ use super::plan::Groundwork;
 use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
 use crate::ledger::{EndReason, Idempotent, IssueLease, Ledger, LedgerError, Task};
-use crate::ops::slot::{SlotGuard, SpawnWork};
+use crate::ops::pool::slot::{SlotGuard, SpawnWork};
 use crate::ops::{Error, Result};
 
 /// What failed once the slot was claimed and git was let at it.

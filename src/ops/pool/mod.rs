@@ -1,13 +1,24 @@
 //! The pool's layout and its slots: where slots live (`<root>/<repo>-<id6>/<n>/<repo>`), how many
 //! there may be, and which existing slot a new task may take.
+//!
+//! A room of `ops` (issue 26): with its children, everything about the slots themselves: that a
+//! slot is the worktree git-hand made and who may change it (`slot`), that it is safe to reuse
+//! (`safety`), who is inside it (`procs`), the stamp in its admin dir (`stamp`), and the hooks
+//! directory it shares with the repository's other worktrees (`slot_hooks`).
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, names, safety};
+use super::{Error, Result, names};
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::procs::{Scan, ns_name};
+
+pub mod procs;
+pub mod safety;
+pub mod slot;
+pub mod slot_hooks;
+pub mod stamp;
 
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
 /// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
@@ -271,9 +282,9 @@ pub fn choose(
             continue;
         }
         // Nothing is touched, or even probed, before the slot is proven to be itself.
-        match super::slot::prove(&repo.loc.common_dir, &path) {
+        match slot::prove(&repo.loc.common_dir, &path) {
             Ok(_) => {}
-            Err(gone) if gone.is_gone() => match super::slot::prove_absent(&path) {
+            Err(gone) if gone.is_gone() => match slot::prove_absent(&path) {
                 Ok(()) => return Ok((Plan::Recreate(path), skipped)),
                 Err(e) => {
                     skipped.push(unproven(info, &e));
@@ -365,7 +376,7 @@ pub fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
     ))
 }
 
-fn unproven(info: &SlotInfo, e: &super::slot::NotTheSlot) -> Skipped {
+fn unproven(info: &SlotInfo, e: &slot::NotTheSlot) -> Skipped {
     Skipped {
         path: info.slot.path.to_string(),
         why: vec![format!(

@@ -15,12 +15,12 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result};
 use crate::git::link::{self, LinkError};
 use crate::git::lock::LOCK_FILE;
 use crate::git::status::dirty_files;
 use crate::git::{Git, GitError, WorktreeListLock};
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
+use crate::ops::{Error, Result};
 use crate::platform::procs::Scan;
 
 /// Takes the lock that serializes changes to the repository's worktree list (see
@@ -332,8 +332,9 @@ impl SlotGuard {
         let lock = locked_file(stderr)?;
         let is_lock = lock.extension().is_some_and(|e| e == "lock");
         let ours = lock.parent() == Some(admin) || self.is_checked_out_branch_lock(admin, &lock);
-        let nobody_inside =
-            || super::procs::occupants(self.scan, &self.path).is_ok_and(|o| o.is_empty());
+        let nobody_inside = || {
+            crate::ops::pool::procs::occupants(self.scan, &self.path).is_ok_and(|o| o.is_empty())
+        };
         let unheld = || nobody_inside() && !self.another_git_in_the_repository();
         (is_lock && ours && !removed.contains(&lock) && unheld())
             .then(|| std::fs::remove_file(&lock).ok())
@@ -359,7 +360,7 @@ impl SlotGuard {
         places.extend(admins.iter().filter_map(|admin| link::worktree_of(admin)));
         let places: Vec<&Path> = places.iter().map(PathBuf::as_path).collect();
         let callers = self.scan.ancestors();
-        super::procs::occupants_of(self.scan, &places).map_or(true, |found| {
+        crate::ops::pool::procs::occupants_of(self.scan, &places).map_or(true, |found| {
             found
                 .iter()
                 .any(|o| o.command == "git" && !callers.contains(&o.pid))

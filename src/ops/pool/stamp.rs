@@ -171,11 +171,11 @@ fn parse(text: &str) -> Result<Stamp, String> {
         .filter(|t| *t > 0)
         .ok_or_else(|| format!("token {token:?} is not a positive integer"))?;
     let task = field(task, "task")?;
-    if super::names::task_name(task).is_err() {
+    if crate::ops::names::task_name(task).is_err() {
         return Err(format!("task {task:?} is not a task name"));
     }
     let ledger = field(ledger, "ledger")?;
-    if ledger.chars().any(super::names::is_deceptive) {
+    if ledger.chars().any(crate::ops::names::is_deceptive) {
         return Err(format!("ledger {ledger:?} has control characters"));
     }
     let ledger = if crate::ledger::server::is_server_url(ledger) {
@@ -198,9 +198,9 @@ fn parse(text: &str) -> Result<Stamp, String> {
 }
 
 /// Reads the stamp for a lease check: damage becomes an error that says how to get out of it.
-pub fn read_checked(admin_dir: &Path) -> super::Result<Option<Stamp>> {
+pub fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
     read(admin_dir).map_err(|e| {
-        super::Error::failed(
+        crate::ops::Error::failed(
             format!("{e}; this worktree's lease cannot be checked"),
             vec![format!(
                 "rm {}   # then present the credential: eval \"$(git hand env <task>)\"",
@@ -211,8 +211,8 @@ pub fn read_checked(admin_dir: &Path) -> super::Result<Option<Stamp>> {
 }
 
 /// The error when the ledger a stamp names is gone: nothing can be checked, nothing is lost.
-pub fn ledger_gone(ledger: &Place, admin_dir: &Path) -> super::Error {
-    super::Error::failed(
+pub fn ledger_gone(ledger: &Place, admin_dir: &Path) -> crate::ops::Error {
+    crate::ops::Error::failed(
         format!(
             "this worktree was leased from the ledger {ledger}, which is gone, so its lease \
              cannot be checked; your commits stay in this worktree"

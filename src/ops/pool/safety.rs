@@ -38,7 +38,7 @@ pub fn reuse_blockers(scan: Scan, repo: &Repo, path: &Path) -> Vec<String> {
 pub struct Probe {
     on_disk: bool,
     dirty: Result<Vec<String>, GitError>,
-    occupants: std::io::Result<Vec<super::procs::Occupant>>,
+    occupants: std::io::Result<Vec<crate::ops::pool::procs::Occupant>>,
 }
 
 impl Probe {
@@ -55,7 +55,7 @@ impl Probe {
         Self {
             on_disk: true,
             dirty: dirty_files(&Git::new(path)),
-            occupants: super::procs::occupants(scan, path),
+            occupants: crate::ops::pool::procs::occupants(scan, path),
         }
     }
 
@@ -70,7 +70,7 @@ impl Probe {
 
     /// The rest of the proof (no commit only this slot holds), and every reason found.
     pub fn blockers(self, repo: &Repo, path: &Path) -> Vec<String> {
-        if let Err(e) = super::slot::prove(&repo.loc.common_dir, path)
+        if let Err(e) = crate::ops::pool::slot::prove(&repo.loc.common_dir, path)
             && !e.is_gone()
         {
             return vec![format!(

@@ -27,8 +27,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Error, Result};
 use crate::git::{Git, Repo};
+use crate::ops::{Error, Result};
 
 /// Copies the repository's generated hooks directory into `slot` when the slot lacks it (see
 /// the module docs). Returns the directory copied, if any.
