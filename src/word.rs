@@ -163,7 +163,7 @@ mod tests {
     use crate::hooks::{Change, FileState, HookName, LapseKind, Manager, Warning};
     use crate::ledger::{EndReason, EventKind, ResourceKind, Step, TaskState};
     use crate::ops::doctor::ProblemKind;
-    use crate::ops::verdict::Verdict;
+    use crate::ops::fence::verdict::Verdict;
 
     /// Every word as it was spelled by hand before serde spelled it: the ledger stores some of
     /// them, scripts read the others, so none may change.

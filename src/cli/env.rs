@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use super::output::Vars;
 use super::{Done, Failure, Kind};
 use crate::ops::tasks;
-use crate::ops::{Context, credential_push};
+use crate::ops::{Context, fence::credential_push};
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
@@ -64,7 +64,7 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
         return Done::json(&Vars(&vars), None);
     }
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
-    let mut text: String = crate::ops::credential::env_vars(&task, &tenure)
+    let mut text: String = crate::ops::fence::credential::env_vars(&task, &tenure)
         .into_iter()
         .map(|(k, v)| match args.shell {
             Shell::Sh => format!("export {k}={v}\n"),

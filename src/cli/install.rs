@@ -442,7 +442,7 @@ fn install_server(
     let report = hooks::install_server(git, rewrite, target)?;
     let written = write_server_ledger(ctx, git, &ledger)?;
     warn(another_users_ledger(ctx.repo()?, git, &ledger));
-    let covered = crate::ops::pre_receive::Coverage::of(ctx.repo()?);
+    let covered = crate::ops::on_hook::pre_receive::Coverage::of(ctx.repo()?);
     if covered.remote_urls.is_empty() {
         warn(Some(covered.warning()));
     }

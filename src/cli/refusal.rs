@@ -6,8 +6,8 @@ use super::{Failure, Kind};
 use crate::clock::relative;
 use crate::ids;
 use crate::ledger::{Task, TaskState, Tenure};
+use crate::ops::fence::verdict::{Finding, Verdict};
 use crate::ops::on_hook::{PrePush, Refusal, Said};
-use crate::ops::verdict::{Finding, Verdict};
 
 /// The lines a refusal prints (without the `git-hand: ` prefix). They never suggest
 /// `--no-verify`: coding agents retry with whatever a refusal suggests (issue 11).
@@ -108,7 +108,7 @@ pub fn not_current(f: &Finding, verb: &str) -> Failure {
     let by_session = f
         .credential
         .as_ref()
-        .is_some_and(|c| c.source == crate::ops::verdict::CredentialSource::Session);
+        .is_some_and(|c| c.source == crate::ops::fence::verdict::CredentialSource::Session);
     if by_session {
         let whose = f
             .task
@@ -250,7 +250,7 @@ fn presented(f: &Finding) -> Option<String> {
     let lease = ids::short(c.lease_id.as_str());
     Some(match (c.token, c.source) {
         // Found by the session id the process carries, whatever else it presented.
-        (Some(t), crate::ops::verdict::CredentialSource::Session) => format!(
+        (Some(t), crate::ops::fence::verdict::CredentialSource::Session) => format!(
             "this Claude Code session's own token {t} (lease {lease}, found by \
              CLAUDE_CODE_SESSION_ID)"
         ),

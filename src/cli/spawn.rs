@@ -15,7 +15,7 @@ use crate::ops::exec::{self, RenewalTrouble};
 use crate::ops::include::{Copied, Copying, How, Included, NotCopied, Reason};
 use crate::ops::pool::Skipped;
 use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
-use crate::ops::{Context, credential_push};
+use crate::ops::{Context, fence::credential_push};
 use crate::platform::exit_status;
 
 #[derive(Debug, Args)]

@@ -12,8 +12,8 @@ use crate::clock::relative;
 use crate::hooks::{Enforcer, Lapse};
 use crate::ledger::{Place, WorktreeKey};
 use crate::ops::Context;
+use crate::ops::fence::verdict::{Credential, Finding, Verdict};
 use crate::ops::on_hook::{self, Here, PushTarget, Refusal};
-use crate::ops::verdict::{Credential, Finding, Verdict};
 
 pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let here = on_hook::here(ctx)?;
@@ -328,9 +328,10 @@ fn render_finding(f: &Finding) -> String {
         out.push_str(&format!(
             "from:    {}\n",
             match c.source {
-                crate::ops::verdict::CredentialSource::Env => "GIT_HAND_LEASE in the environment",
-                crate::ops::verdict::CredentialSource::Stamp => "the worktree's stamp",
-                crate::ops::verdict::CredentialSource::Session => {
+                crate::ops::fence::verdict::CredentialSource::Env =>
+                    "GIT_HAND_LEASE in the environment",
+                crate::ops::fence::verdict::CredentialSource::Stamp => "the worktree's stamp",
+                crate::ops::fence::verdict::CredentialSource::Session => {
                     "this Claude Code session's own lease (CLAUDE_CODE_SESSION_ID)"
                 }
             }

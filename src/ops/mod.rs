@@ -1,13 +1,10 @@
 //! Operations: the logic behind each verb. An operation takes plain options, talks to the
 //! ledger and to git, and returns data; it never sees clap and never prints.
 
-pub mod adopt;
 pub mod base;
 pub mod candidates;
 pub mod claude;
 pub mod context;
-pub mod credential;
-pub mod credential_push;
 pub mod doctor;
 pub mod evidence;
 pub mod exec;
@@ -19,9 +16,7 @@ pub mod ledger_copy;
 pub mod names;
 pub mod on_hook;
 pub mod pool;
-pub mod pre_receive;
 pub mod prune;
-pub mod ref_fence;
 pub mod relative_remotes;
 pub mod sessions;
 pub mod settings;
@@ -30,7 +25,6 @@ pub mod spawn;
 pub mod tasks;
 pub mod teardown;
 pub mod trust;
-pub mod verdict;
 
 pub use context::Context;
 

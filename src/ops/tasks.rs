@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::claude::SessionHolder;
 use super::facts::{self, Facts};
+use super::fence::verdict::{self, Finding, Verdict};
 use super::pool::{self, SlotInfo};
 use super::sessions::{self, Presence, SessionSlot};
-use super::verdict::{self, Finding, Verdict};
 use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
@@ -323,7 +323,7 @@ pub fn own_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
-    let Some(presented) = super::credential::env_credential() else {
+    let Some(presented) = super::fence::credential::env_credential() else {
         return slots_task(ctx, ledger, super::claude::session_in_env().as_ref());
     };
     let lease = presented
@@ -332,7 +332,7 @@ pub fn own_task(
     let task = ledger.read(|v| v.task_by_lease(&lease))?.ok_or_else(|| {
         Error::usage(format!(
             "{} names lease {lease}, which no task holds; name the task",
-            super::credential::LEASE_ENV
+            super::fence::credential::LEASE_ENV
         ))
         .with_hint("git hand list")
     })?;
@@ -363,7 +363,7 @@ pub fn this_task(
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
     let session = super::claude::session_in_env();
-    let Some(presented) = super::credential::env_credential() else {
+    let Some(presented) = super::fence::credential::env_credential() else {
         return slots_task(ctx, ledger, session.as_ref());
     };
     let credential = presented
@@ -457,7 +457,7 @@ fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
 fn no_task_holds(lease: &LeaseId) -> Error {
     Error::usage(format!(
         "{} names lease {lease}, which no task holds; name the task",
-        super::credential::LEASE_ENV
+        super::fence::credential::LEASE_ENV
     ))
     .with_hint("git hand list")
 }

@@ -205,7 +205,7 @@ fn on_teardown(
     }
     let skip = format!("git hand teardown {} --no-setup", task.name);
     super::trust::require(&settings, &[hook], Some(&skip))?;
-    let env = super::credential::env_vars(task, tenure);
+    let env = super::fence::credential::env_vars(task, tenure);
     let timeout = settings.setup_timeout()?;
     super::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
         Error::failed(

@@ -537,7 +537,7 @@ fn worktree_id(env: &TestEnv, dir: &Path) -> String {
 #[test]
 fn every_name_of_head_is_judged_alike_by_the_shim_and_by_git_hand() {
     use git_hand::hooks::HookName;
-    use git_hand::ops::ref_fence::{guards, parse_ref_lines};
+    use git_hand::ops::on_hook::ref_fence::{guards, parse_ref_lines};
     let env = TestEnv::new();
     // A leased slot as the shim sees it: a stamp in the admin dir git exports as GIT_DIR, and a
     // credential. No git-hand on PATH and none recorded: a line the shim judges fails closed
@@ -627,7 +627,7 @@ fn every_name_of_head_is_judged_alike_by_the_shim_and_by_git_hand() {
         );
     }
     // Whose ref a name is, from slot `slot`: another worktree's is refused even to its holder.
-    use git_hand::ops::ref_fence::other_worktree;
+    use git_hand::ops::on_hook::ref_fence::other_worktree;
     for (name, own, other) in [
         ("HEAD", Some("slot"), false),
         ("refs/heads/x", Some("slot"), false),

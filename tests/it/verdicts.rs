@@ -11,10 +11,10 @@ use git_hand::clock::ManualClock;
 use git_hand::ledger::{
     Acquire, By, LeaseId, Ledger, NewTask, Release, RepoId, Resource, Step, Tenure, WorktreeKey,
 };
-use git_hand::ops::pool::stamp::Stamp;
-use git_hand::ops::verdict::{
+use git_hand::ops::fence::verdict::{
     Credential, CredentialRule, CredentialSource, Finding, Verdict, judge, parse_env_credential,
 };
+use git_hand::ops::pool::stamp::Stamp;
 
 const T0: i64 = 1_795_949_785_000;
 const MIN: i64 = 60_000;

@@ -211,7 +211,7 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
                 "this worktree's lease has ended ({}): pushes from here will be refused; see git hand status",
                 verdict.as_str()
             )]),
-            Ok(PostCheckout::Registered(crate::ops::adopt::Registered {
+            Ok(PostCheckout::Registered(crate::ops::on_hook::adopt::Registered {
                 adopted_as: Some(name),
                 ..
             })) => say(&[format!(

@@ -1,6 +1,6 @@
 //! `git-hand hook pre-receive`: what the server's shim (`git hand install --server`) execs. It
 //! runs the chained pre-receive hook first (its failure fails the push), then asks
-//! [`crate::ops::pre_receive`] about the refs on stdin and the lease the push options present.
+//! [`crate::ops::on_hook::pre_receive`] about the refs on stdin and the lease the push options present.
 //! git hands the hook's stderr to the pusher, who reads each `git-hand:` line after `remote:`.
 //!
 //! It fails closed: a push it cannot judge (unreadable input, a ledger it cannot read) is
@@ -14,7 +14,7 @@ use crate::cli::{Done, Failure};
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
 use crate::ops::on_hook::Said;
-use crate::ops::pre_receive::{self, Presented, Pusher};
+use crate::ops::on_hook::pre_receive::{self, Presented, Pusher};
 
 const REFUSED: &str = "push refused by the remote";
 

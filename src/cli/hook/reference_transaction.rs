@@ -16,7 +16,7 @@ use crate::git::INTERNAL_ENV;
 use crate::hooks::{HookName, chain};
 use crate::ops::Context;
 use crate::ops::on_hook::Said;
-use crate::ops::ref_fence;
+use crate::ops::on_hook::ref_fence;
 
 pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
     let mut stdin = Vec::new();

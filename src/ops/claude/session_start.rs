@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use super::{HookInput, SessionHolder, SessionId};
 use crate::ledger::{Task, Tenure};
-use crate::ops::verdict::Subject;
-use crate::ops::{Context, Error, Result, credential_push};
+use crate::ops::fence::verdict::Subject;
+use crate::ops::{Context, Error, Result, fence::credential_push};
 
 /// The variable naming the file whose lines reach the session's Bash commands.
 pub const ENV_FILE_ENV: &str = "CLAUDE_ENV_FILE";
@@ -103,7 +103,7 @@ fn own_lease(ctx: &Context, session: &SessionId) -> Result<Option<(Task, Tenure,
 fn lines(task: &Task, tenure: &Tenure, carried: bool) -> String {
     // Values are hex, digits and task names ([A-Za-z0-9._-]): nothing a shell would expand.
     let mut text = String::from("# git-hand: this Claude Code session's own lease\n");
-    for (k, v) in crate::ops::credential::env_vars(task, tenure) {
+    for (k, v) in crate::ops::fence::credential::env_vars(task, tenure) {
         text.push_str(&format!("export {k}={v}\n"));
     }
     if carried {

@@ -138,7 +138,7 @@ fn unfenced_remote(repo: &crate::git::Repo) -> Option<Problem> {
             .ok()
             .and_then(|own| own.config_string("hand.ledger"))
             .is_some();
-    let coverage = super::pre_receive::Coverage::of(repo);
+    let coverage = super::on_hook::pre_receive::Coverage::of(repo);
     (served && coverage.remote_urls.is_empty()).then(|| Problem {
         kind: ProblemKind::UnfencedRemote,
         subject: repo.loc.common_dir.display().to_string(),

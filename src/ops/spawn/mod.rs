@@ -258,7 +258,7 @@ fn run_setup(
     let Some(cmd) = ground.setup.for_slot(claimed.plan.makes_worktree()) else {
         return Ok(());
     };
-    let env = super::credential::env_vars(&claimed.task, &claimed.tenure);
+    let env = super::fence::credential::env_vars(&claimed.task, &claimed.tenure);
     super::setup::run(cmd, &claimed.path, &env, ground.setup.timeout, &|event| {
         progress(Progress::Setup(event))
     })

@@ -5,13 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::claude::{SessionHolder, SessionId};
-use super::pool::stamp::{self, Stamp};
-use super::{Context, Result};
 use crate::clock::Millis;
 use crate::ledger::{Ledger, Place, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::ops::claude::{SessionHolder, SessionId};
+use crate::ops::pool::stamp::{self, Stamp};
+use crate::ops::{Context, Result};
 
-pub use super::credential::{
+pub use crate::ops::fence::credential::{
     Credential, CredentialSource, Unparsed, env_credential, parse_env_credential,
 };
 
@@ -266,7 +266,7 @@ impl Subject {
             None => ctx.ledger_location()?.place,
         };
         let key = Self::key_of(ctx)?;
-        let rule = if super::settings::require_credential(repo)? {
+        let rule = if crate::ops::settings::require_credential(repo)? {
             CredentialRule::EnvRequired
         } else {
             CredentialRule::StampSuffices
@@ -276,7 +276,7 @@ impl Subject {
             key,
             ledger,
             rule,
-            session: super::claude::session_in_env(),
+            session: crate::ops::claude::session_in_env(),
         })
     }
 

@@ -3,15 +3,15 @@
 //! so a zombie's commit, reset or rebase never moves a ref of the task that took its slot; and a
 //! transaction that moves the branch of another live task is refused (branch fencing).
 //!
-//! It is pre-push's decision ([`super::on_hook::decide`]) on other input: the branches are the
+//! It is pre-push's decision ([`crate::ops::on_hook::decide`]) on other input: the branches are the
 //! `refs/heads/*` the transaction moves, fenced on the remote a task records (origin's push URL),
 //! so the verdict words, the holder named and the ledger looked in are the same as a refused
 //! push's. Nothing here prints. The sh shim decides most transactions without starting git-hand;
 //! what reaches here is a `prepared` transaction in a leased slot by a process presenting a
 //! credential (or in a slot that requires one).
 
-use super::on_hook::{self, PrePush, Said};
-use super::{Context, Result, fence, verdict};
+use crate::ops::on_hook::{self, PrePush, Said};
+use crate::ops::{Context, Result, fence, fence::verdict};
 
 /// One line of reference-transaction stdin: `<old> <new> <ref>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +96,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
         return Ok(None);
     }
     let repo = ctx.repo()?;
-    if !super::settings::Settings::load(repo)?.fence_refs()? {
+    if !crate::ops::settings::Settings::load(repo)?.fence_refs()? {
         return Ok(None);
     }
     let branches = fence::branches(moving.iter().map(|u| u.name.as_str()));

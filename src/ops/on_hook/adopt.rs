@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Context, Error, Result, pool::stamp};
 use crate::git::Repo;
 use crate::ledger::{
     Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,
 };
+use crate::ops::{Context, Error, Result, pool::stamp};
 
 /// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
 /// `hand.adoptWorktrees`, leased as task `adopted_as`).
@@ -21,7 +21,7 @@ pub struct Registered {
 
 /// Registers (and maybe leases) the worktree; `None` when its path is leased already.
 pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Registered>> {
-    let adopt = super::settings::Settings::load(repo)?.adopt_worktrees()?;
+    let adopt = crate::ops::settings::Settings::load(repo)?.adopt_worktrees()?;
     ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
     if !adopt {
@@ -75,7 +75,7 @@ fn lease_as_task(
     let branch = repo.head_branch().unwrap_or_else(|| "HEAD".into());
     let head = repo.head_oid().unwrap_or_default();
     let me = ctx.scan().me();
-    let remote = super::fence::task_remote(repo);
+    let remote = crate::ops::fence::task_remote(repo);
     let taken = ledger.write(|tx| {
         let repo_row = tx.ensure_repo(common)?;
         let view = tx.view();
@@ -171,7 +171,7 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         task: name.to_string(),
         ledger: ledger.place(),
     };
-    let required = super::settings::require_credential(repo)?;
+    let required = crate::ops::settings::require_credential(repo)?;
     stamp::write_marked(&repo.loc.admin_dir, &stamped, required).map_err(|e| {
         Error::failed(
             format!("leased this worktree as task {name} but could not write its stamp ({e})"),

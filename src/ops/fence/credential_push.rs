@@ -12,14 +12,14 @@
 //! presents two leases. A `GIT_CONFIG_COUNT` git itself refuses ("bogus count") is left alone:
 //! nothing is added to a configuration that already fails every git command.
 
-use super::Result;
-use super::credential::env_vars;
-use super::settings::Settings;
 use crate::git::Repo;
 use crate::ledger::{Task, Tenure};
+use crate::ops::Result;
+use crate::ops::fence::credential::env_vars;
+use crate::ops::settings::Settings;
 
 /// The push options a push presents its lease with (what the server's pre-receive reads,
-/// [`super::pre_receive`]).
+/// [`crate::ops::on_hook::pre_receive`]).
 pub const LEASE_OPTION: &str = "hand.lease";
 pub const TOKEN_OPTION: &str = "hand.token";
 pub const TASK_OPTION: &str = "hand.task";

@@ -6,8 +6,8 @@ use std::ffi::OsStr;
 
 use serde::Serialize;
 
-use super::pool::stamp::Stamp;
 use crate::ledger::{LeaseId, Task, Tenure};
+use crate::ops::pool::stamp::Stamp;
 
 /// The lease id a holder presents.
 pub const LEASE_ENV: &str = "GIT_HAND_LEASE";

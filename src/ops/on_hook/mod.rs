@@ -10,12 +10,20 @@
 //! lease names (no stamp, no credential in the environment), allows it unchecked
 //! ([`PrePush::unchecked`]), so a team's server being down does not stop pushes git-hand has
 //! nothing to say about; a push from a slot is still refused.
+//!
+//! A room of `ops` (issue 26): with its children, what each git hook decides: pre-push and
+//! post-checkout here, reference-transaction (`ref_fence`), the server's pre-receive
+//! (`pre_receive`), and the adoption of a plain `git worktree add` (`adopt`).
 
 use std::path::PathBuf;
 
-use super::verdict::{self, Finding, Verdict};
+use super::fence::verdict::{self, Finding, Verdict};
 use super::{Context, Result, fence, pool::stamp};
 use crate::ledger::{EventKind, Ledger, LedgerError, Resource, Task, Tenure, WorktreeKey};
+
+pub mod adopt;
+pub mod pre_receive;
+pub mod ref_fence;
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +120,7 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
     let (out, ledger) = match decide(ctx, &subject, remote, &branches) {
         Err(e)
             if subject.stamp.is_none()
-                && super::credential::env_credential().is_none()
+                && super::fence::credential::env_credential().is_none()
                 && !in_a_pool(ctx, &subject.key) =>
         {
             match unreachable_server(&e) {
@@ -459,7 +467,7 @@ pub fn here(ctx: &Context) -> Result<Here> {
     };
     let git = crate::git::Git::new(workdir.as_ref().unwrap_or(&repo.loc.admin_dir));
     let hooks = crate::hooks::in_force(&git, workdir.as_deref()).map_err(|e| e.to_string());
-    let remote_fence = super::credential_push::carried(repo).map_err(|e| e.to_string());
+    let remote_fence = super::fence::credential_push::carried(repo).map_err(|e| e.to_string());
     let claude = super::claude::settings::in_force(repo);
     Ok(Here {
         claude,
@@ -598,7 +606,7 @@ pub enum PostCheckout {
         verdict: Verdict,
     },
     /// A plain `git worktree add` made this worktree and it was registered (adopted: leased).
-    Registered(super::adopt::Registered),
+    Registered(adopt::Registered),
 }
 
 /// Runs the post-checkout logic. `prev`/`flag` are git's arguments.
@@ -609,7 +617,7 @@ pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostChecko
     };
     let stamp = stamp::read(&repo.loc.admin_dir).ok().flatten();
     if is_null_oid(prev) && flag == "1" && repo.loc.is_linked() && stamp.is_none() {
-        return Ok(super::adopt::register(ctx, repo, &workdir)?
+        return Ok(adopt::register(ctx, repo, &workdir)?
             .map_or(PostCheckout::Nothing, PostCheckout::Registered));
     }
     let Some(stamp) = stamp else {

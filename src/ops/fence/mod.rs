@@ -8,12 +8,20 @@
 //! cannot push over a live task's branch (issue 10), while the same branch name on another
 //! remote is another branch. Tasks recorded before the ledger knew remotes (schema version 3 and
 //! older) are fenced by their repository, as they were.
+//!
+//! A room of `ops` (issue 26): with its children, what a holder presents and how it is judged:
+//! the credential (`credential`), the same lease as push options (`credential_push`), the
+//! verdict every hook and `status`/`check` share (`verdict`), and the branch fence here.
 
 use std::path::Path;
 
 use crate::git::Repo;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{LeaseId, Task, Tenure, View};
+
+pub mod credential;
+pub mod credential_push;
+pub mod verdict;
 
 /// The remote a new task's branch is recorded against, and so the one a local ref update is
 /// fenced on: origin's push URL (`pushurl`, rewrites applied), normalized, a local path resolved
