@@ -15,7 +15,7 @@ use clap::{Arg, Command, Subcommand};
 use clap_complete::Shell;
 
 use super::{Done, Failure};
-use crate::ops::{Context, candidates};
+use crate::ops::{Context, task::candidates};
 
 #[derive(Debug, Subcommand)]
 pub enum CompleteCommand {

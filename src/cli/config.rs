@@ -7,9 +7,9 @@ use serde::Serialize;
 use super::output::{paint, table};
 use super::{Done, Failure};
 use crate::ops::Context;
-use crate::ops::settings::report::Report;
-use crate::ops::settings::{self, Origin};
-use crate::ops::trust::Trust;
+use crate::ops::repo::settings::report::Report;
+use crate::ops::repo::settings::{self, Origin};
+use crate::ops::repo::trust::Trust;
 
 /// `config --json`.
 #[derive(Serialize)]

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 
 use super::output::Vars;
 use super::{Done, Failure, Kind};
-use crate::ops::tasks;
+use crate::ops::task::tasks;
 use crate::ops::{Context, fence::credential_push};
 
 #[derive(Debug, Args)]
@@ -32,7 +32,7 @@ pub enum Shell {
 pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
-        crate::ops::names::task_name(name)?;
+        crate::ops::repo::names::task_name(name)?;
     }
     let mut ledger = ctx.open_ledger()?;
     let task = match args.task.as_deref() {

@@ -210,7 +210,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
         }
     };
     let repo = ctx.repo()?;
-    let required = crate::ops::settings::require_credential(repo)
+    let required = crate::ops::repo::settings::require_credential(repo)
         .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     crate::ops::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
         Failure::new(
@@ -302,7 +302,7 @@ fn claude_file(
 
 /// Seconds each Claude Code hook may run: `hand.setupTimeout` and git's margin.
 fn claude_timeout(repo: &crate::git::Repo) -> Result<u64, Failure> {
-    let settings = crate::ops::settings::Settings::load(repo)
+    let settings = crate::ops::repo::settings::Settings::load(repo)
         .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
     let setup = settings
         .setup_timeout()

@@ -8,7 +8,7 @@ use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
 use crate::ledger::{By, LeaseId, Resource, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
-use crate::ops::{Context, names};
+use crate::ops::{Context, repo::names};
 
 #[derive(Debug, Subcommand)]
 pub enum LeaseCommand {

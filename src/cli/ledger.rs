@@ -10,7 +10,7 @@ use super::{Done, Failure, Kind};
 use crate::ledger::Task;
 use crate::ledger::server::{ServerError, ServerUrl, is_server_url};
 use crate::ops::Context;
-use crate::ops::ledger_copy::{self, Changed, Copied};
+use crate::ops::ledger_place::ledger_copy::{self, Changed, Copied};
 
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {

@@ -13,9 +13,9 @@ use crate::clock::relative;
 use crate::ledger::{EndReason, TaskState, Tasks, WorktreeKey};
 use crate::ops::Context;
 use crate::ops::claude::SessionId;
-use crate::ops::facts::{Divergence, Facts};
-use crate::ops::sessions::Presence;
-use crate::ops::tasks::{self, BaseSource, ComparedWith, FreeSlot, TaskView};
+use crate::ops::task::facts::{Divergence, Facts};
+use crate::ops::task::sessions::Presence;
+use crate::ops::task::tasks::{self, BaseSource, ComparedWith, FreeSlot, TaskView};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

@@ -504,7 +504,7 @@ mod tests {
 
     #[test]
     fn the_configuration_section_names_every_key_git_hand_reads() {
-        for key in crate::ops::settings::KEYS {
+        for key in crate::ops::repo::settings::KEYS {
             assert!(
                 CONFIGURATION
                     .iter()

@@ -357,11 +357,11 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
     out.push('\n');
     let ledger = ctx.open_existing(&ctx.ledger_location()?.place)?;
     let listing = match ledger {
-        Some(mut ledger) => Some(crate::ops::tasks::list(
+        Some(mut ledger) => Some(crate::ops::task::tasks::list(
             ctx,
             &mut ledger,
             crate::ledger::Tasks::Open,
-            crate::ops::tasks::Reach::Team,
+            crate::ops::task::tasks::Reach::Team,
         )?),
         None => None,
     };

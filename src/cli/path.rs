@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{Done, Failure};
 use crate::ops::Context;
-use crate::ops::{sessions, tasks};
+use crate::ops::{task::sessions, task::tasks};
 
 #[derive(Debug, Args)]
 pub struct PathArgs {
@@ -28,7 +28,7 @@ struct PathJson<'a> {
 pub fn path(ctx: &Context, args: PathArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
-        crate::ops::names::task_name(name)?;
+        crate::ops::repo::names::task_name(name)?;
     }
     let session = args
         .session

@@ -100,7 +100,7 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 }
 
 /// The refusal of an unnamed `env`, `renew` or `path` (`verb`) whose caller presents a credential
-/// that is not this worktree's current lease ([`crate::ops::tasks::this_task`]): the verdict in
+/// that is not this worktree's current lease ([`crate::ops::task::tasks::this_task`]): the verdict in
 /// the words a push from here would get. Nothing was changed, and nothing points at the
 /// slot's holder now: a zombie follows a hint to whatever credential it names (issue 22).
 pub fn not_current(f: &Finding, verb: &str) -> Failure {

@@ -7,7 +7,7 @@ use super::output::{TenureJson, expiry_text};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ops::Context;
-use crate::ops::tasks;
+use crate::ops::task::tasks;
 
 #[derive(Debug, Args)]
 pub struct RenewArgs {
@@ -31,7 +31,7 @@ struct RenewJson<'a> {
 pub fn renew(ctx: &Context, args: RenewArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
-        crate::ops::names::task_name(name)?;
+        crate::ops::repo::names::task_name(name)?;
     }
     let mut ledger = ctx.open_ledger()?;
     let task = match args.task.as_deref() {

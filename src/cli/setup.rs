@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use super::output::say;
-use crate::ops::setup::SetupEvent;
+use crate::ops::repo::setup::SetupEvent;
 
 /// Shows one event of task `task`'s setup command.
 pub(super) fn show(task: &str, event: SetupEvent<'_>) {

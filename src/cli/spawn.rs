@@ -11,10 +11,10 @@ use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::ledger::{LeaseId, Tenure};
-use crate::ops::exec::{self, RenewalTrouble};
-use crate::ops::include::{Copied, Copying, How, Included, NotCopied, Reason};
 use crate::ops::pool::Skipped;
-use crate::ops::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
+use crate::ops::repo::include::{Copied, Copying, How, Included, NotCopied, Reason};
+use crate::ops::task::exec::{self, RenewalTrouble};
+use crate::ops::task::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
 use crate::ops::{Context, fence::credential_push};
 use crate::platform::exit_status;
 

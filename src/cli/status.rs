@@ -19,7 +19,7 @@ pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let here = on_hook::here(ctx)?;
     if let Some(warning) = ctx
         .repo_opt()
-        .and_then(crate::ops::relative_remotes::unpinned_here)
+        .and_then(crate::ops::repo::relative_remotes::unpinned_here)
     {
         ctx.note(vec![warning]);
     }

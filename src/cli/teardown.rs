@@ -7,8 +7,8 @@ use super::error::ErrorBody;
 use super::{Done, Failure};
 use crate::ledger::{Task, TaskState, WorktreeKey};
 use crate::ops::claude::SessionId;
-use crate::ops::teardown::{self, TeardownOptions, TornDown};
-use crate::ops::{Context, sessions, tasks};
+use crate::ops::task::teardown::{self, TeardownOptions, TornDown};
+use crate::ops::{Context, task::sessions, task::tasks};
 
 #[derive(Debug, Args)]
 pub struct TeardownArgs {
@@ -61,7 +61,7 @@ enum OutcomeWord {
 pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failure> {
     // A bad name is a usage error before the ledger is opened (and maybe created).
     if let Some(name) = &args.task {
-        crate::ops::names::task_name(name)?;
+        crate::ops::repo::names::task_name(name)?;
     }
     if let Some(session) = &args.session {
         let session = sessions::session_id(session)?;
@@ -81,7 +81,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             own.name
         }
     };
-    let show = |event: crate::ops::setup::SetupEvent<'_>| super::setup::show(&name, event);
+    let show = |event: crate::ops::repo::setup::SetupEvent<'_>| super::setup::show(&name, event);
     let outcome = teardown::teardown(
         ctx,
         &mut ledger,
@@ -89,7 +89,7 @@ pub fn run(ctx: &Context, args: TeardownArgs, json: bool) -> Result<Done, Failur
             task: &name,
             force: args.force,
             keep_unpushed: false,
-            setup: (!args.no_setup).then_some(crate::ops::setup::Shown(&show)),
+            setup: (!args.no_setup).then_some(crate::ops::repo::setup::Shown(&show)),
         },
     )?;
     render(&outcome, json)

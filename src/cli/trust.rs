@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::{Done, Failure, Kind};
 use crate::ops::Context;
-use crate::ops::settings::{self, Settings};
-use crate::ops::setup::Hook;
+use crate::ops::repo::settings::{self, Settings};
+use crate::ops::repo::setup::Hook;
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
@@ -46,7 +46,7 @@ pub fn trust(ctx: &Context, args: &TrustArgs, json: bool) -> Result<Done, Failur
                 .hint("git hand config   # the hand.* values in effect"),
         );
     };
-    let odd = crate::ops::trust::control_characters(file);
+    let odd = crate::ops::repo::trust::control_characters(file);
     if !odd.is_empty() && !args.allow_control_characters {
         let shown = crate::shown::path(file.path());
         let mut message = format!(
@@ -60,7 +60,7 @@ pub fn trust(ctx: &Context, args: &TrustArgs, json: bool) -> Result<Done, Failur
             .hint(format!("cat -v {shown}   # read it with them made visible"))
             .hint("git hand trust --allow-control-characters   # approve it as it is"));
     }
-    crate::ops::trust::approve(file)?;
+    crate::ops::repo::trust::approve(file)?;
     let written: Vec<(&'static str, String)> = [Hook::OnCreate, Hook::OnReuse, Hook::OnTeardown]
         .into_iter()
         .filter_map(|hook| {

@@ -92,9 +92,9 @@ impl Context {
     pub fn repo_to_record(&self) -> Result<&Repo> {
         let repo = self.repo()?;
         let fix = "move the repository to a path without control characters";
-        super::names::path(&repo.loc.common_dir, "the repository", fix)?;
+        super::repo::names::path(&repo.loc.common_dir, "the repository", fix)?;
         if let Some(workdir) = &repo.loc.workdir {
-            super::names::path(workdir, "the worktree", fix)?;
+            super::repo::names::path(workdir, "the worktree", fix)?;
         }
         Ok(repo)
     }
@@ -119,7 +119,7 @@ impl Context {
                 .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
             })?;
         if let Place::File(path) = &location.place {
-            super::names::path(
+            super::repo::names::path(
                 path,
                 &format!("the ledger path (from {})", location.source),
                 "export GIT_HAND_LEDGER=/a/path/without/control/characters/ledger.sqlite",
@@ -148,7 +148,7 @@ impl Context {
         match self.ledger_location()?.place {
             Place::File(path) => {
                 if std::fs::symlink_metadata(&path).is_err() {
-                    super::evidence::refuse_if_it_existed(self, &path)?;
+                    super::ledger_place::evidence::refuse_if_it_existed(self, &path)?;
                 }
                 Ok(self.noted(Ledger::open(&path)?))
             }
@@ -168,7 +168,7 @@ impl Context {
             Some(ledger) => Ok(ledger),
             None => {
                 if let Place::File(path) = &place {
-                    super::evidence::refuse_if_it_existed(self, path)?;
+                    super::ledger_place::evidence::refuse_if_it_existed(self, path)?;
                 }
                 Ok(Ledger::empty()?)
             }
@@ -191,12 +191,12 @@ impl Context {
     /// team ledger: a file ledger is one machine.
     pub fn machine(&self) -> Result<String> {
         if let Some(repo) = self.repo_opt()
-            && let Some(name) = super::settings::machine(repo)?
+            && let Some(name) = super::repo::settings::machine(repo)?
         {
             return Ok(name);
         }
         crate::platform::machine::id()
-            .filter(|id| super::names::is_machine_id(id))
+            .filter(|id| super::repo::names::is_machine_id(id))
             .ok_or_else(|| {
                 Error::precondition(
                     format!(
@@ -242,7 +242,7 @@ impl Context {
             (None, Some(h)) => h,
             (None, None) => default_holder(),
         };
-        super::names::holder(&holder)?;
+        super::repo::names::holder(&holder)?;
         Ok(holder)
     }
 }
@@ -317,7 +317,7 @@ fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
         && !(path.is_absolute()
             && path
                 .to_str()
-                .is_some_and(|p| !p.chars().any(super::names::is_deceptive)))
+                .is_some_and(|p| !p.chars().any(super::repo::names::is_deceptive)))
     {
         return Err(repo
             .bad_config(
@@ -375,17 +375,18 @@ fn same_place(a: &Place, b: &Place) -> bool {
 }
 
 fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
-    let Some(value) = super::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
+    let Some(value) =
+        super::repo::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
     else {
         return Ok(None);
     };
     if ledger::server::is_server_url(&value) {
         return Ok(Some(value.into()));
     }
-    let path = super::settings::expand_home(&value);
+    let path = super::repo::settings::expand_home(&value);
     let recordable = path
         .to_str()
-        .is_some_and(|p| !p.chars().any(super::names::is_deceptive));
+        .is_some_and(|p| !p.chars().any(super::repo::names::is_deceptive));
     if path.is_absolute() && recordable {
         Ok(Some(path.into_os_string()))
     } else {

@@ -43,9 +43,9 @@ pub struct Report {
 /// bidirectional-formatting character is an error naming the key and the value.
 pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     let repo = ctx.repo()?;
-    let settings = super::settings::Settings::load(repo)?;
+    let settings = super::repo::settings::Settings::load(repo)?;
     if let Some(ns) = settings.issue_namespace().filter(|s| !s.trim().is_empty()) {
-        if ns.chars().any(super::names::is_deceptive) {
+        if ns.chars().any(super::repo::names::is_deceptive) {
             return Err(settings
                 .bad(
                     "hand.issueNamespace",
@@ -119,7 +119,7 @@ fn write(
     why: Idempotent,
     op: impl Fn(&ledger::Tx<'_>, &Resource) -> ledger::Result<Outcome>,
 ) -> Result<Report> {
-    let issue = super::names::issue_id(issue)?.to_string();
+    let issue = super::repo::names::issue_id(issue)?.to_string();
     let source = NamespaceSource::of(ctx)?;
     Ok(ledger.write_idempotent(why, |tx| {
         let namespace = source.for_write(tx)?;
@@ -197,7 +197,7 @@ pub fn release(ctx: &Context, ledger: &mut Ledger, issue: &str, by: By<'_>) -> R
 }
 
 pub fn current(ctx: &Context, ledger: &mut Ledger, issue: &str) -> Result<Report> {
-    let issue = super::names::issue_id(issue)?.to_string();
+    let issue = super::repo::names::issue_id(issue)?.to_string();
     let source = NamespaceSource::of(ctx)?;
     Ok(ledger.read(|view| {
         let namespace = source

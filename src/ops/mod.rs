@@ -1,30 +1,17 @@
 //! Operations: the logic behind each verb. An operation takes plain options, talks to the
 //! ledger and to git, and returns data; it never sees clap and never prints.
 
-pub mod base;
-pub mod candidates;
 pub mod claude;
 pub mod context;
 pub mod doctor;
-pub mod evidence;
-pub mod exec;
-pub mod facts;
 pub mod fence;
-pub mod include;
 pub mod lease;
-pub mod ledger_copy;
-pub mod names;
+pub mod ledger_place;
 pub mod on_hook;
 pub mod pool;
 pub mod prune;
-pub mod relative_remotes;
-pub mod sessions;
-pub mod settings;
-pub mod setup;
-pub mod spawn;
-pub mod tasks;
-pub mod teardown;
-pub mod trust;
+pub mod repo;
+pub mod task;
 
 pub use context::Context;
 

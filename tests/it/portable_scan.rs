@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use git_hand::ledger::Place;
 use git_hand::ops::Context;
 use git_hand::ops::doctor::{self, ProblemKind};
-use git_hand::ops::sessions::Presence;
-use git_hand::ops::spawn::{self, SlotSource, SpawnOptions, Spawned};
-use git_hand::ops::tasks::{self, Reach};
-use git_hand::ops::teardown::{self, TeardownOptions, TornDown};
+use git_hand::ops::task::sessions::Presence;
+use git_hand::ops::task::spawn::{self, SlotSource, SpawnOptions, Spawned};
+use git_hand::ops::task::tasks::{self, Reach};
+use git_hand::ops::task::teardown::{self, TeardownOptions, TornDown};
 use git_hand::platform::procs::Scan;
 
 use crate::support::{TestEnv, wait_until};

@@ -556,7 +556,7 @@ fn branch_names_are_judged_as_git_check_ref_format_branch_judges_them() {
             .git_run(&repo, &["check-ref-format", "--branch", name])
             .code
             == 0;
-        let ours = git_hand::ops::names::branch(name).is_ok();
+        let ours = git_hand::ops::repo::names::branch(name).is_ok();
         let stricter = stricter_than_git(name);
         if stricter && !git {
             disagree.push(format!(

@@ -19,8 +19,8 @@ use crate::ops::claude::HookInput;
 use crate::ops::claude::create::{self, Created};
 use crate::ops::claude::remove::{self, Removed};
 use crate::ops::claude::session_start::{self, ENV_FILE_ENV, Started};
-use crate::ops::spawn::{Progress, SlotSource};
-use crate::ops::teardown::TornDown;
+use crate::ops::task::spawn::{Progress, SlotSource};
+use crate::ops::task::teardown::TornDown;
 
 /// The Claude Code hook event a command serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -97,8 +97,13 @@ fn worktree_remove(ctx: &Context, input: &HookInput) -> Done {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    let show = |event: crate::ops::setup::SetupEvent<'_>| crate::cli::setup::show(&name, event);
-    match remove::remove(ctx.scan(), input, Some(crate::ops::setup::Shown(&show))) {
+    let show =
+        |event: crate::ops::repo::setup::SetupEvent<'_>| crate::cli::setup::show(&name, event);
+    match remove::remove(
+        ctx.scan(),
+        input,
+        Some(crate::ops::repo::setup::Shown(&show)),
+    ) {
         Ok(Removed::Ended(TornDown::Freed { task, .. })) => say(&[format!(
             "task {} ended: its slot is free for the next task, its commits stay on {}",
             task.name, task.branch

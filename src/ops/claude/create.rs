@@ -11,8 +11,8 @@
 
 use super::{HookInput, SessionHolder};
 use crate::ledger::{Ledger, Task, TaskState};
-use crate::ops::spawn::{self, Progress, SpawnOptions, Spawned};
-use crate::ops::{Context, Error, Result, names, settings::Settings};
+use crate::ops::task::spawn::{self, Progress, SpawnOptions, Spawned};
+use crate::ops::{Context, Error, Result, repo::names, repo::settings::Settings};
 
 /// The most variants of a taken name tried before giving up.
 const MAX_VARIANTS: usize = 64;
@@ -186,12 +186,12 @@ fn keyed_by_name(ctx: &Context, name: &str) -> Result<SessionHolder> {
             return Ok(holder);
         };
         let dir = std::path::PathBuf::from(task.slot_key().as_str());
-        let slot = crate::ops::sessions::SessionSlot {
+        let slot = crate::ops::task::sessions::SessionSlot {
             dir: &dir,
             pid_ns: task.pid_ns,
         };
-        if crate::ops::sessions::presence(ctx.scan(), &[slot])
-            != [crate::ops::sessions::Presence::Alive]
+        if crate::ops::task::sessions::presence(ctx.scan(), &[slot])
+            != [crate::ops::task::sessions::Presence::Alive]
         {
             return Ok(holder);
         }

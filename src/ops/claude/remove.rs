@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use super::{HookInput, SessionHolder, SessionId};
 use crate::git::Git;
 use crate::ledger::{Ledger, Task};
-use crate::ops::setup::Shown;
-use crate::ops::teardown::{self, TeardownOptions, TornDown};
-use crate::ops::{Context, Error, Result, pool::slot, tasks};
+use crate::ops::repo::setup::Shown;
+use crate::ops::task::teardown::{self, TeardownOptions, TornDown};
+use crate::ops::{Context, Error, Result, pool::slot, task::tasks};
 
 /// What `WorktreeRemove` did.
 #[derive(Debug)]

@@ -472,7 +472,7 @@ pub fn in_force(repo: &crate::git::Repo) -> Option<InForce> {
     if installs.is_empty() {
         return None;
     }
-    let setup = crate::ops::settings::Settings::load(repo)
+    let setup = crate::ops::repo::settings::Settings::load(repo)
         .and_then(|s| s.setup_timeout())
         .unwrap_or(Duration::from_secs(600));
     let timeout = timeout_secs(setup);

@@ -66,7 +66,7 @@ impl HooksCheck<'_> {
     fn worktrees(&self, slots: Vec<PathBuf>, leased: bool, out: &mut Vec<Problem>) -> Result<()> {
         let mut worktrees: Vec<PathBuf> = self.repo.loc.workdir.iter().cloned().collect();
         worktrees.extend(slots);
-        let opted_out = !crate::ops::settings::Settings::load(self.repo)?.install_hooks()?;
+        let opted_out = !crate::ops::repo::settings::Settings::load(self.repo)?.install_hooks()?;
         if opted_out && !leased {
             // Uninstalled on purpose and nothing leased: nothing goes unchecked.
             return Ok(());

@@ -2,7 +2,7 @@
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
-use crate::ops::teardown::{self, TeardownOptions};
+use crate::ops::task::teardown::{self, TeardownOptions};
 use crate::ops::{Result, pool, pool::safety};
 
 impl Checkup<'_> {

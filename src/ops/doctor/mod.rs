@@ -185,7 +185,7 @@ fn checkup(
     checkup.hooks_not_in_force(ledger, &mut problems)?;
     if repair {
         // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
-        let required = super::settings::require_credential(repo)?;
+        let required = super::repo::settings::require_credential(repo)?;
         super::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
             super::Error::failed(
                 format!("cannot mark the slots for hand.requireCredential: {e}"),

@@ -16,7 +16,7 @@ use super::{Problem, ProblemKind};
 use crate::clock::{Clock, SystemClock};
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
 use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, WorktreeKey};
-use crate::ops::evidence::{self, Evidence, PoolSlot, Trace};
+use crate::ops::ledger_place::evidence::{self, Evidence, PoolSlot, Trace};
 use crate::ops::{Context, Error, Result};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`

@@ -8,7 +8,7 @@ use crate::git::Git;
 use crate::git::status::dirty_files;
 use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
-use crate::ops::{Result, pool, pool::slot, spawn};
+use crate::ops::{Result, pool, pool::slot, task::spawn};
 
 impl Checkup<'_> {
     /// Slots the ledger knows but the disk lost. A slot whose task is still spawning or tearing

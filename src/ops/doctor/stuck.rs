@@ -6,7 +6,7 @@ use std::path::Path;
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::pool::slot::{self, SlotGuard, SpawnWork};
-use crate::ops::teardown::{self, TeardownOptions};
+use crate::ops::task::teardown::{self, TeardownOptions};
 use crate::ops::{Result, pool::stamp};
 use crate::platform::procs::{self, ProcessId, Scan, Seen};
 

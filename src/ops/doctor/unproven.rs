@@ -6,7 +6,7 @@ use std::path::Path;
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
 use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
-use crate::ops::{Result, pool, pool::slot, spawn};
+use crate::ops::{Result, pool, pool::slot, task::spawn};
 
 impl Checkup<'_> {
     /// Slots whose directory is there but is not the worktree git-hand made: an orphan whose

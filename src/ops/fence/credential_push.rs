@@ -16,7 +16,7 @@ use crate::git::Repo;
 use crate::ledger::{Task, Tenure};
 use crate::ops::Result;
 use crate::ops::fence::credential::env_vars;
-use crate::ops::settings::Settings;
+use crate::ops::repo::settings::Settings;
 
 /// The push options a push presents its lease with (what the server's pre-receive reads,
 /// [`crate::ops::on_hook::pre_receive`]).

@@ -266,7 +266,7 @@ impl Subject {
             None => ctx.ledger_location()?.place,
         };
         let key = Self::key_of(ctx)?;
-        let rule = if crate::ops::settings::require_credential(repo)? {
+        let rule = if crate::ops::repo::settings::require_credential(repo)? {
             CredentialRule::EnvRequired
         } else {
             CredentialRule::StampSuffices

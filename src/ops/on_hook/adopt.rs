@@ -21,7 +21,7 @@ pub struct Registered {
 
 /// Registers (and maybe leases) the worktree; `None` when its path is leased already.
 pub fn register(ctx: &Context, repo: &Repo, workdir: &Path) -> Result<Option<Registered>> {
-    let adopt = crate::ops::settings::Settings::load(repo)?.adopt_worktrees()?;
+    let adopt = crate::ops::repo::settings::Settings::load(repo)?.adopt_worktrees()?;
     ctx.repo_to_record()?;
     let mut ledger = ctx.open_ledger()?;
     if !adopt {
@@ -171,7 +171,7 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         task: name.to_string(),
         ledger: ledger.place(),
     };
-    let required = crate::ops::settings::require_credential(repo)?;
+    let required = crate::ops::repo::settings::require_credential(repo)?;
     stamp::write_marked(&repo.loc.admin_dir, &stamped, required).map_err(|e| {
         Error::failed(
             format!("leased this worktree as task {name} but could not write its stamp ({e})"),

@@ -269,7 +269,7 @@ fn free_rescue(repo: &crate::git::Repo, ledger: &mut Ledger, task: &str) -> Resu
             1 => format!("{task}-rescue"),
             n => format!("{task}-rescue-{n}"),
         };
-        if super::names::task_name(&name).is_err() {
+        if super::repo::names::task_name(&name).is_err() {
             return Ok(None);
         }
         if repo.ref_oid(&format!("refs/heads/hand/{name}")).is_some() {
@@ -321,7 +321,7 @@ pub fn decide(
 ) -> Result<(PrePush, Option<Ledger>)> {
     let repo = ctx.repo()?;
     // Read before anything else decides: a bad value refuses the push (fail closed).
-    let fence = super::settings::Settings::load(repo)?.fence_branches()?;
+    let fence = super::repo::settings::Settings::load(repo)?.fence_branches()?;
     // HEAD is filled in only for a refusal's advice: the allow path reads none.
     let mut out = PrePush::default();
     let Some(mut ledger) = subject.ledger(ctx)? else {

@@ -37,7 +37,7 @@ use crate::ledger::{
 use crate::ops::fence::credential_push::{LEASE_OPTION, TASK_OPTION, TOKEN_OPTION};
 use crate::ops::fence::verdict::{self, Credential, CredentialRule, Finding, Unparsed, Verdict};
 use crate::ops::on_hook::{PrePush, Refusal, Said, is_null_oid, is_object_name, record_refusal};
-use crate::ops::settings::RequireLease;
+use crate::ops::repo::settings::RequireLease;
 use crate::ops::{Context, Error, Result, fence};
 
 /// What a push presented in its push options (the last value of each wins, as git's own
@@ -209,7 +209,7 @@ pub fn pre_receive(
 ) -> Result<PrePush> {
     let repo = ctx.repo()?;
     let common = &repo.loc.common_dir;
-    let required = crate::ops::settings::require_lease(repo);
+    let required = crate::ops::repo::settings::require_lease(repo);
     if let Some(bad) = required.invalid.first() {
         return Err(Error::failed(
             format!("{bad}; every push is refused until it is fixed"),
@@ -217,7 +217,7 @@ pub fn pre_receive(
         ));
     }
     let refs = written_refs(repo, refs)?;
-    let remotes = served_remotes(common, &crate::ops::settings::remote_urls(repo).urls);
+    let remotes = served_remotes(common, &crate::ops::repo::settings::remote_urls(repo).urls);
     let location = ctx.ledger_location()?;
     let Some(mut ledger) = ctx.open_existing(&location.place)? else {
         return Err(no_ledger(&location, common));
@@ -416,7 +416,7 @@ impl Coverage {
     pub fn of(repo: &crate::git::Repo) -> Self {
         Self {
             repository: repo.loc.common_dir.clone(),
-            remote_urls: crate::ops::settings::remote_urls(repo).urls,
+            remote_urls: crate::ops::repo::settings::remote_urls(repo).urls,
         }
     }
 

@@ -96,7 +96,7 @@ pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Opt
         return Ok(None);
     }
     let repo = ctx.repo()?;
-    if !crate::ops::settings::Settings::load(repo)?.fence_refs()? {
+    if !crate::ops::repo::settings::Settings::load(repo)?.fence_refs()? {
         return Ok(None);
     }
     let branches = fence::branches(moving.iter().map(|u| u.name.as_str()));

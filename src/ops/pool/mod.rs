@@ -9,7 +9,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, names};
+use super::{Error, Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::procs::{Scan, ns_name};
@@ -25,8 +25,10 @@ pub mod stamp;
 /// directory) or that git-hand could not record (a newline would break the stamp's lines) is a
 /// usage error naming where it came from.
 pub fn root(repo: &Repo) -> Result<PathBuf> {
-    if let Some(value) = super::settings::git_string(repo, "hand.root").filter(|r| !r.is_empty()) {
-        let root = super::settings::expand_home(&value);
+    if let Some(value) =
+        super::repo::settings::git_string(repo, "hand.root").filter(|r| !r.is_empty())
+    {
+        let root = super::repo::settings::expand_home(&value);
         let recordable = root
             .to_str()
             .is_some_and(|r| !r.chars().any(names::is_deceptive));

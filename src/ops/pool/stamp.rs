@@ -171,11 +171,11 @@ fn parse(text: &str) -> Result<Stamp, String> {
         .filter(|t| *t > 0)
         .ok_or_else(|| format!("token {token:?} is not a positive integer"))?;
     let task = field(task, "task")?;
-    if crate::ops::names::task_name(task).is_err() {
+    if crate::ops::repo::names::task_name(task).is_err() {
         return Err(format!("task {task:?} is not a task name"));
     }
     let ledger = field(ledger, "ledger")?;
-    if ledger.chars().any(crate::ops::names::is_deceptive) {
+    if ledger.chars().any(crate::ops::repo::names::is_deceptive) {
         return Err(format!("ledger {ledger:?} has control characters"));
     }
     let ledger = if crate::ledger::server::is_server_url(ledger) {

@@ -135,7 +135,7 @@ struct Landing {
 
 impl Landing {
     fn of(repo: &Repo) -> Self {
-        let default = crate::ops::base::default_branch(repo)
+        let default = crate::ops::repo::base::default_branch(repo)
             .filter(|b| repo.ref_oid(&format!("refs/heads/{b}")).is_some());
         Self {
             branches: default.into_iter().collect(),

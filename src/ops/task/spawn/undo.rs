@@ -20,7 +20,7 @@ pub(super) enum AfterClaim {
     Stamp(#[from] StampSlotError),
     /// The slot's setup command failed or timed out.
     #[error(transparent)]
-    Setup(#[from] crate::ops::setup::SetupError),
+    Setup(#[from] crate::ops::repo::setup::SetupError),
 }
 
 /// Undoes a spawn whose git work or stamp failed after it claimed its slot: the slot is put back

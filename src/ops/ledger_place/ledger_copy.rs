@@ -14,12 +14,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::pool::slot::SlotLock;
-use super::pool::stamp::{self, Stamp};
-use super::{Context, Error, Result};
 use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;
 use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Place, WorktreeKey};
+use crate::ops::pool::slot::SlotLock;
+use crate::ops::pool::stamp::{self, Stamp};
+use crate::ops::{Context, Error, Result};
 
 /// What a copy did.
 #[derive(Debug)]

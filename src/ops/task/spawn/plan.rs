@@ -9,7 +9,7 @@ use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
 use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
 use crate::ops::pool::{self, Plan, Skipped};
-use crate::ops::{Context, Error, Result, base};
+use crate::ops::{Context, Error, Result, repo::base};
 use crate::platform::procs::{ProcessId, Scan};
 
 /// The repository's id in the ledger: a write (and its fsync) only the first time git-hand
@@ -58,7 +58,7 @@ pub(super) struct Groundwork<'a> {
     /// in the way is another machine's.
     pub machine: String,
     /// The setup commands `check` read (and found trusted).
-    pub setup: crate::ops::setup::Plan,
+    pub setup: crate::ops::repo::setup::Plan,
 }
 
 impl<'a> Groundwork<'a> {

@@ -8,11 +8,11 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::context::{Purpose, open_if_present};
-use super::spawn::Spawned;
-use super::tasks::{Lost, renew_both};
-use super::{Error, Result};
 use crate::ledger::{Place, Task};
+use crate::ops::context::{Purpose, open_if_present};
+use crate::ops::task::spawn::Spawned;
+use crate::ops::task::tasks::{Lost, renew_both};
+use crate::ops::{Error, Result};
 
 /// What went wrong while the renewer kept a lease alive; the CLI says it as a warning.
 #[derive(Debug)]

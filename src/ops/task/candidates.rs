@@ -3,8 +3,8 @@
 //! `spawn --base` may name. Only reads: a ledger that is not there is not created, one that is
 //! there is opened for reading, and git is asked through `git for-each-ref`.
 
-use super::{Context, Result};
 use crate::ledger::Tasks;
+use crate::ops::{Context, Result};
 
 /// The names of the repository's open tasks (spawning, active or tearing down), oldest first;
 /// none where git-hand never saw the repository or there is no ledger.

@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use super::{Error, Result};
 use crate::ledger::LeaseId;
+use crate::ops::{Error, Result};
 
 /// Whether `c` may not appear in anything a user names: a control character or one of the
 /// bidirectional-formatting characters (embeddings and overrides U+202A–U+202E, isolates

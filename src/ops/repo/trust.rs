@@ -12,10 +12,10 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::settings::Settings;
-use super::setup::Hook;
-use super::{Error, Result};
 use crate::git::ConfigFile;
+use crate::ops::repo::settings::Settings;
+use crate::ops::repo::setup::Hook;
+use crate::ops::{Error, Result};
 
 /// Whether the user approved a file's content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +125,7 @@ pub fn control_characters(file: &ConfigFile) -> Vec<String> {
         .enumerate()
         .filter(|(_, line)| odd(line))
         .map(|(n, line)| format!("line {}: {}", n + 1, crate::shown::shown(line.trim())));
-    let values = super::settings::KEYS
+    let values = crate::ops::repo::settings::KEYS
         .iter()
         .filter(|k| k.committable)
         .flat_map(|k| file.strings(k.name).into_iter().map(move |v| (k.name, v)))

@@ -7,8 +7,6 @@
 
 use std::path::Path;
 
-use super::pool::slot::{self, SlotGuard};
-use super::{Context, Error, Result, names, pool::safety};
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
@@ -16,6 +14,8 @@ use crate::ledger::{
     Acquire, By, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync, Step, Task,
     TaskState, Tenure, WorktreeKey,
 };
+use crate::ops::pool::slot::{self, SlotGuard};
+use crate::ops::{Context, Error, Result, pool::safety, repo::names};
 use crate::platform::procs::{ProcessId, Scan, Seen};
 
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct TeardownOptions<'a> {
     pub keep_unpushed: bool,
     /// Run `hand.onTeardown`, showing its events here; `None` runs nothing (`--no-setup`,
     /// `doctor --repair`).
-    pub setup: Option<super::setup::Shown<'a>>,
+    pub setup: Option<crate::ops::repo::setup::Shown<'a>>,
 }
 
 #[derive(Debug, Clone)]
@@ -191,10 +191,10 @@ fn on_teardown(
     repo: &crate::git::Repo,
     task: &Task,
     tenure: &Tenure,
-    shown: super::setup::Shown<'_>,
+    shown: crate::ops::repo::setup::Shown<'_>,
 ) -> Result<()> {
-    let settings = super::settings::Settings::load(repo)?;
-    let hook = super::setup::Hook::OnTeardown;
+    let settings = crate::ops::repo::settings::Settings::load(repo)?;
+    let hook = crate::ops::repo::setup::Hook::OnTeardown;
     let Some(cmd) = settings.setup_command(hook) else {
         return Ok(());
     };
@@ -204,10 +204,10 @@ fn on_teardown(
         return Ok(());
     }
     let skip = format!("git hand teardown {} --no-setup", task.name);
-    super::trust::require(&settings, &[hook], Some(&skip))?;
-    let env = super::fence::credential::env_vars(task, tenure);
+    crate::ops::repo::trust::require(&settings, &[hook], Some(&skip))?;
+    let env = crate::ops::fence::credential::env_vars(task, tenure);
     let timeout = settings.setup_timeout()?;
-    super::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
+    crate::ops::repo::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
         Error::failed(
             format!(
                 "{e}; nothing was discarded and task {} is still active",
@@ -344,7 +344,7 @@ fn put_slot_back(
     // worktree without a credential in its environment is still refused ("released"). The next
     // spawn into the slot overwrites it.
     if proof.on_disk {
-        let hooks = super::pool::switch_hook_args(repo);
+        let hooks = crate::ops::pool::switch_hook_args(repo);
         guard.git(
             ledger,
             &[hooks, &["switch", "--detach", "--quiet"]].concat(),

@@ -5,9 +5,9 @@
 
 use super::{Progress, SpawnOptions};
 use crate::git::Repo;
-use crate::ops::settings::Settings;
-use crate::ops::setup::{self, Hook};
-use crate::ops::{Context, Result, base, names, pool, trust};
+use crate::ops::repo::settings::Settings;
+use crate::ops::repo::setup::{self, Hook};
+use crate::ops::{Context, Result, pool, repo::base, repo::names, repo::trust};
 
 /// What spawn checked before anything was written. [`check`] makes one; the CLI opens the
 /// ledger only after it succeeded.

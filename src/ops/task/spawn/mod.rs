@@ -35,13 +35,13 @@ pub use check::{Checked, check};
 pub use hooks::HooksNotInForce;
 pub use undo::abandon;
 
-use super::include::Included;
-use super::pool::Skipped;
-use super::pool::slot::SlotGuard;
-use super::{Context, Error, Result, base};
 use crate::clock::Millis;
 use crate::failpoint;
 use crate::ledger::{Ledger, Task, Tenure};
+use crate::ops::pool::Skipped;
+use crate::ops::pool::slot::SlotGuard;
+use crate::ops::repo::include::Included;
+use crate::ops::{Context, Error, Result, repo::base};
 use intent::{Claimed, Recorded};
 use plan::{Groundwork, UnsafeSlots};
 use settle::Settled;
@@ -54,9 +54,9 @@ pub enum Progress<'a> {
     /// A new worktree at this path.
     CreatingSlot(&'a std::path::Path),
     /// Copying a `hand.include` match into the new slot.
-    Including(super::include::Copying<'a>),
+    Including(crate::ops::repo::include::Copying<'a>),
     /// A setup command (`hand.onCreate`, `hand.onReuse`) starts, or prints a line.
-    Setup(super::setup::SetupEvent<'a>),
+    Setup(crate::ops::repo::setup::SetupEvent<'a>),
 }
 
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ pub fn spawn(
 ) -> Result<Spawned> {
     let repo = ctx.repo()?;
     let hooks_problem = hooks::ensure_in_force(ctx, repo, &repo.git(), checked.install_hooks);
-    for p in crate::ops::relative_remotes::pin(repo)? {
+    for p in crate::ops::repo::relative_remotes::pin(repo)? {
         let abs = p.absolute.display();
         ctx.note(vec![format!(
             "{} is the relative path {:?}, which git resolves inside each worktree (a slot's \
@@ -254,12 +254,12 @@ fn run_setup(
     ground: &Groundwork<'_>,
     claimed: &Claimed,
     progress: &dyn Fn(Progress<'_>),
-) -> std::result::Result<(), super::setup::SetupError> {
+) -> std::result::Result<(), crate::ops::repo::setup::SetupError> {
     let Some(cmd) = ground.setup.for_slot(claimed.plan.makes_worktree()) else {
         return Ok(());
     };
-    let env = super::fence::credential::env_vars(&claimed.task, &claimed.tenure);
-    super::setup::run(cmd, &claimed.path, &env, ground.setup.timeout, &|event| {
+    let env = crate::ops::fence::credential::env_vars(&claimed.task, &claimed.tenure);
+    crate::ops::repo::setup::run(cmd, &claimed.path, &env, ground.setup.timeout, &|event| {
         progress(Progress::Setup(event))
     })
 }

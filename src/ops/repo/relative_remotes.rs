@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Result;
 use crate::git::Repo;
+use crate::ops::Result;
 
 /// What was pinned: the key, the relative URL, the absolute one it now stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]

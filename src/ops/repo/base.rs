@@ -3,8 +3,8 @@
 //! its remote-tracking ref is ahead. No network unless the caller fetched first. A repository
 //! with no commit at all is told so, not asked about its default branch.
 
-use super::{Error, Result};
 use crate::git::{Git, Repo};
+use crate::ops::{Error, Result};
 
 /// A resolved base: the commit, and how the user would name it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -53,11 +53,11 @@ use crate::git::{Git, Repo};
 use crate::platform::clone::{Cloned, Cloner};
 
 /// The patterns to copy into a new slot: every value of `hand.include` (git config, else the
-/// committed `.handconfig`: [`super::settings`]), blank ones dropped. The one place they are read.
+/// committed `.handconfig`: [`crate::ops::repo::settings`]), blank ones dropped. The one place they are read.
 /// Spawn's check has already refused a `.handconfig` that does not parse, so a failure to load
 /// the settings here means no patterns.
 pub fn patterns(repo: &Repo) -> Vec<String> {
-    super::settings::Settings::load(repo)
+    crate::ops::repo::settings::Settings::load(repo)
         .map(|settings| settings.include())
         .unwrap_or_default()
         .into_iter()

@@ -16,8 +16,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::setup::{Hook, SetupCommand};
 use crate::git::{ConfigError, ConfigFile, ConfigOrigin, Repo};
+use crate::ops::repo::setup::{Hook, SetupCommand};
 
 pub mod report;
 
@@ -165,7 +165,7 @@ pub fn machine(repo: &Repo) -> Result<Option<String>, ConfigError> {
     const KEY: &str = "hand.machine";
     match git_string(repo, KEY) {
         None => Ok(None),
-        Some(name) if super::names::is_machine_id(&name) => Ok(Some(name)),
+        Some(name) if crate::ops::repo::names::is_machine_id(&name) => Ok(Some(name)),
         Some(_) => Err(repo.bad_config(
             KEY,
             "a name of letters, digits, '.', '_' and '-' (at most 64)",
@@ -447,8 +447,8 @@ impl<'r> Settings<'r> {
     }
 
     /// What a spawn runs: `hand.onCreate` and `hand.onReuse`, and the timeout.
-    pub fn setup_plan(&self) -> Result<super::setup::Plan, ConfigError> {
-        Ok(super::setup::Plan {
+    pub fn setup_plan(&self) -> Result<crate::ops::repo::setup::Plan, ConfigError> {
+        Ok(crate::ops::repo::setup::Plan {
             on_create: self.setup_command(Hook::OnCreate),
             on_reuse: self.setup_command(Hook::OnReuse),
             timeout: self.setup_timeout()?,

@@ -9,9 +9,9 @@ use super::intent::Claimed;
 use super::plan::{BranchOrigin, Groundwork};
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, LedgerError};
-use crate::ops::include::{self, Included};
 use crate::ops::pool;
 use crate::ops::pool::slot::{self, SlotGuard};
+use crate::ops::repo::include::{self, Included};
 use crate::ops::{Error, Result};
 
 /// What failed while preparing the slot.

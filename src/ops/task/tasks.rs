@@ -3,16 +3,16 @@
 
 use std::path::PathBuf;
 
-use super::claude::SessionHolder;
-use super::facts::{self, Facts};
-use super::fence::verdict::{self, Finding, Verdict};
-use super::pool::{self, SlotInfo};
-use super::sessions::{self, Presence, SessionSlot};
-use super::{Context, Error, Result};
 use crate::clock::Millis;
 use crate::ledger::{
     By, Idempotent, LeaseId, Ledger, Renew, Task, TaskState, Tasks, Tenure, WorktreeKey,
 };
+use crate::ops::claude::SessionHolder;
+use crate::ops::fence::verdict::{self, Finding, Verdict};
+use crate::ops::pool::{self, SlotInfo};
+use crate::ops::task::facts::{self, Facts};
+use crate::ops::task::sessions::{self, Presence, SessionSlot};
+use crate::ops::{Context, Error, Result};
 use crate::platform::procs::{ProcessId, Seen};
 
 /// A task with its leases, as `list` shows it.
@@ -80,7 +80,7 @@ pub enum Reach {
 /// A slot no live tenure holds, and why no spawn will take it, if none will.
 pub struct FreeSlot {
     pub info: SlotInfo,
-    /// The slot is not the worktree git-hand made there (see [`super::pool::slot::prove`]), or it was
+    /// The slot is not the worktree git-hand made there (see [`crate::ops::pool::slot::prove`]), or it was
     /// last claimed from a PID namespace this scan cannot see into ([`pool::unseen_namespace`]).
     pub problem: Option<String>,
     /// `doctor --repair` sets the slot aside (not for an unseen namespace: it leaves the slot).
@@ -91,7 +91,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
     let machine = Some(ledger.machine().to_string()).filter(|m| !m.is_empty());
     // Other machines' tasks of this remote, on a team ledger.
     let remote = match (&machine, reach) {
-        (Some(_), Reach::Team) => super::fence::task_remote(ctx.repo()?),
+        (Some(_), Reach::Team) => crate::ops::fence::task_remote(ctx.repo()?),
         _ => None,
     };
     let repo_id = ctx.repo_id(ledger)?;
@@ -147,7 +147,7 @@ pub fn list(ctx: &Context, ledger: &mut Ledger, which: Tasks, reach: Reach) -> R
             .into_iter()
             .filter(|s| !s.held.as_ref().is_some_and(|t| t.is_live(now)))
             .map(|info| {
-                let unproven = super::pool::slot::prove(&common, info.slot.path.as_path())
+                let unproven = crate::ops::pool::slot::prove(&common, info.slot.path.as_path())
                     .err()
                     .filter(|e| !e.is_gone())
                     .map(|e| e.to_string());
@@ -191,7 +191,7 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
         .filter(|(_, v)| v.task.state == TaskState::Active && here(v))
         .filter_map(|(i, v)| Some((i, v.task.slot_path.as_ref()?.as_path().to_path_buf())))
         // Nothing of a slot that is not provably itself is read (a symlink, an orphan).
-        .filter(|(_, dir)| super::pool::slot::prove(&repo.loc.common_dir, dir).is_ok())
+        .filter(|(_, dir)| crate::ops::pool::slot::prove(&repo.loc.common_dir, dir).is_ok())
         .collect();
     let mine: Vec<bool> = listing.tasks.iter().map(here).collect();
     for (v, mine) in listing.tasks.iter_mut().zip(mine) {
@@ -245,18 +245,18 @@ fn look_into_worktrees(ctx: &Context, listing: &mut Listing) -> Result<()> {
 fn compared_with(
     repo: &crate::git::Repo,
     task: &Task,
-    default: &std::cell::OnceCell<Option<super::base::Base>>,
+    default: &std::cell::OnceCell<Option<crate::ops::repo::base::Base>>,
 ) -> Option<ComparedWith> {
     let own = task.base_ref.as_deref().and_then(|full| {
         Some(ComparedWith {
-            name: super::base::short_ref(full).to_string(),
+            name: crate::ops::repo::base::short_ref(full).to_string(),
             oid: repo.ref_oid(full)?,
             source: BaseSource::TaskBase,
         })
     });
     own.or_else(|| {
         let base = default
-            .get_or_init(|| super::base::resolve(repo, &repo.git(), None).ok())
+            .get_or_init(|| crate::ops::repo::base::resolve(repo, &repo.git(), None).ok())
             .as_ref()?;
         Some(ComparedWith {
             name: base.label.clone(),
@@ -286,7 +286,7 @@ pub fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Optio
 /// The open task of that name; a name only done tasks had is a precondition (exit 3), a name
 /// never used a failure (exit 1).
 pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
-    let name = super::names::task_name(name)?;
+    let name = crate::ops::repo::names::task_name(name)?;
     let unknown = || {
         Error::failed(
             format!("there is no task named {name} in this repository"),
@@ -323,8 +323,8 @@ pub fn own_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
-    let Some(presented) = super::fence::credential::env_credential() else {
-        return slots_task(ctx, ledger, super::claude::session_in_env().as_ref());
+    let Some(presented) = crate::ops::fence::credential::env_credential() else {
+        return slots_task(ctx, ledger, crate::ops::claude::session_in_env().as_ref());
     };
     let lease = presented
         .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?
@@ -332,7 +332,7 @@ pub fn own_task(
     let task = ledger.read(|v| v.task_by_lease(&lease))?.ok_or_else(|| {
         Error::usage(format!(
             "{} names lease {lease}, which no task holds; name the task",
-            super::fence::credential::LEASE_ENV
+            crate::ops::fence::credential::LEASE_ENV
         ))
         .with_hint("git hand list")
     })?;
@@ -362,8 +362,8 @@ pub fn this_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
-    let session = super::claude::session_in_env();
-    let Some(presented) = super::fence::credential::env_credential() else {
+    let session = crate::ops::claude::session_in_env();
+    let Some(presented) = crate::ops::fence::credential::env_credential() else {
         return slots_task(ctx, ledger, session.as_ref());
     };
     let credential = presented
@@ -371,7 +371,9 @@ pub fn this_task(
     let repo = ctx.repo()?;
     let key = verdict::Subject::key_of(ctx)?;
     // The stamp only tells a slot from an unmanaged worktree here: the credential is judged.
-    let stamp = super::pool::stamp::read(&repo.loc.admin_dir).ok().flatten();
+    let stamp = crate::ops::pool::stamp::read(&repo.loc.admin_dir)
+        .ok()
+        .flatten();
     let lease = credential.lease_id.clone();
     let finding = ledger.read(|v| {
         verdict::judge_in_session(
@@ -401,7 +403,7 @@ pub fn this_task(
 fn slots_task(
     ctx: &Context,
     ledger: &mut Ledger,
-    session: Option<&super::claude::SessionId>,
+    session: Option<&crate::ops::claude::SessionId>,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
     if let Some(session) = session
         && let Some(refused) = refused_by_session(ctx, ledger, session)?
@@ -417,10 +419,13 @@ fn slots_task(
 fn refused_by_session(
     ctx: &Context,
     ledger: &mut Ledger,
-    session: &super::claude::SessionId,
+    session: &crate::ops::claude::SessionId,
 ) -> Result<Option<Finding>> {
     let repo = ctx.repo()?;
-    let Some(stamp) = super::pool::stamp::read(&repo.loc.admin_dir).ok().flatten() else {
+    let Some(stamp) = crate::ops::pool::stamp::read(&repo.loc.admin_dir)
+        .ok()
+        .flatten()
+    else {
         return Ok(None);
     };
     let key = verdict::Subject::key_of(ctx)?;
@@ -457,7 +462,7 @@ fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
 fn no_task_holds(lease: &LeaseId) -> Error {
     Error::usage(format!(
         "{} names lease {lease}, which no task holds; name the task",
-        super::fence::credential::LEASE_ENV
+        crate::ops::fence::credential::LEASE_ENV
     ))
     .with_hint("git hand list")
 }
@@ -471,7 +476,7 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
         )
     })?;
     if let Some(name) = name {
-        let name = super::names::task_name(name)?;
+        let name = crate::ops::repo::names::task_name(name)?;
         return ledger
             .read(|v| v.open_task(&repo_id, name))?
             .ok_or_else(|| {

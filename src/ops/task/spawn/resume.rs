@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
 use crate::ledger::{self, Ledger, Task, TaskState, Tenure};
-use crate::ops::{Error, Result, base};
+use crate::ops::{Error, Result, repo::base};
 
 /// Gives the open task back to its holder, or refuses.
 pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {

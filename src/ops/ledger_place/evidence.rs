@@ -11,9 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::pool::stamp::{self, Stamp};
-use super::{Context, Error, Result, pool};
 use crate::git::link::{common_dir_of, names_back};
+use crate::ops::pool::stamp::{self, Stamp};
+use crate::ops::{Context, Error, Result, pool};
 
 /// A worktree git-hand leased, found on disk.
 #[derive(Debug, Clone)]

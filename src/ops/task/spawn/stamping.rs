@@ -37,7 +37,7 @@ pub(super) fn stamp_slot(
     claimed: &Claimed,
 ) -> Result<(), StampSlotError> {
     let repo = ground.repo;
-    let required = crate::ops::settings::require_credential(repo)?;
+    let required = crate::ops::repo::settings::require_credential(repo)?;
     stamp::refresh_required(&repo.loc.common_dir, required).map_err(StampSlotError::MarkSlots)?;
     guard
         .ensure_still_held(ledger)

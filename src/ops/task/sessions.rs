@@ -9,12 +9,12 @@
 
 use std::path::Path;
 
-use super::claude::{SessionHolder, SessionId};
-use super::pool::procs;
-use super::setup::{SetupEvent, Shown};
-use super::teardown::{self, TeardownOptions, TornDown};
-use super::{Context, Error, Result};
 use crate::ledger::{Ledger, Task, Tasks};
+use crate::ops::claude::{SessionHolder, SessionId};
+use crate::ops::pool::procs;
+use crate::ops::repo::setup::{SetupEvent, Shown};
+use crate::ops::task::teardown::{self, TeardownOptions, TornDown};
+use crate::ops::{Context, Error, Result};
 use crate::platform::procs::Scan;
 
 /// Whether a process sits in a session's slot, as far as this `/proc` can tell.

@@ -148,7 +148,7 @@ struct Intent<'a> {
     claim: Claim<'a>,
     branch: &'a str,
     base_oid: &'a str,
-    /// The branch the base was, when it was one (see [`crate::ops::base::Base::full_ref`]).
+    /// The branch the base was, when it was one (see [`crate::ops::repo::base::Base::full_ref`]).
     base_ref: Option<&'a str>,
     holder: &'a str,
     issue: Option<(&'a Resource, &'a str)>,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::{KEYS, Key, Origin, Settings, file_path, remote_urls, require_lease};
 use crate::git::Repo;
-use crate::ops::trust::{self, Trust};
+use crate::ops::repo::trust::{self, Trust};
 
 /// One key as `git hand config` shows it.
 #[derive(Debug, Clone)]

@@ -1,0 +1,14 @@
+//! A room of `ops` (issue 26): what a repository says of itself and what follows from it, before
+//! any slot is touched: its settings (`settings`: git's configuration over `.handconfig` over the
+//! defaults) and the approval of the file's commands (`trust`), the setup commands that run in
+//! its slots (`setup`), the files a new slot gets from the main worktree (`include`), the commit
+//! a task starts from (`base`), its remotes with relative URLs (`relative_remotes`), and the
+//! names users type for it (`names`).
+
+pub mod base;
+pub mod include;
+pub mod names;
+pub mod relative_remotes;
+pub mod settings;
+pub mod setup;
+pub mod trust;
