@@ -1,5 +1,6 @@
-//! `git hand install` and `git hand uninstall`: arguments to [`crate::hooks`] calls, outcomes to
-//! text or `--json` (docs/hooks.md). Warnings go to stderr, each line starting `git-hand:`.
+//! `git hand install` and `git hand uninstall`: arguments to [`crate::hooks`] calls and
+//! [`crate::ops::repo::install`], outcomes to text or `--json` (docs/hooks.md). Warnings go to
+//! stderr, each line starting `git-hand:`.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,7 @@ use crate::hooks::{
 use crate::ledger::{LedgerLocation, Place};
 use crate::ops::Context;
 use crate::ops::claude::settings::{self as claude, Which};
+use crate::ops::repo::install;
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -209,15 +211,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             return refuse_or_fail(&git, work_tree.as_deref(), e, json, claude.as_ref());
         }
     };
-    let repo = ctx.repo()?;
-    let required = crate::ops::repo::settings::require_credential(repo)
-        .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
-    crate::ops::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
-        Failure::new(
-            Kind::Failed,
-            format!("cannot mark the slots for hand.requireCredential: {e}"),
-        )
-    })?;
+    install::mark_slots_for_required_credential(ctx.repo()?)?;
     let warnings = report.warnings();
     warn(warnings.iter().map(|w| format!("warning: {}", w.message())));
     if hooks::runs_reference_transaction(&git) == Some(false) {
@@ -440,7 +434,7 @@ fn install_server(
         None => ServerTarget::Detect,
     };
     let report = hooks::install_server(git, rewrite, target)?;
-    let written = write_server_ledger(ctx, git, &ledger)?;
+    let written = install::write_server_ledger(ctx, git, &ledger)?;
     warn(another_users_ledger(ctx.repo()?, git, &ledger));
     let covered = crate::ops::on_hook::pre_receive::Coverage::of(ctx.repo()?);
     if covered.remote_urls.is_empty() {
@@ -491,51 +485,19 @@ fn install_server(
     Ok(Done::ok(text))
 }
 
-/// Writes the ledger just opened as the repository's own `hand.ledger` (its config file), the
-/// only place the pre-receive hook takes its ledger from (issue 22), unless that file already
-/// names it. The setting is written as given (a URL with its password and options, as the hook
-/// needs it to connect); a path absolute. Whether it wrote.
-fn write_server_ledger(ctx: &Context, git: &Git, ledger: &LedgerLocation) -> Result<bool, Failure> {
-    let setting = match (&ledger.place, ledger.source) {
-        (Place::Server(_), "GIT_HAND_LEDGER") => std::env::var("GIT_HAND_LEDGER").ok(),
-        (Place::Server(_), _) => ctx.repo()?.config_string("hand.ledger"),
-        (Place::File(path), _) => Some(path.display().to_string()),
-    }
-    .unwrap_or_else(|| ledger.place.to_string());
-    let own = crate::git::Repo::open_isolated(git.dir())
-        .ok()
-        .and_then(|r| r.config_string("hand.ledger"));
-    if own.as_deref() == Some(setting.as_str()) {
-        return Ok(false);
-    }
-    git.run(&["config", "--local", "hand.ledger", &setting])
-        .map_err(|e| Failure::new(Kind::Failed, e.to_string()))?;
-    Ok(true)
-}
-
-/// The warning when the hook will likely not read the ledger just opened: the repository
-/// belongs to another user (the one the git server runs hooks as; an admin as root for a
-/// repository of `git` is the usual case), and the ledger was found where only this user looks
-/// (`GIT_HAND_LEDGER` in this shell, this user's default place or global configuration), not in
-/// the repository's own or the system's configuration, which the hook reads too.
+/// The warning when the hook, run as the repository's owner, may not read the ledger found here
+/// ([`install::ledger_another_user_may_miss`]).
 fn another_users_ledger(
     repo: &crate::git::Repo,
     git: &Git,
     ledger: &LedgerLocation,
 ) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let me = crate::platform::procs::effective_uid()?;
-    let owner = std::fs::metadata(git.dir()).ok()?.uid();
-    if me == owner {
-        return None;
-    }
-    let shared = repo
-        .config_origin("hand.ledger")
-        .is_some_and(|o| matches!(o.scope, "local" | "system"));
-    (!(shared && ledger.source == "git config hand.ledger")).then(|| {
+    install::ledger_another_user_may_miss(repo, git, ledger).map(|o| {
         format!(
-            "warning: {} belongs to uid {owner}, not to you (uid {me}): the hook runs as the git server's user, with its own environment and configuration, so it may not read {} (found by {}); name the clients' ledger where every user reads it: git -C {} config hand.ledger <path-or-url>",
+            "warning: {} belongs to uid {}, not to you (uid {}): the hook runs as the git server's user, with its own environment and configuration, so it may not read {} (found by {}); name the clients' ledger where every user reads it: git -C {} config hand.ledger <path-or-url>",
             git.dir().display(),
+            o.owner,
+            o.me,
             ledger.place,
             ledger.source,
             git.dir().display()

@@ -1,6 +1,6 @@
 //! A repository's committed settings file (`.handconfig`), read with gix's config parser in
 //! git's config syntax (as git reads `.gitmodules` and git-lfs `.lfsconfig`), and where a value
-//! of git's own configuration comes from (`--show-scope`). `ops/settings.rs` decides which wins;
+//! of git's own configuration comes from (`--show-scope`). `ops/repo/settings/` decides which wins;
 //! nothing outside this directory sees a gix type.
 
 use std::path::{Path, PathBuf};

@@ -61,7 +61,7 @@ pub struct ConfigError {
     /// small enough to return by value).
     pub fix: Option<Box<str>>,
     /// The repository's `.handconfig` when the value was read there, not from git config
-    /// (`ops/settings.rs`); with an empty `key`, the file itself does not parse and `expected`
+    /// (`ops/repo/settings/`); with an empty `key`, the file itself does not parse and `expected`
     /// says why.
     pub file: Option<PathBuf>,
     /// With an empty `key`: the file was not even read (a symlink, a FIFO, too large:

@@ -1,7 +1,7 @@
 //! What git takes as the name of a new branch, judged in-process the way
 //! `git check-ref-format --branch` and `git switch -c` judge it, so a name git would refuse is
 //! refused before anything is leased instead of failing a `git switch` in a claimed slot.
-//! git-hand's own, stricter rules live with the other names users type (`ops::names`).
+//! git-hand's own, stricter rules live with the other names users type (`ops::repo::names`).
 //! Also how a branch pattern of the server's settings (`hand.requireLease`) matches a branch.
 
 use gix::bstr::ByteSlice;

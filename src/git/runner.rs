@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Variables that would redirect a child git away from the directory we run it in (scrubbed
-/// from the setup commands' environment too, `ops/setup.rs`).
+/// from the setup commands' environment too, `ops/repo/setup.rs`).
 pub const SCRUBBED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",

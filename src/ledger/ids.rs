@@ -104,7 +104,7 @@ text_id!(WorktreeKey);
 impl WorktreeKey {
     /// The key of the worktree at `path`, which must already be canonical (its realpath). A path
     /// that is not UTF-8 is converted lossily: git-hand refuses to record such paths elsewhere
-    /// (`ops::names::path`), so only a read of a foreign directory ever sees the replacement.
+    /// (`ops::repo::names::path`), so only a read of a foreign directory ever sees the replacement.
     pub fn from_canonical(path: &Path) -> Self {
         Self(path.to_string_lossy().into_owned())
     }

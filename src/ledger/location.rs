@@ -135,7 +135,7 @@ fn locate(
 
 /// The user's state directory: `$XDG_STATE_HOME` when it is an absolute path, else
 /// `$HOME/.local/state` (the XDG default); `None` when neither is set. git-hand keeps the default
-/// ledger there, and the approvals of `.handconfig` files (`ops/trust.rs`).
+/// ledger there, and the approvals of `.handconfig` files (`ops/repo/trust.rs`).
 pub fn state_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
     let nonempty = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     nonempty("XDG_STATE_HOME")

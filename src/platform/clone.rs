@@ -18,7 +18,7 @@
 //!   it would not be the tree that was matched.
 //!
 //! A clone that fails leaves what it had written: the caller clones to a temporary name and
-//! removes it (`ops::include`), so that rule lives in one place.
+//! removes it (`ops::repo::include`), so that rule lives in one place.
 
 use std::collections::HashMap;
 use std::fs::{self, File, FileTimes, Metadata};

@@ -1,4 +1,4 @@
-//! `ops::verdict::judge` over every verdict, as a table: a real ledger file with an injected
+//! `ops::fence::verdict::judge` over every verdict, as a table: a real ledger file with an injected
 //! clock (no sleeps), the credential from the environment or the stamp, and each rule
 //! (DESIGN §6: `unmanaged`, `current`, `stale`, `expired`, `released`, `unknown-lease`, and
 //! `issue-lost` and `no-credential` beside them).

@@ -16,7 +16,7 @@
 //!
 //! The tables only report what they see. What git-hand makes of it (which process is a tenant,
 //! which is git-hand's own git, a process caught mid-exec looked at again) is decided in
-//! `ops/procs.rs`, once, over whichever table it is given.
+//! `ops/pool/procs.rs`, once, over whichever table it is given.
 //!
 //! A process's start time is stored in ledger rows and only ever compared for equality on the
 //! machine that recorded it (slots are keyed by machine): on Linux, by both tables, clock ticks
@@ -110,7 +110,7 @@ pub trait Table: Sync {
     /// Whether process `pid` is exiting, a zombie or gone (and so when it cannot be told). The
     /// `/proc` table also sees a process still in `exit()` (`PF_EXITING`); the portable one only
     /// what `sysinfo` reports (zombie, dead, or no longer listed): there a process on its way
-    /// out shows as one that has let go of its executable (see `ops/procs.rs`'s looks).
+    /// out shows as one that has let go of its executable (see `ops/pool/procs.rs`'s looks).
     fn exiting(&self, pid: i64) -> bool;
 
     /// Process `pid`'s name (on Linux its `comm`, at most 15 bytes).
