@@ -25,10 +25,7 @@ pub fn test_only_children(text: &str) -> Vec<String> {
         if !is_cfg_test_at(&tokens, i) {
             continue;
         }
-        let mut j = i + 7;
-        while tokens.get(j) == Some(&Token::Punct('#')) {
-            j = past_balanced(&tokens, j + 1, '[', ']');
-        }
+        let mut j = past_attributes(&tokens, i);
         if tokens.get(j) == Some(&Token::Ident("pub".into())) {
             j += 1;
             if tokens.get(j) == Some(&Token::Punct('(')) {
@@ -197,11 +194,17 @@ fn is_cfg_test_at(tokens: &[Token], i: usize) -> bool {
     tokens.get(i..i + want.len()) == Some(&want[..])
 }
 
-/// Past the attributes starting at `i` and the item they are on.
-fn skip_item(tokens: &[Token], mut i: usize) -> usize {
+/// Past the attributes (`#[...]`, one or more) starting at `i`.
+fn past_attributes(tokens: &[Token], mut i: usize) -> usize {
     while tokens.get(i) == Some(&Token::Punct('#')) {
         i = past_balanced(tokens, i + 1, '[', ']');
     }
+    i
+}
+
+/// Past the attributes starting at `i` and the item they are on.
+fn skip_item(tokens: &[Token], i: usize) -> usize {
+    let mut i = past_attributes(tokens, i);
     while i < tokens.len() {
         match tokens[i] {
             Token::Punct(';') => return i + 1,

@@ -19,10 +19,11 @@ mod lex;
 mod paths;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Every module of the library that is a file: its path below the root (`[]` for `lib.rs`).
-fn module_files(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+/// Every module of the library that is a file: its path below the root (`[]` for `lib.rs`), with
+/// the file's text.
+fn module_files(src: &Path) -> BTreeMap<Vec<String>, String> {
     let mut out = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -44,15 +45,14 @@ fn module_files(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
             if segments.last().is_some_and(|s| s == "mod" || s == "lib") {
                 segments.pop();
             }
-            out.insert(segments, path);
+            out.insert(segments, std::fs::read_to_string(&path).unwrap());
         }
     }
     // Files declared only for tests (`#[cfg(test)] mod tests;`) are test code: no nodes.
     let test_only: Vec<Vec<String>> = out
         .iter()
-        .flat_map(|(module, path)| {
-            let text = std::fs::read_to_string(path).unwrap();
-            lex::test_only_children(&text)
+        .flat_map(|(module, text)| {
+            lex::test_only_children(text)
                 .into_iter()
                 .map(|child| module.iter().cloned().chain([child]).collect::<Vec<_>>())
                 .collect::<Vec<_>>()
@@ -65,7 +65,7 @@ fn module_files(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
 }
 
 /// The node a path names: its longest prefix that is a file (the root at least).
-fn node_of(path: &[String], files: &BTreeMap<Vec<String>, PathBuf>) -> Vec<String> {
+fn node_of(path: &[String], files: &BTreeMap<Vec<String>, String>) -> Vec<String> {
     (0..=path.len())
         .rev()
         .map(|n| path[..n].to_vec())
@@ -90,9 +90,8 @@ fn name(module: &[String]) -> String {
 fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let files = module_files(src);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (module, path) in &files {
-        let text = std::fs::read_to_string(path).unwrap();
-        let tokens = lex::tokens(&text);
+    for (module, text) in &files {
+        let tokens = lex::tokens(text);
         let from = edges.entry(name(module)).or_default();
         for named in paths::named(&tokens, module) {
             let to = node_of(&named, &files);
