@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::{LedgerError, Result, sync_dir_of};
+use super::{LedgerError, Result};
 
 /// The smallest SQLite page: a database file is a whole number of pages, so anything shorter
 /// than one is no database (SQLite itself reads such a file as an empty one).
@@ -228,4 +228,18 @@ pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
+}
+
+/// Makes the directory entry of `file` durable.
+pub(super) fn sync_dir_of(file: &Path) -> Result<()> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| LedgerError::Sync {
+            path: dir.to_path_buf(),
+            source,
+        })
 }

@@ -76,6 +76,43 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     resolve(a).is_some_and(|ra| Some(ra) == resolve(b))
 }
 
+/// What [`super::Ledger::open`] takes: a file's path, a server's URL, or a place itself.
+impl From<PathBuf> for Place {
+    fn from(path: PathBuf) -> Self {
+        Place::File(path)
+    }
+}
+
+impl From<&Path> for Place {
+    fn from(path: &Path) -> Self {
+        Place::File(path.to_path_buf())
+    }
+}
+
+impl From<&PathBuf> for Place {
+    fn from(path: &PathBuf) -> Self {
+        Place::File(path.clone())
+    }
+}
+
+impl From<ServerUrl> for Place {
+    fn from(url: ServerUrl) -> Self {
+        Place::Server(url)
+    }
+}
+
+impl From<&ServerUrl> for Place {
+    fn from(url: &ServerUrl) -> Self {
+        Place::Server(url.clone())
+    }
+}
+
+impl From<&Place> for Place {
+    fn from(place: &Place) -> Self {
+        place.clone()
+    }
+}
+
 impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -102,7 +102,7 @@ pub fn diagnose(path: &Path) -> Result<Diagnosis> {
         Err(e) => return Err(e),
     };
     drop(conn);
-    super::sync_dir_if_wal_appeared(path, on_disk.had_wal)?;
+    super::wal::sync_dir_if_wal_appeared(path, on_disk.had_wal)?;
     Ok(Diagnosis { health, notices })
 }
 
@@ -148,7 +148,7 @@ fn open_raw(path: &Path) -> Result<Connection> {
         path: path.to_path_buf(),
         source,
     })?;
-    super::configure(&mut conn)?;
+    super::connection::configure(&mut conn)?;
     Ok(conn)
 }
 
@@ -201,7 +201,9 @@ fn copy_into(src: &Connection, to: &Path) -> Result<Copied> {
         loop {
             match copy.step(-1)? {
                 StepResult::Done => break,
-                _ if since.elapsed() > super::BUSY_TIMEOUT => return Err(LedgerError::Busy),
+                _ if since.elapsed() > super::connection::BUSY_TIMEOUT => {
+                    return Err(LedgerError::Busy);
+                }
                 _ => std::thread::sleep(Duration::from_millis(10)),
             }
         }
@@ -218,7 +220,7 @@ fn copy_into(src: &Connection, to: &Path) -> Result<Copied> {
             path: to.to_path_buf(),
             source,
         })?;
-    super::sync_dir_of(to)?;
+    super::file::sync_dir_of(to)?;
     Ok(Copied {
         to: to.to_path_buf(),
         rows,
@@ -246,7 +248,7 @@ pub fn move_aside(path: &Path, at: Millis) -> Result<PathBuf> {
                 ),
             })?;
     }
-    super::sync_dir_of(path)?;
+    super::file::sync_dir_of(path)?;
     Ok(aside)
 }
 

@@ -288,7 +288,7 @@ fn use_wal(conn: &Connection) -> Result<()> {
     match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
         Ok(_) => Ok(()),
         // Another process holds the file open and will get there itself: see `ensure_wal`.
-        Err(e) if super::is_busy(&e) => Ok(()),
+        Err(e) if super::error::is_busy(&e) => Ok(()),
         Err(e) => Err(e.into()),
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use super::{Error, Result};
 use crate::git::Repo;
-use crate::ledger::{self, Ledger, LedgerLocation, Place, RepoId};
+use crate::ledger::{self, Ledger, LedgerLocation, Mode, Place, RepoId};
 use crate::platform::procs::Scan;
 
 pub struct Context {
@@ -145,18 +145,14 @@ impl Context {
     /// Opens (migrating as needed) the ledger, creating a file only when there is none and
     /// nothing on disk says there was one (`evidence`). A team ledger is connected to.
     pub fn open_ledger(&self) -> Result<Ledger> {
-        match self.ledger_location()?.place {
-            Place::File(path) => {
-                if std::fs::symlink_metadata(&path).is_err() {
-                    super::ledger_place::evidence::refuse_if_it_existed(self, &path)?;
-                }
-                Ok(self.noted(Ledger::open(&path)?))
-            }
-            Place::Server(url) => {
-                let machine = self.machine()?;
-                Ok(self.noted(Ledger::open_team(&url, None)?.on_machine(&machine)))
-            }
+        let place = self.ledger_location()?.place;
+        if let Place::File(path) = &place
+            && std::fs::symlink_metadata(path).is_err()
+        {
+            super::ledger_place::evidence::refuse_if_it_existed(self, path)?;
         }
+        let machine = self.machine_of(&place)?;
+        Ok(self.noted(Ledger::open_creating(place)?.on_machine(&machine)))
     }
 
     /// The ledger for a verb that only reads: the real one when it exists, else an empty one in
@@ -175,15 +171,21 @@ impl Context {
         }
     }
 
-    /// The ledger at `place` if there is one: a file is never created (a damaged one is an
-    /// error, never an empty ledger); a team ledger is connected to (an unreachable server is
-    /// an error).
+    /// The ledger at `place` if there is one, for reading ([`Mode::Read`]): a file is never
+    /// created (a damaged one is an error, never an empty ledger); a team ledger is connected to
+    /// (an unreachable server is an error).
     pub fn open_existing(&self, place: &Place) -> Result<Option<Ledger>> {
-        let machine = match place {
-            Place::Server(_) => self.machine()?,
-            Place::File(_) => String::new(),
-        };
-        Ok(open_if_present(place, Purpose::Read)?.map(|l| self.noted(l).on_machine(&machine)))
+        let machine = self.machine_of(place)?;
+        Ok(Ledger::open(place, Mode::Read)?.map(|l| self.noted(l).on_machine(&machine)))
+    }
+
+    /// The machine a ledger at `place` is seen from: this one's id on a team ledger, none on a
+    /// file (one machine).
+    fn machine_of(&self, place: &Place) -> Result<String> {
+        match place {
+            Place::Server(_) => self.machine(),
+            Place::File(_) => Ok(String::new()),
+        }
     }
 
     /// This machine's id on a team ledger: `git config hand.machine`, else the platform's machine
@@ -254,26 +256,6 @@ pub fn default_holder() -> String {
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
         .unwrap_or_else(|| "user".into());
     format!("{user}@{}", crate::platform::machine::hostname())
-}
-
-/// Why a ledger is opened where it may not exist: a file is opened for reading or for writing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
-    Read,
-    Write,
-}
-
-/// The ledger at `place`, never created: `Ok(None)` when there is no file; a team ledger is
-/// connected to. For a caller without a [`Context`] (a renewer thread); notices are dropped.
-pub fn open_if_present(place: &Place, purpose: Purpose) -> Result<Option<Ledger>> {
-    Ok(match (place, purpose) {
-        (Place::File(path), Purpose::Read) => Ledger::open_existing(path)?,
-        (Place::File(path), Purpose::Write) => Ledger::open_if_present(path)?,
-        // Reading changes nothing on the server: no schema made where there is none (the
-        // reader sees an empty ledger, as where there is no file), none migrated.
-        (Place::Server(url), Purpose::Read) => Ledger::open_team_existing(url)?,
-        (Place::Server(url), Purpose::Write) => Some(Ledger::open_team(url, None)?),
-    })
 }
 
 /// A team ledger URL that does not parse: a usage error naming the part (never the password).

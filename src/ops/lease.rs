@@ -8,8 +8,8 @@ use super::{Context, Result};
 use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
 use crate::ledger::{
-    self, Acquire, By, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew, RepoEvents,
-    Resource, ResourceKind, Tenure, WorktreeKey,
+    self, Acquire, By, Durability, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew,
+    RepoEvents, Resource, ResourceKind, Retry, Tenure, WorktreeKey,
 };
 
 /// What one lease operation came to.
@@ -121,18 +121,20 @@ fn write(
 ) -> Result<Report> {
     let issue = super::repo::names::issue_id(issue)?.to_string();
     let source = NamespaceSource::of(ctx)?;
-    Ok(ledger.write_idempotent(why, |tx| {
-        let namespace = source.for_write(tx)?;
-        let resource = Resource::issue(&namespace, &issue);
-        let outcome = op(tx, &resource)?;
-        Ok(Report {
-            outcome,
-            namespace,
-            issue: issue.clone(),
-            resource,
-            now: tx.now(),
+    Ok(ledger
+        .write_with(Durability::Durable, Retry::Once(why), |tx| {
+            let namespace = source.for_write(tx)?;
+            let resource = Resource::issue(&namespace, &issue);
+            let outcome = op(tx, &resource)?;
+            Ok(Report {
+                outcome,
+                namespace,
+                issue: issue.clone(),
+                resource,
+                now: tx.now(),
+            })
         })
-    })?)
+        .map(|(out, _)| out)?)
 }
 
 pub fn acquire(

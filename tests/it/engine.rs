@@ -31,14 +31,17 @@ fn engine_on(backend: Backend) -> Engine {
     let (ledger, home): (Ledger, Box<dyn std::any::Any>) = match backend {
         Backend::Sqlite => {
             let dir = tempfile::tempdir().unwrap();
-            let ledger = Ledger::open_with_clock(&dir.path().join("ledger.sqlite"), injected);
+            let ledger = Ledger::open_creating(dir.path().join("ledger.sqlite"))
+                .map(|l| l.with_clock(injected));
             (ledger.unwrap(), Box::new(dir))
         }
         Backend::Postgres => {
             let db = crate::pg::database();
             let url = ServerUrl::parse(&db.url()).unwrap();
             (
-                Ledger::open_team(&url, Some(injected)).unwrap(),
+                Ledger::open_creating(&url)
+                    .map(|l| l.with_clock(injected))
+                    .unwrap(),
                 Box::new(db),
             )
         }
@@ -404,7 +407,7 @@ fn a_team_ledger_times_leases_by_the_servers_clock() {
     const HOUR: i64 = 60 * MIN;
     let db = crate::pg::database();
     let url = ServerUrl::parse(&db.url()).unwrap();
-    let mut ledger = Ledger::open_team(&url, None).unwrap();
+    let mut ledger = Ledger::open_creating(&url).unwrap();
     db.psql(
         "CREATE OR REPLACE FUNCTION hand_now() RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ \
          SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT) + 3600000 $$",
@@ -434,6 +437,6 @@ fn a_team_ledger_times_leases_by_the_servers_clock() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let mut file = Ledger::open(&dir.path().join("ledger.sqlite")).unwrap();
+    let mut file = Ledger::open_creating(dir.path().join("ledger.sqlite")).unwrap();
     assert_eq!(file.clock_skew_ms().unwrap(), None);
 }

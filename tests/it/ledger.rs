@@ -3,7 +3,9 @@
 use std::os::unix::fs::PermissionsExt;
 
 use git_hand::ledger::schema::{self, MIGRATIONS, Migration};
-use git_hand::ledger::{By, LATEST_VERSION, Ledger, LedgerError, RepoId, Resource};
+use git_hand::ledger::{
+    By, Durability, LATEST_VERSION, Ledger, LedgerError, RepoId, Resource, Retry,
+};
 
 use crate::support::TestEnv;
 
@@ -17,7 +19,7 @@ fn user_version(path: &std::path::Path) -> i64 {
 fn fresh_ledger_is_created_at_the_latest_version_private_and_in_wal() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep/er/ledger.sqlite");
-    Ledger::open(&path).unwrap();
+    Ledger::open_creating(&path).unwrap();
     assert_eq!(user_version(&path), LATEST_VERSION);
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&path), 0o600);
@@ -52,7 +54,7 @@ fn old_ledger_with_live_rows_is_migrated_and_its_rows_keep_working() {
     )
     .unwrap();
     drop(conn);
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     assert_eq!(user_version(&path), LATEST_VERSION);
     let res = Resource::issue("ns", "1");
     let live = ledger.read(|v| v.current(&res)).unwrap().unwrap();
@@ -71,7 +73,7 @@ fn old_ledger_with_live_rows_is_migrated_and_its_rows_keep_working() {
 fn ledger_newer_than_the_binary_is_refused_and_left_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    Ledger::open(&path).unwrap();
+    Ledger::open_creating(&path).unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.pragma_update(None, "user_version", LATEST_VERSION + 1)
@@ -79,7 +81,7 @@ fn ledger_newer_than_the_binary_is_refused_and_left_byte_identical() {
         conn.pragma_update(None, "journal_mode", "DELETE").unwrap();
     }
     let before = std::fs::read(&path).unwrap();
-    let err = Ledger::open(&path).unwrap_err();
+    let err = Ledger::open_creating(&path).unwrap_err();
     match &err {
         LedgerError::TooNew {
             found, supported, ..
@@ -99,7 +101,7 @@ fn ledger_newer_than_the_binary_is_refused_and_left_byte_identical() {
         before,
         "the ledger must be left byte-identical"
     );
-    assert!(Ledger::open_existing(&path).is_err());
+    assert!(Ledger::open(&path, git_hand::ledger::Mode::Read).is_err());
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -183,7 +185,7 @@ fn eight_processes_opening_an_old_ledger_migrate_it_once() {
 fn tenures_and_events_cannot_be_rewritten() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     ledger
         .write(|tx| tx.acquire(&Resource::issue("ns", "1"), "alice", None))
         .unwrap();
@@ -202,7 +204,7 @@ fn tenures_and_events_cannot_be_rewritten() {
 fn a_busy_ledger_reports_busy_instead_of_hanging_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let blocker = rusqlite::Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     ledger
@@ -225,7 +227,7 @@ fn a_busy_ledger_reports_busy_instead_of_hanging_and_changes_nothing() {
 fn a_writer_queued_behind_another_gets_the_lock_when_it_is_released() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let blocker = rusqlite::Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     let release = std::thread::spawn(move || {
@@ -245,17 +247,19 @@ fn a_writer_queued_behind_another_gets_the_lock_when_it_is_released() {
 fn a_ledger_turned_out_of_wal_mode_is_switched_back_and_still_commits() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    drop(Ledger::open(&path).unwrap());
+    drop(Ledger::open_creating(&path).unwrap());
     let other = rusqlite::Connection::open(&path).unwrap();
     let mode: String = other
         .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "delete");
     drop(other);
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let res = Resource::issue("ns", "1");
     let (_, syncing) = ledger
-        .write_syncing_meanwhile(|tx| tx.acquire(&res, "alice", None))
+        .write_with(Durability::SyncedMeanwhile, Retry::Never, |tx| {
+            tx.acquire(&res, "alice", None)
+        })
         .unwrap();
     syncing.wait().unwrap();
     let check = rusqlite::Connection::open(&path).unwrap();
@@ -269,16 +273,18 @@ fn a_ledger_turned_out_of_wal_mode_is_switched_back_and_still_commits() {
 fn a_commit_syncing_meanwhile_is_visible_at_once_and_waited_for_before_use() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let res = Resource::issue("ns", "1");
     let (acquired, syncing) = ledger
-        .write_syncing_meanwhile(|tx| tx.acquire(&res, "alice", None))
+        .write_with(Durability::SyncedMeanwhile, Retry::Never, |tx| {
+            tx.acquire(&res, "alice", None)
+        })
         .unwrap();
     let git_hand::ledger::Acquire::Acquired { tenure, .. } = acquired else {
         panic!("not acquired: {acquired:?}");
     };
     // Another process sees the lease before the fsync finished: nobody else can take it.
-    let mut other = Ledger::open(&path).unwrap();
+    let mut other = Ledger::open_creating(&path).unwrap();
     let seen = other.read(|v| v.current(&res)).unwrap();
     assert_eq!(seen.map(|t| t.lease_id), Some(tenure.lease_id));
     syncing.wait().unwrap();
@@ -292,7 +298,7 @@ fn wal_after_300_processes(
 ) -> u64 {
     let res = Resource::issue("ns", "1");
     for i in 0..300 {
-        let mut ledger = Ledger::open(path).unwrap();
+        let mut ledger = Ledger::open_creating(path).unwrap();
         cycle(&mut ledger, &res, &format!("h{i}"));
     }
     let mut wal = path.as_os_str().to_owned();
@@ -307,11 +313,16 @@ fn the_wal_stays_short_when_every_write_syncs_meanwhile_or_is_relaxed() {
     let dir = tempfile::tempdir().unwrap();
     let wal = wal_after_300_processes(&dir.path().join("ledger.sqlite"), |ledger, res, holder| {
         let (_, syncing) = ledger
-            .write_syncing_meanwhile(|tx| tx.acquire(res, holder, None))
+            .write_with(Durability::SyncedMeanwhile, Retry::Never, |tx| {
+                tx.acquire(res, holder, None)
+            })
             .unwrap();
         syncing.wait().unwrap();
         ledger
-            .write_relaxed(|tx| tx.release(res, By::Holder(holder)))
+            .write_with(Durability::Relaxed, Retry::Never, |tx| {
+                tx.release(res, By::Holder(holder))
+            })
+            .map(|(out, _)| out)
             .unwrap();
     });
     assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
@@ -331,7 +342,7 @@ fn the_wal_stays_short_across_many_short_lived_writers() {
     });
     assert!(wal < 1024 * 1024, "the WAL grew to {wal} bytes");
     let res = Resource::issue("ns", "1");
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let last = ledger.write(|tx| tx.acquire(&res, "last", None)).unwrap();
     assert!(
         matches!(last, git_hand::ledger::Acquire::Acquired { tenure, .. } if tenure.token == 301)
@@ -345,7 +356,7 @@ fn a_ledger_from_every_past_version_opens_migrated_to_the_latest() {
         let path = dir.path().join("ledger.sqlite");
         schema::create_at_version(&path, version).unwrap();
         assert_eq!(user_version(&path), version);
-        let mut ledger = Ledger::open(&path).unwrap();
+        let mut ledger = Ledger::open_creating(&path).unwrap();
         assert_eq!(
             user_version(&path),
             LATEST_VERSION,
@@ -391,7 +402,7 @@ fn a_version_3_task_migrates_without_a_remote_and_is_fenced_by_its_repository() 
     )
     .unwrap();
     drop(conn);
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     let task = ledger
         .read(|v| v.open_task(&RepoId::new("r1"), "a"))
         .unwrap()
@@ -428,7 +439,7 @@ fn a_version_4_task_migrates_without_a_base_ref_and_keeps_its_other_columns() {
     )
     .unwrap();
     drop(conn);
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     assert_eq!(user_version(&path), LATEST_VERSION);
     let task = ledger
         .read(|v| v.open_task(&RepoId::new("r1"), "a"))
@@ -457,7 +468,7 @@ fn a_version_5_ledger_migrates_to_one_machine_and_keeps_its_repos_slots_and_task
     )
     .unwrap();
     drop(conn);
-    let mut ledger = Ledger::open(&path).unwrap();
+    let mut ledger = Ledger::open_creating(&path).unwrap();
     assert_eq!(user_version(&path), LATEST_VERSION);
     let (repo, slot, task) = ledger
         .read(|v| {

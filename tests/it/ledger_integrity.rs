@@ -262,21 +262,21 @@ fn doctor_diagnoses_a_damaged_page_says_what_is_readable_and_how_to_copy_it() {
 fn a_wal_left_without_its_ledger_is_refused_never_replayed_into_a_new_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    let mut ledger = git_hand::ledger::Ledger::open(&path).unwrap();
+    let mut ledger = git_hand::ledger::Ledger::open_creating(&path).unwrap();
     let res = git_hand::ledger::Resource::issue("ns", "1");
     ledger.write(|tx| tx.acquire(&res, "alice", None)).unwrap();
     drop(ledger);
     let wal = sidecar(&path, "-wal");
     assert!(std::fs::metadata(&wal).unwrap().len() > 0);
     std::fs::remove_file(&path).unwrap();
-    let err = git_hand::ledger::Ledger::open(&path).unwrap_err();
+    let err = git_hand::ledger::Ledger::open_creating(&path).unwrap_err();
     assert!(
         matches!(err, git_hand::ledger::LedgerError::Damaged { .. }),
         "{err:?}"
     );
     assert!(err.to_string().contains("missing"), "{err}");
     assert!(!path.exists(), "no ledger was created over the WAL");
-    assert!(git_hand::ledger::Ledger::open_existing(&path).is_err());
+    assert!(git_hand::ledger::Ledger::open(&path, git_hand::ledger::Mode::Read).is_err());
 }
 
 #[test]

@@ -380,7 +380,7 @@ fn a_spawn_that_lost_a_slot_to_a_claim_taken_back_reuses_it_instead_of_creating_
     // a has planned the free slot and probes it (paused) while its intent waits for the ledger,
     // which this test holds while someone claims the slot and takes the claim back.
     let pause = GitPause::new(&env, "probe", "status --porcelain");
-    let mut ledger = git_hand::ledger::Ledger::open(&env.ledger()).unwrap();
+    let mut ledger = git_hand::ledger::Ledger::open_creating(env.ledger()).unwrap();
     let res =
         git_hand::ledger::Resource::worktree(&git_hand::ledger::WorktreeKey::from_canonical(&slot));
     let a = ledger

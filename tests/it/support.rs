@@ -1260,7 +1260,7 @@ pub fn pid_free(text: &str) -> String {
 /// A ledger at `path` whose rows (2000 issue leases) fill many pages, the schema's few first,
 /// all checkpointed into the main file: one to damage a page of.
 pub fn a_ledger_of_many_pages(path: &Path) {
-    let mut ledger = git_hand::ledger::Ledger::open(path).unwrap();
+    let mut ledger = git_hand::ledger::Ledger::open_creating(path).unwrap();
     ledger
         .write(|tx| {
             for i in 0..2000 {

@@ -397,7 +397,7 @@ fn no_panic_message_or_debug_text_shows_the_password() {
     ))
     .unwrap();
     let panicked = std::panic::catch_unwind(|| {
-        Ledger::open_team(&url, None).unwrap();
+        Ledger::open_creating(&url).unwrap();
     })
     .unwrap_err();
     let message = panicked
@@ -411,7 +411,7 @@ fn no_panic_message_or_debug_text_shows_the_password() {
         assert!(!text.contains(PASSWORD), "{text}");
     }
     let db = pg::database();
-    let ledger = Ledger::open_team(&ServerUrl::parse(&db.tcp_url()).unwrap(), None).unwrap();
+    let ledger = Ledger::open_creating(ServerUrl::parse(&db.tcp_url()).unwrap()).unwrap();
     for text in [format!("{ledger:?}"), ledger.place().to_string()] {
         assert!(!text.contains(PASSWORD), "{text}");
     }

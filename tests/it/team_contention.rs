@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use git_hand::ledger::server::ServerUrl;
 use git_hand::ledger::{
-    Acquire, By, Fate, Idempotent, Ledger, LedgerError, Release, Renew, Resource,
+    Acquire, By, Durability, Fate, Idempotent, Ledger, LedgerError, Release, Renew, Resource, Retry,
 };
 
 use crate::pg::{self, Database};
@@ -30,7 +30,7 @@ fn issue(n: &str) -> Resource {
 }
 
 fn open(url: &str) -> Ledger {
-    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None).unwrap()
+    Ledger::open_creating(ServerUrl::parse(url).unwrap()).unwrap()
 }
 
 /// Terminates every git-hand backend of `db` (as the brief's SQL, waiting until each is gone)
@@ -228,9 +228,12 @@ fn release_renew_acquire_and_read_after_a_terminated_backend_run_on_a_new_connec
     let res = issue("42");
     let acquire = |ledger: &mut Ledger, holder: &str| {
         ledger
-            .write_idempotent(Idempotent::AcquireBySameHolder, |tx| {
-                tx.acquire(&res, holder, Some(60_000))
-            })
+            .write_with(
+                Durability::Durable,
+                Retry::Once(Idempotent::AcquireBySameHolder),
+                |tx| tx.acquire(&res, holder, Some(60_000)),
+            )
+            .map(|(out, _)| out)
             .unwrap()
     };
     let Acquire::Acquired { tenure, .. } = acquire(&mut ledger, "alice") else {
@@ -239,9 +242,10 @@ fn release_renew_acquire_and_read_after_a_terminated_backend_run_on_a_new_connec
 
     assert_eq!(terminate_backends(&db), 1);
     let renewed = ledger
-        .write_idempotent(Idempotent::Renew, |tx| {
+        .write_with(Durability::Durable, Retry::Once(Idempotent::Renew), |tx| {
             tx.renew(&res, By::Holder("alice"), None)
         })
+        .map(|(out, _)| out)
         .unwrap();
     assert!(
         matches!(renewed, Renew::Renewed(ref t) if t.lease_id == tenure.lease_id),
@@ -254,9 +258,12 @@ fn release_renew_acquire_and_read_after_a_terminated_backend_run_on_a_new_connec
 
     assert_eq!(terminate_backends(&db), 1);
     let released = ledger
-        .write_idempotent(Idempotent::Release, |tx| {
-            tx.release(&res, By::Lease(&tenure.lease_id))
-        })
+        .write_with(
+            Durability::Durable,
+            Retry::Once(Idempotent::Release),
+            |tx| tx.release(&res, By::Lease(&tenure.lease_id)),
+        )
+        .map(|(out, _)| out)
         .unwrap();
     assert!(
         matches!(released, Release::Released(Some(_))),
@@ -307,9 +314,12 @@ fn an_acquire_whose_commit_landed_but_whose_answer_was_lost_returns_the_same_lea
 
     relay.arm(Cut::AnswerToCommitAfter("UPDATE clock"));
     let got = ledger
-        .write_idempotent(Idempotent::AcquireBySameHolder, |tx| {
-            tx.acquire(&res, "alice", None)
-        })
+        .write_with(
+            Durability::Durable,
+            Retry::Once(Idempotent::AcquireBySameHolder),
+            |tx| tx.acquire(&res, "alice", None),
+        )
+        .map(|(out, _)| out)
         .unwrap();
     assert_eq!(relay.cuts(), 1, "the relay did not cut the connection");
     let Acquire::Acquired { tenure, fresh, .. } = got else {
@@ -348,9 +358,12 @@ fn a_release_whose_answer_was_lost_is_a_release_though_another_machine_acquired_
         );
     });
     let released = laptop
-        .write_idempotent(Idempotent::Release, |tx| {
-            tx.release(&res, By::Lease(&tenure.lease_id))
-        })
+        .write_with(
+            Durability::Durable,
+            Retry::Once(Idempotent::Release),
+            |tx| tx.release(&res, By::Lease(&tenure.lease_id)),
+        )
+        .map(|(out, _)| out)
         .unwrap();
     assert_eq!(relay.cuts(), 1, "the relay did not cut the connection");
     // What the first run did: alice's tenure, ended as released; not bob's refusal.

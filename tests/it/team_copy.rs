@@ -439,7 +439,7 @@ fn a_slot_leased_again_while_the_copy_runs_keeps_its_new_stamp_on_the_file_ledge
     let url = db.tcp_url();
     let l = laptop();
     // The team ledger's schema, so that this test can take its writers' lock.
-    git_hand::ledger::Ledger::open_team(&ServerUrl::parse(&url).unwrap(), None).unwrap();
+    git_hand::ledger::Ledger::open_creating(ServerUrl::parse(&url).unwrap()).unwrap();
     // Another writer holds the team ledger: the copy, having read the laptop's ledger and the
     // slots' stamps, waits at its transaction's first statement (`UPDATE clock`).
     let mut writer = postgres::Client::connect(&db.url(), postgres::NoTls).unwrap();
@@ -511,7 +511,7 @@ fn two_copies_at_once_never_warn_of_a_slot_leased_again() {
     let db = pg::database();
     let url = db.tcp_url();
     let l = laptop();
-    git_hand::ledger::Ledger::open_team(&ServerUrl::parse(&url).unwrap(), None).unwrap();
+    git_hand::ledger::Ledger::open_creating(ServerUrl::parse(&url).unwrap()).unwrap();
     // Both copies read the laptop's ledger and stamps, then wait at the team ledger's writers'
     // lock, which this test holds until both are there.
     let mut writer = postgres::Client::connect(&db.url(), postgres::NoTls).unwrap();

@@ -89,7 +89,7 @@ fn issue(n: &str) -> Resource {
 }
 
 fn open(url: &str) -> Ledger {
-    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None).unwrap()
+    Ledger::open_creating(ServerUrl::parse(url).unwrap()).unwrap()
 }
 
 #[test]
@@ -277,7 +277,7 @@ fn frozen_at(text: &'static str, args: &[&str]) -> (crate::support::Run, Databas
 
 #[test]
 fn a_verb_whose_server_freezes_while_the_ledger_opens_fails_with_exit_3_as_a_lost_connection() {
-    // `list` only reads (the schema check of `open_existing`); `lease acquire` writes (the
+    // `list` only reads (the schema check of `Ledger::open` with `Mode::Read`); `lease acquire` writes (the
     // migration's version check of `open`).
     for args in [&["list"][..], &["lease", "acquire", "42"]] {
         let (run, db, port) = frozen_at_opening(args);

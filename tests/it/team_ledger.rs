@@ -20,7 +20,7 @@ fn issue(n: &str) -> Resource {
 }
 
 fn open(url: &str) -> Result<Ledger, LedgerError> {
-    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None)
+    Ledger::open_creating(ServerUrl::parse(url).unwrap())
 }
 
 fn acquired(ledger: &mut Ledger, res: &Resource, holder: &str) -> Tenure {
@@ -360,8 +360,8 @@ fn tokens_are_distinct_and_gapless_under_contention_on_postgres() {
 fn tokens_are_distinct_and_gapless_under_contention_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ledger.sqlite");
-    Ledger::open(&path).unwrap();
-    tokens_are_exactly_one_to_n_under_contention(&|| Ledger::open(&path).unwrap());
+    Ledger::open_creating(&path).unwrap();
+    tokens_are_exactly_one_to_n_under_contention(&|| Ledger::open_creating(&path).unwrap());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -412,7 +412,7 @@ fn eight_machines_opening_a_fresh_database_at_once_migrate_it_once() {
                 scope.spawn(|| {
                     let url = ServerUrl::parse(&db.url()).unwrap();
                     start.wait();
-                    Ledger::open_team(&url, None).map(drop)
+                    Ledger::open_creating(&url).map(drop)
                 })
             })
             .collect();

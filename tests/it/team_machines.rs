@@ -19,7 +19,7 @@ use crate::pg;
 use crate::support::{Shown, TestEnv, shot, spawn};
 
 fn on(url: &str, machine: &str) -> Ledger {
-    Ledger::open_team(&ServerUrl::parse(url).unwrap(), None)
+    Ledger::open_creating(ServerUrl::parse(url).unwrap())
         .unwrap()
         .on_machine(machine)
 }
@@ -200,7 +200,7 @@ fn list_names_every_machines_tasks_and_here_keeps_this_ones() {
     insta::assert_snapshot!("team_machines_list", text);
 }
 
-/// The lease verbs write through the retrying path (`Ledger::write_idempotent`): it acts for
+/// The lease verbs write through the retrying path (`Ledger::write_with` and `Retry::Once`): it acts for
 /// this machine too. In a repository whose issue namespace is its own registration (no origin),
 /// `lease acquire` registers the repository as this machine's, so `lease current` (a read, as
 /// this machine) finds the lease, and the ledger holds one registration of it.

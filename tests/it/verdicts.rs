@@ -51,9 +51,9 @@ impl World {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let clock = Rc::new(ManualClock::new(T0));
-        let mut ledger =
-            Ledger::open_with_clock(&dir.path().join("ledger.sqlite"), Box::new(clock.clone()))
-                .unwrap();
+        let mut ledger = Ledger::open_creating(dir.path().join("ledger.sqlite"))
+            .map(|l| l.with_clock(Box::new(clock.clone())))
+            .unwrap();
         let repo_id = ledger
             .write(|tx| {
                 let repo = tx.ensure_repo(Path::new("/work/app/.git"))?;

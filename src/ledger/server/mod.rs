@@ -150,3 +150,16 @@ impl ServerError {
         })
     }
 }
+
+/// What the server said, not only "db error" (the client library's own text for every error
+/// the server sent): its message and SQLSTATE, or the client's error and its cause (a closed
+/// connection, an I/O error). Server messages never carry the URL's password.
+pub(in crate::ledger) fn pg_message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{} ({})", db.message(), db.code().code());
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}

@@ -18,12 +18,12 @@
 //! reading of `clock_timestamp()`), never the machine's, and never earlier than the largest
 //! time any writer recorded: a machine whose clock is wrong can neither extend nor expire a
 //! lease. Tests inject a clock at the library
-//! level ([`Team::open`] with `Some(clock)`), as they do for SQLite.
+//! level ([`super::Ledger::with_clock`]), as they do for SQLite.
 //!
 //! **A dropped connection.** When the connection breaks (the server restarted, the backend was
 //! terminated, the network cut: [`connection_lost`]), a read runs again on a new connection (it
 //! changes nothing), and so does a write its caller declared safe to re-run
-//! ([`Team::write_retrying`], behind [`super::Ledger::write_idempotent`]): once, on a
+//! ([`Team::write_retrying`], behind [`super::Retry::Once`]): once, on a
 //! connection made within the URL's connect timeout. Every other write fails with
 //! [`LedgerError::ConnectionLost`], which says whether its commit may have happened: a break
 //! before `COMMIT` was sent leaves nothing written (the server rolls back a transaction whose
@@ -89,8 +89,9 @@ pub struct Team {
     url: ServerUrl,
     /// Set again on every new connection.
     lock_timeout: Duration,
-    /// `None`: the server's clock (the binary). `Some`: an injected clock (tests).
-    clock: Option<Box<dyn Clock>>,
+    /// `None`: the server's clock (the binary). `Some`: an injected clock (tests,
+    /// [`super::Ledger::with_clock`]).
+    pub(super) clock: Option<Box<dyn Clock>>,
     /// What connecting found that the user should hear about (an ignored password file).
     pub(super) notices: Vec<String>,
     /// The machine every transaction acts for (its repositories, slots and tasks; its worktree
@@ -109,10 +110,10 @@ impl std::fmt::Debug for Team {
 impl Team {
     /// Connects to the team ledger at `url` and migrates its schema to this binary's version
     /// (refusing a newer one untouched).
-    pub fn open(url: &ServerUrl, clock: Option<Box<dyn Clock>>) -> Result<Self> {
+    pub fn open(url: &ServerUrl) -> Result<Self> {
         let mut found = Vec::new();
         let client = connect(url, &mut found, LOCK_TIMEOUT).map_err(|e| opening(e, url))?;
-        Ok(Self::connected(client, url, clock, found))
+        Ok(Self::connected(client, url, found))
     }
 
     /// Connects for a verb that only reads: nothing is created or migrated on the server.
@@ -124,21 +125,16 @@ impl Team {
         if !schema::check_for_reading(&mut client, &url.to_string()).map_err(|e| opening(e, url))? {
             return Ok(None);
         }
-        Ok(Some(Self::connected(client, url, None, found)))
+        Ok(Some(Self::connected(client, url, found)))
     }
 
     /// A team ledger on `client`, acting for no machine until [`super::Ledger::on_machine`].
-    fn connected(
-        client: Client,
-        url: &ServerUrl,
-        clock: Option<Box<dyn Clock>>,
-        found: Vec<server::Notice>,
-    ) -> Self {
+    fn connected(client: Client, url: &ServerUrl, found: Vec<server::Notice>) -> Self {
         Self {
             client,
             url: url.clone(),
             lock_timeout: LOCK_TIMEOUT,
-            clock,
+            clock: None,
             notices: found.into_iter().map(|n| n.to_string()).collect(),
             machine: Machine::default(),
         }
@@ -168,7 +164,7 @@ impl Team {
     /// Like [`Team::write`], but a broken connection is met with one more run of `f`, whole, on
     /// a new connection: only for an operation whose second run cannot change the outcome
     /// whether or not the first one committed (the caller says why,
-    /// [`super::Ledger::write_idempotent`]).
+    /// [`super::Retry::Once`]).
     ///
     /// When the first run's `COMMIT` went unanswered, the second run's [`Tx`] says so
     /// ([`Tx::retries_an_unanswered_commit`]): a release then takes its tenure already ended as
@@ -396,7 +392,7 @@ fn opening(e: LedgerError, url: &ServerUrl) -> LedgerError {
 fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
     let reason = match e {
         LedgerError::NoAnswer(no_answer) => no_answer.to_string(),
-        LedgerError::Pg(pg) if connection_lost(&pg) => super::pg_message(&pg),
+        LedgerError::Pg(pg) if connection_lost(&pg) => server::pg_message(&pg),
         other => return other,
     };
     LedgerError::ConnectionLost(Box::new(Lost {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;
-use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Place, WorktreeKey};
+use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Mode, Place, WorktreeKey};
 use crate::ops::pool::slot::SlotLock;
 use crate::ops::pool::stamp::{self, Stamp};
 use crate::ops::{Context, Error, Result};
@@ -63,7 +63,7 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
             .with_hint("GIT_HAND_LEDGER=/path/to/ledger.sqlite git hand ledger copy --to <url>"));
         }
     };
-    let Some(mut file) = Ledger::open_existing(&from)? else {
+    let Some(mut file) = Ledger::open(&from, Mode::Read)? else {
         return Err(Error::precondition(
             format!(
                 "there is no ledger at {}: nothing to copy; nothing was changed",
@@ -81,7 +81,7 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
         stamps.read(slot, &export, &from);
     }
     let machine = ctx.machine()?;
-    let mut team = Ledger::open_team(to, None)?.on_machine(&machine);
+    let mut team = Ledger::open_creating(to)?.on_machine(&machine);
     ctx.note(team.take_notices());
     let label = from.display().to_string();
     let asked: Vec<LeaseId> = stamps

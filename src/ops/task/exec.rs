@@ -8,8 +8,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::ledger::{Place, Task};
-use crate::ops::context::{Purpose, open_if_present};
+use crate::ledger::{Ledger, Mode, Place, Task};
 use crate::ops::task::spawn::Spawned;
 use crate::ops::task::tasks::{Lost, renew_both};
 use crate::ops::{Error, Result};
@@ -85,12 +84,13 @@ fn renew_until_stopped(
         return;
     };
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
-        // Never `Ledger::open`: a ledger that vanished must not be created again by a renewal.
+        // Never `Mode::Create`: a ledger that vanished must not be created again by a renewal.
         // As this machine, as every verb opens a team ledger (the task's machine is this
         // one's id, `Context::machine`): renewing by lease id needs none, but opened as no
         // machine, any read of "this machine's" rows or of a worktree resource would be
         // another machine's, or nothing.
-        let outcome = open_if_present(ledger, Purpose::Write)
+        let outcome = Ledger::open(ledger, Mode::Write)
+            .map_err(Error::from)
             .and_then(|l| l.ok_or_else(|| Error::from(gone(ledger))))
             .map(|l| l.on_machine(&task.machine))
             .and_then(|mut l| renew_both(&mut l, task, lease, None));

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use crate::clock::Millis;
 use crate::ledger::{
-    By, Idempotent, LeaseId, Ledger, Renew, Task, TaskState, Tasks, Tenure, WorktreeKey,
+    By, Durability, Idempotent, LeaseId, Ledger, Renew, Retry, Task, TaskState, Tasks, Tenure,
+    WorktreeKey,
 };
 use crate::ops::claude::SessionHolder;
 use crate::ops::fence::verdict::{self, Finding, Verdict};
@@ -539,32 +540,34 @@ pub(crate) fn renew_both(
 ) -> Result<std::result::Result<Renewed, Lost>> {
     let slot = task.slot_resource();
     // Both by lease id: run again after a lost answer, it renews the same tenures again.
-    Ok(ledger.write_idempotent(Idempotent::Renew, |tx| {
-        let view = tx.view();
-        let issue = match &task.issue_lease_id {
-            Some(id) => match view.tenure(id)?.filter(|t| t.is_live(tx.now())) {
-                Some(t) => Some(t),
-                None => return Ok(Err(Lost::Issue)),
-            },
-            None => None,
-        };
-        let Renew::Renewed(tenure) = tx.renew(&slot, By::Lease(lease), ttl)? else {
-            return Ok(Err(Lost::Slot));
-        };
-        let issue_tenure = match issue {
-            Some(t) => match tx.renew(&t.resource, By::Lease(&t.lease_id), ttl)? {
-                Renew::Renewed(t) => Some(t),
-                Renew::NotHolder(_) => return Ok(Err(Lost::Issue)),
-            },
-            None => None,
-        };
-        Ok(Ok(Renewed {
-            task: task.clone(),
-            tenure,
-            issue_tenure,
-            now: tx.now(),
-        }))
-    })?)
+    Ok(ledger
+        .write_with(Durability::Durable, Retry::Once(Idempotent::Renew), |tx| {
+            let view = tx.view();
+            let issue = match &task.issue_lease_id {
+                Some(id) => match view.tenure(id)?.filter(|t| t.is_live(tx.now())) {
+                    Some(t) => Some(t),
+                    None => return Ok(Err(Lost::Issue)),
+                },
+                None => None,
+            };
+            let Renew::Renewed(tenure) = tx.renew(&slot, By::Lease(lease), ttl)? else {
+                return Ok(Err(Lost::Slot));
+            };
+            let issue_tenure = match issue {
+                Some(t) => match tx.renew(&t.resource, By::Lease(&t.lease_id), ttl)? {
+                    Renew::Renewed(t) => Some(t),
+                    Renew::NotHolder(_) => return Ok(Err(Lost::Issue)),
+                },
+                None => None,
+            };
+            Ok(Ok(Renewed {
+                task: task.clone(),
+                tenure,
+                issue_tenure,
+                now: tx.now(),
+            }))
+        })
+        .map(|(out, _)| out)?)
 }
 
 /// The refusal for a lease that is no longer live, naming the slot's new holder if it has one.

@@ -11,8 +11,8 @@ use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
 use crate::ledger::{
-    Acquire, By, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync, Step, Task,
-    TaskState, Tenure, WorktreeKey,
+    Acquire, By, Durability, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync,
+    Retry, Step, Task, TaskState, Tenure, WorktreeKey,
 };
 use crate::ops::pool::slot::{self, SlotGuard};
 use crate::ops::{Context, Error, Result, pool::safety, repo::names};
@@ -104,10 +104,16 @@ pub fn teardown(
     .and_then(|discarded| {
         reached = Reached::Released;
         // Retried on a lost connection: ending a task twice ends it once.
-        let task = ledger.write_relaxed_idempotent(Idempotent::EndTask, |tx| {
-            tx.end_task(&task, EndReason::TornDown, IssueLease::Release)?;
-            Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
-        })?;
+        let task = ledger
+            .write_with(
+                Durability::Relaxed,
+                Retry::Once(Idempotent::EndTask),
+                |tx| {
+                    tx.end_task(&task, EndReason::TornDown, IssueLease::Release)?;
+                    Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
+                },
+            )
+            .map(|(out, _)| out)?;
         Ok((discarded, task))
     });
     let slot = task.slot_key();
@@ -356,9 +362,13 @@ fn put_slot_back(
     synced.wait()?;
     // Retried on a lost connection (a server restart or a terminated backend while git worked):
     // the slot is detached already, and recording the step twice records it once.
-    ledger.write_relaxed_idempotent(Idempotent::SetStep, |tx| {
-        tx.set_task_step(task.id, Step::Detached)
-    })?;
+    ledger
+        .write_with(
+            Durability::Relaxed,
+            Retry::Once(Idempotent::SetStep),
+            |tx| tx.set_task_step(task.id, Step::Detached),
+        )
+        .map(|(out, _)| out)?;
     failpoint::hit("teardown-after-detach");
     release_slot(ledger, task, lease_id)?;
     drop(guard);
@@ -597,45 +607,48 @@ enum Pinned {
 /// work in the slot at once. Records `tearing-down`. Its fsync runs while git switches the slot.
 fn pin_slot_lease(scan: Scan, ledger: &mut Ledger, task: &Task) -> Result<(Pinned, PendingSync)> {
     let slot = task.slot_resource();
-    Ok(ledger.write_syncing_meanwhile(|tx| {
-        let view = tx.view();
-        let Some(now) = view.task(task.id)? else {
-            return Ok(Pinned::NotOurs);
-        };
-        if let Some(pid) = teardown_running(scan, &now) {
-            return Ok(Pinned::InProgress(pid));
-        }
-        let Some(held) = view.held(&slot)? else {
-            return Ok(Pinned::NotOurs);
-        };
-        if !is_ours(task, &held) {
-            return Ok(Pinned::NotOurs);
-        }
-        let held = if !held.is_live(tx.now()) {
-            let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)? else {
+    Ok(
+        ledger.write_with(Durability::SyncedMeanwhile, Retry::Never, |tx| {
+            let view = tx.view();
+            let Some(now) = view.task(task.id)? else {
                 return Ok(Pinned::NotOurs);
             };
-            tx.set_task_lease(task.id, &task.slot_key(), &tenure.lease_id)?;
-            tenure
-        } else if held.expires_at.is_some() {
-            tx.hold_open(&held)?
-        } else {
-            held
-        };
-        tx.set_task_state(
-            task.id,
-            TaskState::TearingDown,
-            Step::Intent,
-            Some(me(scan)),
-        )?;
-        Ok(match view.task(task.id)? {
-            Some(task) => Pinned::Ours {
-                task: Box::new(task),
-                lease_id: held.lease_id,
-            },
-            None => Pinned::NotOurs,
-        })
-    })?)
+            if let Some(pid) = teardown_running(scan, &now) {
+                return Ok(Pinned::InProgress(pid));
+            }
+            let Some(held) = view.held(&slot)? else {
+                return Ok(Pinned::NotOurs);
+            };
+            if !is_ours(task, &held) {
+                return Ok(Pinned::NotOurs);
+            }
+            let held = if !held.is_live(tx.now()) {
+                let Acquire::Acquired { tenure, .. } = tx.acquire(&slot, &task.holder, None)?
+                else {
+                    return Ok(Pinned::NotOurs);
+                };
+                tx.set_task_lease(task.id, &task.slot_key(), &tenure.lease_id)?;
+                tenure
+            } else if held.expires_at.is_some() {
+                tx.hold_open(&held)?
+            } else {
+                held
+            };
+            tx.set_task_state(
+                task.id,
+                TaskState::TearingDown,
+                Step::Intent,
+                Some(me(scan)),
+            )?;
+            Ok(match view.task(task.id)? {
+                Some(task) => Pinned::Ours {
+                    task: Box::new(task),
+                    lease_id: held.lease_id,
+                },
+                None => Pinned::NotOurs,
+            })
+        })?,
+    )
 }
 
 fn indent(lines: &[String]) -> String {
@@ -653,18 +666,26 @@ fn release_slot(ledger: &mut Ledger, task: &Task, lease_id: &LeaseId) -> Result<
     let slot = task.slot_resource();
     // By its lease id: run again after a commit whose answer was lost, it finds that tenure
     // ended and releases nothing, and setting the step again sets the same step.
-    ledger.write_relaxed_idempotent(Idempotent::Release, |tx| {
-        tx.release(&slot, By::Lease(lease_id))?;
-        tx.set_task_step(task.id, Step::SlotReleased)
-    })?;
+    ledger
+        .write_with(
+            Durability::Relaxed,
+            Retry::Once(Idempotent::Release),
+            |tx| {
+                tx.release(&slot, By::Lease(lease_id))?;
+                tx.set_task_step(task.id, Step::SlotReleased)
+            },
+        )
+        .map(|(out, _)| out)?;
     Ok(())
 }
 
 /// Ends the task (see [`crate::ledger::Tx::end_task`]): its issue lease is released by its lease
 /// id, the task is marked done.
 pub fn finish(ledger: &mut Ledger, task: &Task, reason: EndReason) -> Result<Task> {
-    Ok(ledger.write_relaxed(|tx| {
-        tx.end_task(task, reason, IssueLease::Release)?;
-        Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
-    })?)
+    Ok(ledger
+        .write_with(Durability::Relaxed, Retry::Never, |tx| {
+            tx.end_task(task, reason, IssueLease::Release)?;
+            Ok(tx.view().task(task.id)?.unwrap_or_else(|| task.clone()))
+        })
+        .map(|(out, _)| out)?)
 }

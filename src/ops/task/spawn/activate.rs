@@ -7,7 +7,8 @@ use super::settle::settled_meanwhile;
 use super::{SlotSource, Spawned};
 use crate::clock::Millis;
 use crate::ledger::{
-    self, EventKind, Fate, Idempotent, Ledger, LedgerError, Step, Task, TaskState, Tenure,
+    self, Durability, EventKind, Fate, Idempotent, Ledger, LedgerError, Retry, Step, Task,
+    TaskState, Tenure,
 };
 use crate::ops::{Error, Result};
 
@@ -22,15 +23,20 @@ pub(super) fn activate(
     // terminated while the setup command ran): the slot is ready, and failing here would leave
     // the task `spawning` in a slot git already switched (issue 22).
     let activated = ledger
-        .write_relaxed_idempotent(Idempotent::Activate, |tx| {
-            make_active(
-                tx,
-                &claimed.task,
-                &claimed.tenure,
-                claimed.issue_tenure.as_ref(),
-                ttl,
-            )
-        })
+        .write_with(
+            Durability::Relaxed,
+            Retry::Once(Idempotent::Activate),
+            |tx| {
+                make_active(
+                    tx,
+                    &claimed.task,
+                    &claimed.tenure,
+                    claimed.issue_tenure.as_ref(),
+                    ttl,
+                )
+            },
+        )
+        .map(|(out, _)| out)
         .map_err(|e| not_activated(e, &claimed, ground))?;
     let Some((task, tenure, issue_tenure)) = activated else {
         return Err(settled_meanwhile(&ground.task));

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
 use crate::ledger::{
-    self, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId, Resource, Step,
-    Task, Tenure, WorktreeKey,
+    self, Durability, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId,
+    Resource, Retry, Step, Task, Tenure, WorktreeKey,
 };
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Error, Result, pool::safety};
@@ -73,7 +73,11 @@ pub(super) fn record(
             Plan::Claim(p) => Some(scope.spawn(|| safety::Probe::run(scan, p))),
             _ => None,
         };
-        let recorded = ledger.write_syncing_wal_meanwhile(|tx| record_intent(tx, &intent));
+        let recorded = ledger.write_with(
+            Durability::SyncedMeanwhileTrimmedByCaller,
+            Retry::Never,
+            |tx| record_intent(tx, &intent),
+        );
         let probe = probe.map(|thread| thread.join().unwrap_or_else(|_| safety::Probe::lost()));
         (recorded, probe)
     });

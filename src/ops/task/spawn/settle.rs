@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
-use crate::ledger::{Idempotent, Ledger, Step, Task, TaskState};
+use crate::ledger::{Durability, Idempotent, Ledger, Retry, Step, Task, TaskState};
 use crate::ops::pool::Plan;
 use crate::ops::{Error, Result, pool::safety};
 
@@ -86,21 +86,27 @@ enum Preparing {
 /// Retried on a lost connection: a second run finds the task spawning on its lease (the step
 /// recorded or not) and records the same step.
 fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
-    Ok(ledger.write_relaxed_idempotent(Idempotent::SetStep, |tx| {
-        let view = tx.view();
-        let spawning = view
-            .task(task.id)?
-            .is_some_and(|t| t.state == TaskState::Spawning);
-        let held = match &task.lease_id {
-            Some(lease) => view.tenure(lease)?.is_some_and(|t| t.ended_at.is_none()),
-            None => false,
-        };
-        if !spawning || !held {
-            return Ok(Preparing::Settled);
-        }
-        tx.set_task_step(task.id, Step::Preparing)?;
-        Ok(Preparing::Recorded)
-    })?)
+    Ok(ledger
+        .write_with(
+            Durability::Relaxed,
+            Retry::Once(Idempotent::SetStep),
+            |tx| {
+                let view = tx.view();
+                let spawning = view
+                    .task(task.id)?
+                    .is_some_and(|t| t.state == TaskState::Spawning);
+                let held = match &task.lease_id {
+                    Some(lease) => view.tenure(lease)?.is_some_and(|t| t.ended_at.is_none()),
+                    None => false,
+                };
+                if !spawning || !held {
+                    return Ok(Preparing::Settled);
+                }
+                tx.set_task_step(task.id, Step::Preparing)?;
+                Ok(Preparing::Recorded)
+            },
+        )
+        .map(|(out, _)| out)?)
 }
 
 /// The task was settled by someone else (`doctor --repair`) while this spawn worked on it.

@@ -7,7 +7,9 @@ use super::plan::BranchOrigin;
 use super::plan::Groundwork;
 use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
-use crate::ledger::{EndReason, Idempotent, IssueLease, Ledger, LedgerError, Task};
+use crate::ledger::{
+    Durability, EndReason, Idempotent, IssueLease, Ledger, LedgerError, Retry, Task,
+};
 use crate::ops::pool::slot::{SlotGuard, SpawnWork};
 use crate::ops::{Error, Result};
 
@@ -194,6 +196,12 @@ pub fn abandon(
 /// claim.
 pub(super) fn withdraw(ledger: &mut Ledger, task: &Task, issue: IssueLease) -> Result<()> {
     // Retried on a lost connection: a second run finds the leases ended and the row gone.
-    ledger.write_idempotent(Idempotent::Withdraw, |tx| tx.withdraw_intent(task, issue))?;
+    ledger
+        .write_with(
+            Durability::Durable,
+            Retry::Once(Idempotent::Withdraw),
+            |tx| tx.withdraw_intent(task, issue),
+        )
+        .map(|(out, _)| out)?;
     Ok(())
 }
