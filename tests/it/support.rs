@@ -97,7 +97,14 @@ pub struct TestEnv {
     /// The directory [`TestEnv::path`] spells every path of this world through: the root
     /// itself, or a symlink to the directory holding it ([`TestEnv::through_a_symlink`]).
     base: PathBuf,
+    /// Under `build-support/count-tests` only: the test that made this world, told to every
+    /// command it runs (`COUNTED_TEST`) so the binary's stand-in there can say which tests
+    /// start the binary.
+    counted_test: Option<String>,
 }
+
+/// Set by `build-support/count-tests` for the run that counts the tests starting the binary.
+pub const COUNT_TESTS: &str = "GIT_HAND_COUNT_TESTS";
 
 /// What a command did.
 #[derive(Debug)]
@@ -185,10 +192,18 @@ impl TestEnv {
             std::fs::create_dir_all(base.join(dir)).unwrap();
         }
         std::fs::write(base.join("gitconfig-global"), "").unwrap();
+        // libtest runs each test on a thread named for it; a world is made on that thread.
+        let counted_test = std::env::var_os(COUNT_TESTS).map(|_| {
+            std::thread::current()
+                .name()
+                .unwrap_or("<unnamed thread>")
+                .to_string()
+        });
         Self {
             root,
             vars: vec![],
             base,
+            counted_test,
         }
     }
 
@@ -243,6 +258,9 @@ impl TestEnv {
             .env("RUST_BACKTRACE", "0");
         for (k, v) in &self.vars {
             cmd.env(k, v);
+        }
+        if let Some(test) = &self.counted_test {
+            cmd.env("COUNTED_TEST", test);
         }
         cmd
     }
