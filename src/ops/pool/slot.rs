@@ -2,15 +2,17 @@
 //!
 //! Every git command that changes a slot's files or HEAD (spawn's checkout, teardown's reset,
 //! clean and detach, the undo of a failed spawn, doctor's repairs) runs through a [`SlotGuard`]:
-//! an OS file lock on the slot, held across the git command and never across a ledger
-//! transaction, plus a ledger read just before each command proving that the caller's lease
-//! still holds the slot, plus the proof that the directory is the worktree git-hand made. So a
+//! an OS file lock on the slot, held across the git command, plus a ledger read just before each
+//! command proving that the caller's lease still holds the slot, plus the proof that the directory is the worktree git-hand made. So a
 //! teardown that was overtaken (issue 10: a slow teardown raced by a second one, the slot leased
 //! to the next task meanwhile) stops before touching the next tenant's files, and a slot replaced
 //! by a symlink, or orphaned when its repository was cloned again, is never reset, cleaned or
 //! stamped.
 //!
-//! Lock order, everywhere: a slot's lock before the worktree-list lock.
+//! Lock order, everywhere: a slot's lock before the worktree-list lock, and both before the
+//! ledger's. A transaction may run under a slot's lock (the lease check before each command,
+//! teardown's release, spawn's activation, prune's removal of a slot); no transaction ever waits
+//! for a slot's lock, and none is held across a git command.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -33,7 +33,7 @@ impl Hook {
 }
 
 /// A command to run, and whether it came from the committed `.handconfig` (then it runs only
-/// once the user trusted the file's content, `ops/trust.rs`).
+/// once the user trusted the file's content, `ops/repo/trust.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupCommand {
     pub hook: Hook,
@@ -121,7 +121,7 @@ enum Event {
 /// to `events`. It runs in a process group of its own, so that on `timeout` the whole group (the
 /// shell and everything it started) is killed; when the shell ends, whatever it left running in
 /// its group is killed too, so no process stays inside the slot (which would keep the slot from
-/// being reused, `ops/safety.rs`).
+/// being reused, `ops/pool/safety.rs`).
 pub fn run(
     cmd: &SetupCommand,
     dir: &Path,

@@ -62,7 +62,7 @@ pub(super) fn lock(ground: &Groundwork<'_>, claimed: &Claimed) -> Result<SlotGua
 }
 
 /// Creates or switches the slot as the settled plan says, gives it the repository's generated
-/// hooks directory (`ops/slot_hooks.rs`), and waits until the intent is on disk.
+/// hooks directory (`ops/pool/slot_hooks.rs`), and waits until the intent is on disk.
 pub(super) fn prepare_slot(
     ledger: &mut Ledger,
     ground: &Groundwork<'_>,
@@ -81,7 +81,7 @@ pub(super) fn prepare_slot(
     crate::ops::pool::slot_hooks::inherit(ground.repo, &claimed.path)
         .map_err(PrepareError::Hooks)?;
     // `hand.include`: a new slot only (a reused one keeps what its last task left; see
-    // ops/include.rs). A copy that fails is reported, not a failed spawn.
+    // ops/repo/include.rs). A copy that fails is reported, not a failed spawn.
     let mut included = Included::default();
     if created {
         guard

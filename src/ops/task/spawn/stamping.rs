@@ -1,4 +1,4 @@
-//! Stamping the slot: the stamp (`ops/stamp.rs`) written into the prepared slot's admin dir,
+//! Stamping the slot: the stamp (`ops/pool/stamp.rs`) written into the prepared slot's admin dir,
 //! naming the lease a push from the slot presents when its environment carries no credential.
 //! A failure here is undone by `undo::failed_spawn`, like one while preparing.
 
