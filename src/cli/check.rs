@@ -44,7 +44,7 @@ pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
             p.red("but:"),
             l.message
         ));
-        for h in &l.hints {
+        for h in super::hint::lines(&l.hints) {
             text.push_str(&format!("  fix: {h}\n"));
         }
     }

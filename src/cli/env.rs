@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 
 use super::output::Vars;
 use super::{Done, Failure, Kind};
+use crate::hint::Hint;
 use crate::ops::task::tasks;
 use crate::ops::{Context, fence::credential_push};
 
@@ -50,10 +51,10 @@ pub fn env(ctx: &Context, args: EnvArgs, json: bool) -> Result<Done, Failure> {
                 task.name
             ),
         )
-        .hint(format!(
-            "git hand teardown {}   # commits stay on {}",
-            task.name, task.branch
-        )));
+        .hint(
+            Hint::hand(format!("teardown {}", task.name))
+                .why(format!("commits stay on {}", task.branch)),
+        ));
     }
     let carried = credential_push::carried(ctx.repo()?)?;
     if json {

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use crate::hint::Hint;
 use crate::hooks::HookError;
 use crate::ledger::{Fate, LedgerError};
 use crate::ops;
@@ -36,7 +37,8 @@ pub struct ErrorJson<'a> {
 pub struct ErrorBody<'a> {
     pub kind: Kind,
     pub message: &'a str,
-    pub hints: &'a [String],
+    /// Each hint as the text shows it ([`super::hint::lines`]).
+    pub hints: Vec<String>,
 }
 
 impl<'a> ErrorJson<'a> {
@@ -45,7 +47,7 @@ impl<'a> ErrorJson<'a> {
             error: ErrorBody {
                 kind: f.kind,
                 message: &f.message,
-                hints: &f.hints,
+                hints: super::hint::lines(&f.hints),
             },
         }
     }
@@ -55,7 +57,7 @@ impl<'a> ErrorJson<'a> {
 pub struct Failure {
     pub kind: Kind,
     pub message: String,
-    pub hints: Vec<String>,
+    pub hints: Vec<Hint>,
 }
 
 impl Failure {
@@ -66,15 +68,15 @@ impl Failure {
             hints: vec![],
         }
     }
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hints.push(hint.into());
+    pub fn hint(mut self, hint: Hint) -> Self {
+        self.hints.push(hint);
         self
     }
 
-    /// The same failure from the command `command` itself: hints that send the user to it go
-    /// (a damaged ledger's doctor must not answer "run git hand doctor").
-    pub fn not_pointing_at(mut self, command: &str) -> Self {
-        self.hints.retain(|h| !h.starts_with(command));
+    /// The same failure from git-hand's `verb` itself: hints that send the user to it go (a
+    /// damaged ledger's doctor must not answer "run git hand doctor").
+    pub fn not_pointing_at(mut self, verb: &str) -> Self {
+        self.hints.retain(|h| !h.runs_hand(verb));
         self
     }
 }
@@ -114,21 +116,21 @@ impl From<LedgerError> for Failure {
     fn from(e: LedgerError) -> Self {
         match e {
             LedgerError::Busy => Failure::new(Kind::Precondition, "ledger busy, retry")
-                .hint("another git-hand held the ledger for 5 s; nothing was changed, run the same command again"),
+                .hint(Hint::run("another git-hand held the ledger for 5 s; nothing was changed, run the same command again")),
             LedgerError::TooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
-                .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
+                .hint(Hint::run("install a newer git-hand: ./install.sh from an up-to-date checkout")),
             LedgerError::Damaged { ref path, .. } => {
                 let path = path.display().to_string();
                 Failure::new(Kind::Precondition, e.to_string())
-                    .hint(format!("put {path} back from a backup (with its -wal file, if it had one)"))
-                    .hint("git hand doctor   # says what is there; --repair moves it aside and rebuilds from the slots' stamps")
+                    .hint(Hint::run(format!("put {path} back from a backup (with its -wal file, if it had one)")))
+                    .hint(Hint::hand("doctor").why("says what is there; --repair moves it aside and rebuilds from the slots' stamps"))
             }
             LedgerError::Malformed(_) => Failure::new(Kind::Precondition, e.to_string())
-                .hint("git hand doctor   # says what is readable and how to take a copy that keeps the WAL"),
+                .hint(Hint::hand("doctor").why("says what is readable and how to take a copy that keeps the WAL")),
             LedgerError::NotPrivate { ref path, .. } => {
                 let path = path.display().to_string();
                 Failure::new(Kind::Precondition, e.to_string())
-                    .hint(format!("chmod 600 {path}   # as the file's owner"))
+                    .hint(Hint::run(format!("chmod 600 {path}")).why("as the file's owner"))
             }
             // The server is not there or will not let us in: nothing was changed, and the fix
             // is the server or the URL (exit 3, as for a ledger file that cannot be used).
@@ -145,26 +147,26 @@ impl From<LedgerError> for Failure {
                 let failure = Failure::new(Kind::Precondition, e.to_string());
                 match lost.fate {
                     Fate::NothingWritten => failure
-                        .hint("run the same command again once the server answers"),
+                        .hint(Hint::run("run the same command again once the server answers")),
                     Fate::Unknown => failure
-                        .hint("git hand list   # whether the team ledger has the task")
-                        .hint("git hand status   # in a slot: whether its lease still holds")
-                        .hint("git hand lease current <issue>   # who holds an issue"),
+                        .hint(Hint::hand("list").why("whether the team ledger has the task"))
+                        .hint(Hint::hand("status").why("in a slot: whether its lease still holds"))
+                        .hint(Hint::hand("lease current <issue>").why("who holds an issue")),
                 }
             }
             LedgerError::ServerNeedsMigration { .. } => Failure::new(Kind::Precondition, e.to_string())
-                .hint("git hand doctor   # with the owner role in GIT_HAND_LEDGER: migrates the schema"),
+                .hint(Hint::hand("doctor").why("with the owner role in GIT_HAND_LEDGER: migrates the schema")),
             LedgerError::ServerTooNew { .. } => Failure::new(Kind::Precondition, e.to_string())
-                .hint("install a newer git-hand: ./install.sh from an up-to-date checkout"),
+                .hint(Hint::run("install a newer git-hand: ./install.sh from an up-to-date checkout")),
             // The role in the URL may not do this (write, or migrate): nothing was changed, and
             // the fix is the URL's role, not git-hand's state.
             LedgerError::ServerReadOnly(_) | LedgerError::ServerCannotMigrate { .. } => {
                 Failure::new(Kind::Precondition, e.to_string()).hint(
-                    "use the role docs/team.md (Roles) gives this work in GIT_HAND_LEDGER or git config hand.ledger",
+                    Hint::run("use the role docs/team.md (Roles) gives this work in GIT_HAND_LEDGER or git config hand.ledger"),
                 )
             }
             other => Failure::new(Kind::Failed, other.to_string())
-                .hint("git hand doctor   # checks the ledger and the pool"),
+                .hint(Hint::hand("doctor").why("checks the ledger and the pool")),
         }
     }
 }
@@ -190,11 +192,14 @@ mod tests {
 
     #[test]
     fn a_hint_added_to_a_wrapped_error_is_kept_and_so_is_its_kind() {
-        let e = ops::Error::from(LedgerError::Busy).with_hint("git hand list");
+        let e = ops::Error::from(LedgerError::Busy).with_hint(Hint::hand("list"));
         let f = Failure::from(e);
         assert_eq!(f.kind, Kind::Precondition);
         assert_eq!(f.message, "ledger busy, retry");
-        assert_eq!(f.hints.last().map(String::as_str), Some("git hand list"));
+        assert_eq!(
+            f.hints.last().map(super::super::hint::line).as_deref(),
+            Some("git hand list")
+        );
     }
 
     #[test]
@@ -217,7 +222,9 @@ mod tests {
             let f = Failure::from(e);
             assert_eq!(f.kind, Kind::Precondition);
             assert!(
-                f.hints.iter().any(|h| h.contains("docs/team.md (Roles)")),
+                f.hints
+                    .iter()
+                    .any(|h| super::super::hint::line(h).contains("docs/team.md (Roles)")),
                 "{:?}",
                 f.hints
             );

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::error::ErrorBody;
 use super::{Done, Failure, Kind};
 use crate::git::Git;
+use crate::hint::Hint;
 use crate::hooks::{
     self, Change, HookChange, HookError, HooksLocation, InstallOptions, Layout, Manager, Scene,
     ServerTarget, Target, Warning,
@@ -288,7 +289,7 @@ fn claude_file(
             Kind::Usage,
             "--claude writes the main worktree's .claude/ settings; this repository has no work tree",
         )
-        .hint("git hand install --claude-settings ~/.claude/settings.json"));
+        .hint(Hint::hand("install --claude-settings ~/.claude/settings.json")));
     };
     let file = which.in_worktree(&top).unwrap_or_default();
     Ok((which, file))
@@ -331,13 +332,17 @@ fn claude_failure(e: claude::SettingsError) -> Failure {
         claude::SettingsError::Changed { .. } => Failure::new(Kind::Precondition, e.to_string()),
         claude::SettingsError::Read(crate::repo_file::RepoFileError::Symlink { ref path }) => {
             let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-            Failure::new(Kind::Precondition, e.to_string()).hint(format!(
-                "git hand install --claude-settings {}   # the file the link points to",
-                crate::hooks::shim::sh_quote(&target.display().to_string())
-            ))
+            Failure::new(Kind::Precondition, e.to_string()).hint(
+                Hint::hand(format!(
+                    "install --claude-settings {}",
+                    crate::hooks::shim::sh_quote(&target.display().to_string())
+                ))
+                .why("the file the link points to"),
+            )
         }
-        _ => Failure::new(Kind::Precondition, e.to_string())
-            .hint("fix the file by hand (or move it away), then run the command again"),
+        _ => Failure::new(Kind::Precondition, e.to_string()).hint(Hint::run(
+            "fix the file by hand (or move it away), then run the command again",
+        )),
     }
 }
 
@@ -417,8 +422,8 @@ fn install_server(
             Kind::Usage,
             "install --server is for the bare repository clients push to; this one has a work tree",
         )
-        .hint("git -C /path/to/repo.git hand install --server   # on the server")
-        .hint("git hand install   # the client hooks, for this clone"));
+        .hint(Hint::run("git -C /path/to/repo.git hand install --server").why("on the server"))
+        .hint(Hint::hand("install").why("the client hooks, for this clone")));
     }
     let ledger = open_server_ledger(ctx, git)?;
     let rewrite = match args.force {
@@ -519,10 +524,13 @@ fn open_server_ledger(ctx: &Context, git: &Git) -> Result<LedgerLocation, Failur
             "{}; the pre-receive hook would refuse every push without it, so nothing was installed",
             failure.message
         );
-        return Err(failure.hint(format!(
-            "git -C {} config hand.ledger <path-or-url>   # the ledger the hook is to read, then run git hand install --server again",
-            git.dir().display()
-        )));
+        return Err(failure.hint(
+            Hint::run(format!(
+                "git -C {} config hand.ledger <path-or-url>",
+                git.dir().display()
+            ))
+            .why("the ledger the hook is to read, then run git hand install --server again"),
+        ));
     }
     Ok(location)
 }
@@ -605,7 +613,11 @@ fn refuse_or_fail(
     let location = hooks::locate(git)?;
     if !json {
         let mut notes = vec![format!("error: {e}")];
-        notes.extend(e.hints().into_iter().map(|h| format!("  hint: {h}")));
+        notes.extend(
+            super::hint::lines(&e.hints())
+                .into_iter()
+                .map(|h| format!("  hint: {h}")),
+        );
         notes.push("the recipe for your hook manager is on stdout".into());
         notes.extend(claude.map(|c| claude_line(c).trim_end().to_string()));
         warn(notes);
@@ -644,7 +656,7 @@ fn manual(
     if !json {
         return Ok(Done::with(recipe.text, kind));
     }
-    let error = refusal.map(|e| (e.to_string(), e.hints()));
+    let error = refusal.map(|e| (e.to_string(), super::hint::lines(&e.hints())));
     let shape = ManualJson {
         outcome,
         hooks_dir: dir,
@@ -654,7 +666,7 @@ fn manual(
         error: error.as_ref().map(|(message, hints)| ErrorBody {
             kind: Kind::Precondition,
             message,
-            hints,
+            hints: hints.clone(),
         }),
         claude,
     };

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::output::{TenureJson, expiry_text, paint, table};
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
+use crate::hint::Hint;
 use crate::ledger::{By, LeaseId, Resource, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
 use crate::ops::{Context, repo::names};
@@ -301,10 +302,10 @@ fn held(r: &Report, what: &str, t: &Tenure) -> Failure {
             t.token
         ),
     )
-    .hint(format!(
+    .hint(Hint::run(format!(
         "wait for it, or ask {} to run: git hand lease release {}",
         t.holder, r.issue
-    ))
+    )))
 }
 
 /// `renew` or `release` refused: the caller holds no live lease on the issue (`holder`, if
@@ -320,15 +321,14 @@ fn not_holder(r: &Report, what: &str, holder: Option<&Tenure>) -> Failure {
                 t.token
             ),
         )
-        .hint(format!("git hand lease current {}", r.issue)),
+        .hint(Hint::hand(format!("lease current {}", r.issue))),
         None => Failure::new(
             Kind::Precondition,
             format!("you hold no live lease on {what}; it may have expired"),
         )
-        .hint(format!(
-            "git hand lease acquire {}   # a new tenure, with a new token",
-            r.issue
-        )),
+        .hint(
+            Hint::hand(format!("lease acquire {}", r.issue)).why("a new tenure, with a new token"),
+        ),
     }
 }
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::output::say;
 use super::{Done, Failure, Kind};
+use crate::hint::Hint;
 use crate::ledger::Task;
 use crate::ledger::server::{ServerError, ServerUrl, is_server_url};
 use crate::ops::Context;
@@ -73,7 +74,9 @@ fn team_url(to: &str) -> Result<ServerUrl, Failure> {
             Kind::Usage,
             "--to takes a team ledger's postgres:// (or postgresql://) URL; nothing was changed",
         )
-        .hint("git hand ledger copy --to 'postgres://hand@db.example:5432/hand'"));
+        .hint(Hint::hand(
+            "ledger copy --to 'postgres://hand@db.example:5432/hand'",
+        )));
     }
     ServerUrl::parse(to).map_err(|e| {
         let e = ServerError::Url(e);

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::output::{Time, paint, table};
 use super::{Done, Failure};
 use crate::clock::relative;
+use crate::hint::Hint;
 use crate::ledger::{LeaseId, LoggedEvent};
 use crate::ops::Context;
 use crate::ops::lease::{self, LogQuery, Namespaces};
@@ -77,8 +78,9 @@ pub fn log(ctx: &Context, args: LogArgs, json: bool) -> Result<Done, Failure> {
         Namespaces::All
     } else {
         // Refused before any ledger is opened, as every verb that needs a repository is.
-        ctx.repo()
-            .map_err(|e| e.with_hint("git hand log --all-repos   # every repository's events"))?;
+        ctx.repo().map_err(|e| {
+            e.with_hint(Hint::hand("log --all-repos").why("every repository's events"))
+        })?;
         Namespaces::This
     };
     let mut ledger = ctx.ledger_for_reading()?;

@@ -70,7 +70,7 @@ struct ProblemJson<'a> {
     detail: &'a str,
     action: &'a str,
     repaired: bool,
-    command: Option<&'a str>,
+    command: Option<String>,
 }
 
 impl<'a> ProblemJson<'a> {
@@ -81,7 +81,7 @@ impl<'a> ProblemJson<'a> {
             detail: &p.detail,
             action: &p.action,
             repaired: p.repaired,
-            command: p.command.as_deref(),
+            command: p.command.as_ref().map(super::hint::line),
         }
     }
 }
@@ -193,7 +193,7 @@ fn thousands(n: u64) -> String {
 
 pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failure> {
     // Doctor is the remedy its failures would otherwise point at.
-    let in_doctor = |e: crate::ops::Error| Failure::from(e).not_pointing_at("git hand doctor");
+    let in_doctor = |e: crate::ops::Error| Failure::from(e).not_pointing_at("doctor");
     if let Some(to) = &args.backup {
         let copied = recover::backup(ctx, to).map_err(in_doctor)?;
         return backup_done(&copied, json);
@@ -232,7 +232,7 @@ pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failu
             p.kind, p.subject, p.detail, p.action
         ));
         if let Some(cmd) = &p.command {
-            out.push_str(&format!("  run: {cmd}\n"));
+            out.push_str(&format!("  run: {}\n", super::hint::line(cmd)));
         }
     }
     // A problem with a command of its own is one --repair leaves alone (a ledger damaged

@@ -8,6 +8,7 @@ mod config;
 mod env;
 mod error;
 mod generate;
+pub mod hint;
 mod hook;
 mod install;
 mod lease;
@@ -34,6 +35,7 @@ use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use error::{Failure, Kind};
 
+use crate::hint::Hint;
 use crate::ops::Context;
 
 const AFTER_HELP: &str = "\
@@ -247,17 +249,21 @@ fn parse_failure(rendered: &str) -> Failure {
     for paragraph in paragraphs {
         let paragraph = paragraph.trim();
         if let Some(tip) = paragraph.strip_prefix("tip: ") {
-            failure = failure.hint(tip);
+            failure = failure.hint(Hint::run(tip));
         } else if let Some(usage) = paragraph.strip_prefix("Usage: ") {
             let verb: Vec<&str> = usage
                 .split_whitespace()
                 .take_while(|w| !w.starts_with(['[', '<', '-']))
                 .collect();
-            failure = failure.hint(format!("{} --help", verb.join(" ")));
+            failure = failure.hint(Hint::run(format!("{} --help", verb.join(" "))));
         }
     }
-    if !failure.hints.iter().any(|h| h.ends_with("--help")) {
-        failure = failure.hint("git hand --help");
+    if !failure
+        .hints
+        .iter()
+        .any(|h| hint::command(&h.run).ends_with("--help"))
+    {
+        failure = failure.hint(Hint::hand("--help"));
     }
     failure
 }
@@ -344,8 +350,10 @@ fn overview(ctx: &Context) -> Result<Done, Failure> {
             Kind::Usage,
             "not in a git repository, so there is no worktree or task to show",
         )
-        .hint("cd into a repository (or pass -C <path>), then run: git hand")
-        .hint("git hand --help   # every verb"));
+        .hint(Hint::run(
+            "cd into a repository (or pass -C <path>), then run: git hand",
+        ))
+        .hint(Hint::hand("--help").why("every verb")));
     }
     let p = output::paint(ctx);
     let here = crate::ops::on_hook::here(ctx)?;
@@ -390,7 +398,7 @@ fn report(failure: &Failure, json: bool) {
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "git-hand: error: {}", failure.message);
-    for hint in &failure.hints {
+    for hint in hint::lines(&failure.hints) {
         let _ = writeln!(err, "  hint: {hint}");
     }
 }
@@ -466,12 +474,12 @@ mod tests {
             f.message,
             "the following required arguments were not provided: <ISSUE>"
         );
-        assert_eq!(f.hints, ["git hand lease acquire --help"]);
+        assert_eq!(hint::lines(&f.hints), ["git hand lease acquire --help"]);
         let f = parse_failure(
             "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n",
         );
         assert_eq!(
-            f.hints,
+            hint::lines(&f.hints),
             ["to pass '--x' as a value, use '-- --x'", "git hand --help"]
         );
     }

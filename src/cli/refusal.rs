@@ -4,6 +4,7 @@
 
 use super::{Failure, Kind};
 use crate::clock::relative;
+use crate::hint::Hint;
 use crate::ids;
 use crate::ledger::{Task, TaskState, Tenure};
 use crate::ops::fence::verdict::{Finding, Verdict};
@@ -123,8 +124,8 @@ pub fn not_current(f: &Finding, verb: &str) -> Failure {
                 verdict_reason(f, f.now, &voice)
             ),
         )
-        .hint("claude -w <name>   # a new session gets a worktree of its own")
-        .hint("git hand list   # the task this worktree belongs to now");
+        .hint(Hint::run("claude -w <name>").why("a new session gets a worktree of its own"))
+        .hint(Hint::hand("list").why("the task this worktree belongs to now"));
     }
     let whose = f
         .task
@@ -139,13 +140,14 @@ pub fn not_current(f: &Finding, verb: &str) -> Failure {
         ),
     );
     if let Some(task) = f.task.as_ref().filter(|t| t.state != TaskState::Done) {
-        failure = failure.hint(format!(
-            "git hand teardown {}   # commits stay on {}",
-            task.name, task.branch
-        ));
+        failure = failure.hint(
+            Hint::hand(format!("teardown {}", task.name))
+                .why(format!("commits stay on {}", task.branch)),
+        );
     }
     failure.hint(
-        "unset GIT_HAND_LEASE GIT_HAND_TOKEN GIT_HAND_TASK   # this shell holds no lease here",
+        Hint::run("unset GIT_HAND_LEASE GIT_HAND_TOKEN GIT_HAND_TASK")
+            .why("this shell holds no lease here"),
     )
 }
 

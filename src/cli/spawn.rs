@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::output::{Time, Vars, expiry_text, paint, say};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
+use crate::hint::Hint;
 use crate::ledger::{LeaseId, Tenure};
 use crate::ops::pool::Skipped;
 use crate::ops::repo::include::{Copied, Copying, How, Included, NotCopied, Reason};
@@ -321,15 +322,17 @@ impl HooksWords {
                     "hand.installHooks is false, so git-hand installed no hooks, and {}",
                     lapse.message
                 ),
-                hints: std::iter::once(
-                    "git hand install   # installs git-hand's hooks and opts back in".to_string(),
-                )
-                .chain(lapse.hints.iter().cloned())
-                .collect(),
+                hints: super::hint::lines(
+                    &std::iter::once(
+                        Hint::hand("install").why("installs git-hand's hooks and opts back in"),
+                    )
+                    .chain(lapse.hints.iter().cloned())
+                    .collect::<Vec<_>>(),
+                ),
             },
             HooksNotInForce::Lapsed { problem, hints } => Self {
                 problem: problem.clone(),
-                hints: hints.clone(),
+                hints: super::hint::lines(hints),
             },
         }
     }

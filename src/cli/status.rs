@@ -265,7 +265,7 @@ pub(super) fn target_why(t: &PushTarget) -> &'static str {
 /// A lapse, loudly, with its fix.
 fn lapse_text(l: &Lapse, p: Paint) -> String {
     let mut out = format!("{} {}\n", p.red("hooks:   NOT in force:"), l.message);
-    for h in &l.hints {
+    for h in super::hint::lines(&l.hints) {
         out.push_str(&format!("  fix:   {h}\n"));
     }
     out

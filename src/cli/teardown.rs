@@ -136,7 +136,7 @@ fn of_session(
                         error: Some(ErrorBody {
                             kind: failure.kind,
                             message: &failure.message,
-                            hints: &failure.hints,
+                            hints: super::hint::lines(&failure.hints),
                         }),
                         ..shape_with(task, OutcomeWord::Refused, &[])
                     },

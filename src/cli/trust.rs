@@ -5,6 +5,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Done, Failure, Kind};
+use crate::hint::Hint;
 use crate::ops::Context;
 use crate::ops::repo::settings::{self, Settings};
 use crate::ops::repo::setup::Hook;
@@ -43,7 +44,7 @@ pub fn trust(ctx: &Context, args: &TrustArgs, json: bool) -> Result<Done, Failur
             });
         return Err(
             Failure::new(Kind::Usage, format!("nothing to trust: {where_}"))
-                .hint("git hand config   # the hand.* values in effect"),
+                .hint(Hint::hand("config").why("the hand.* values in effect")),
         );
     };
     let odd = crate::ops::repo::trust::control_characters(file);
@@ -57,8 +58,8 @@ pub fn trust(ctx: &Context, args: &TrustArgs, json: bool) -> Result<Done, Failur
             message.push_str(&format!("\n  {line}"));
         }
         return Err(Failure::new(Kind::Failed, message)
-            .hint(format!("cat -v {shown}   # read it with them made visible"))
-            .hint("git hand trust --allow-control-characters   # approve it as it is"));
+            .hint(Hint::run(format!("cat -v {shown}")).why("read it with them made visible"))
+            .hint(Hint::hand("trust --allow-control-characters").why("approve it as it is")));
     }
     crate::ops::repo::trust::approve(file)?;
     let written: Vec<(&'static str, String)> = [Hook::OnCreate, Hook::OnReuse, Hook::OnTeardown]

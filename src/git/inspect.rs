@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::hint::Hint;
 use gix::bstr::ByteSlice;
 
 #[derive(Debug, thiserror::Error)]
@@ -34,16 +35,14 @@ pub enum InspectError {
 
 impl InspectError {
     /// The command that gets out of it.
-    pub fn hint(&self) -> String {
+    pub fn hint(&self) -> crate::hint::Hint {
         match self {
             InspectError::ObjectFormat { .. } => {
-                "use git-hand in a sha1 repository (git init --object-format=sha1)".into()
+                Hint::run("use git-hand in a sha1 repository (git init --object-format=sha1)")
             }
-            InspectError::Unreadable { .. } => {
-                "git config --list --show-origin   # look for the setting git-hand cannot read"
-                    .into()
-            }
-            _ => "run it inside a repository, or pass -C <path>".into(),
+            InspectError::Unreadable { .. } => Hint::run("git config --list --show-origin")
+                .why("look for the setting git-hand cannot read"),
+            _ => Hint::run("run it inside a repository, or pass -C <path>"),
         }
     }
 }
@@ -89,31 +88,37 @@ impl ConfigError {
     }
 
     /// The command that replaces the bad value.
-    pub fn hint(&self) -> String {
+    pub fn hint(&self) -> crate::hint::Hint {
         match (&self.file, &self.fix) {
-            (Some(file), _) if self.key.is_empty() && self.unreadable => format!(
-                "ls -l {}   # it must be a regular file of at most 1 MiB, not a link; \
+            (Some(file), _) if self.key.is_empty() && self.unreadable => {
+                Hint::run(format!("ls -l {}", crate::shown::path(file))).why(
+                    "it must be a regular file of at most 1 MiB, not a link; \
                  or set the hand.* values in git config",
-                crate::shown::path(file)
-            ),
-            (Some(file), _) if self.key.is_empty() => {
-                format!(
-                    "git config --file {} --list   # where it goes wrong",
-                    crate::shown::path(file)
                 )
             }
-            (Some(file), Some(value)) => format!(
-                "git config --file {} {} {value}   # the default (or set it in git config, which wins)",
+            (Some(file), _) if self.key.is_empty() => Hint::run(format!(
+                "git config --file {} --list",
+                crate::shown::path(file)
+            ))
+            .why("where it goes wrong"),
+            (Some(file), Some(value)) => Hint::run(format!(
+                "git config --file {} {} {value}",
                 crate::shown::path(file),
                 self.key
-            ),
-            (Some(file), None) => format!(
-                "git config --file {} --unset {}   # back to the default",
+            ))
+            .why("the default (or set it in git config, which wins)"),
+            (Some(file), None) => Hint::run(format!(
+                "git config --file {} --unset {}",
                 crate::shown::path(file),
                 self.key
-            ),
-            (None, Some(value)) => format!("git config {} {value}   # the default", self.key),
-            (None, None) => format!("git config --unset {}   # back to the default", self.key),
+            ))
+            .why("back to the default"),
+            (None, Some(value)) => {
+                Hint::run(format!("git config {} {value}", self.key)).why("the default")
+            }
+            (None, None) => {
+                Hint::run(format!("git config --unset {}", self.key)).why("back to the default")
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ use super::install::{
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};
 use crate::git::Git;
+use crate::hint::Hint;
 
 /// What [`ensure_installed`] did and whether a stale holder's push will be refused.
 #[derive(Debug)]
@@ -62,15 +63,15 @@ pub enum NotInForce {
 
 impl NotInForce {
     /// The commands that put the hooks in force.
-    pub fn hints(&self) -> Vec<String> {
+    pub fn hints(&self) -> Vec<crate::hint::Hint> {
         match self {
             NotInForce::HooksPath { .. } => vec![
-                "git hand install --manual       # the lines to add to your hook manager".into(),
-                "git hand install --hooks-path   # or let git-hand write its shims there".into(),
+                Hint::hand("install --manual").why("the lines to add to your hook manager"),
+                Hint::hand("install --hooks-path").why("or let git-hand write its shims there"),
             ],
             NotInForce::NotWritable { dir, .. } => vec![
-                format!("ls -ld {}   # who may write there?", dir.display()),
-                "git hand install   # once it is writable".into(),
+                Hint::run(format!("ls -ld {}", dir.display())).why("who may write there?"),
+                Hint::hand("install").why("once it is writable"),
             ],
             NotInForce::ChainOccupied {
                 hook,
@@ -82,13 +83,12 @@ impl NotInForce {
                 chained: chained.clone(),
             }
             .hints(),
-            NotInForce::NotOnPath => vec![
-                "install git-hand (./install.sh in its checkout) or add its directory to PATH"
-                    .into(),
-            ],
-            NotInForce::Lefthook { .. } => vec![
-                "git hand install --manual   # lefthook's lines: lefthook then calls git-hand itself, through every re-sync".into(),
-            ],
+            NotInForce::NotOnPath => vec![Hint::run(
+                "install git-hand (./install.sh in its checkout) or add its directory to PATH",
+            )],
+            NotInForce::Lefthook { .. } => vec![Hint::hand("install --manual").why(
+                "lefthook's lines: lefthook then calls git-hand itself, through every re-sync",
+            )],
         }
     }
 }
@@ -438,7 +438,7 @@ impl LapseKind {
 pub struct Lapse {
     pub kind: LapseKind,
     pub message: String,
-    pub hints: Vec<String>,
+    pub hints: Vec<crate::hint::Hint>,
     /// Whether `git hand install` (and so `doctor --repair`) fixes it: never for a
     /// `core.hooksPath` directory another tool owns, which needs the user's flag or recipe.
     pub repairable: bool,
@@ -534,8 +534,10 @@ pub fn in_force(git: &Git, workdir: Option<&Path>) -> Result<InForce, HookError>
                 dir.display()
             ),
             hints: vec![
-                "git hand doctor --repair   # slots then run core.hooksPath's hooks, as the main worktree does".into(),
-                "git hand install --manual   # the lines your hook manager needs for git-hand's fence".into(),
+                Hint::hand("doctor --repair")
+                    .why("slots then run core.hooksPath's hooks, as the main worktree does"),
+                Hint::hand("install --manual")
+                    .why("the lines your hook manager needs for git-hand's fence"),
             ],
             repairable: true,
         });
@@ -566,8 +568,8 @@ fn enforcer_of(
                     pre_push.path.display()
                 ),
                 hints: vec![
-                    format!("chmod +x {}", pre_push.path.display()),
-                    "git hand doctor --repair   # or reinstall git-hand's hooks".into(),
+                    Hint::run(format!("chmod +x {}", pre_push.path.display())),
+                    Hint::hand("doctor --repair").why("or reinstall git-hand's hooks"),
                 ],
                 repairable,
             };
@@ -602,7 +604,7 @@ fn beside_the_shim(
                  runs (git-hand's check still does)",
                 chained.display()
             ),
-            hints: vec![format!("chmod +x {}", chained.display())],
+            hints: vec![Hint::run(format!("chmod +x {}", chained.display()))],
             repairable: false,
         });
     }
@@ -615,7 +617,7 @@ fn beside_the_shim(
                  in a slot whose lease ended is not warned about",
                 post.path.display()
             ),
-            hints: vec!["git hand doctor --repair".into()],
+            hints: vec![Hint::hand("doctor --repair")],
             repairable,
         });
     }
@@ -632,7 +634,7 @@ fn beside_the_shim(
                      superseded lease holder's commit in a slot is not refused (its push still is)",
                     refs.path.display()
                 ),
-                hints: vec!["git hand doctor --repair".into()],
+                hints: vec![Hint::hand("doctor --repair")],
                 repairable,
             });
         }
@@ -684,10 +686,7 @@ fn linked_lapses(
     }
     let old = is_our_shim(&d.join(HookName::ReferenceTransaction.as_str()));
     let repair = || {
-        vec![
-            "git hand doctor --repair   # rewrites git-hand's hooks for linked worktrees"
-                .to_string(),
-        ]
+        vec![Hint::hand("doctor --repair").why("rewrites git-hand's hooks for linked worktrees")]
     };
     let mut lapses = vec![];
     let pointed = super::linked::recorded_hooks_path(common);
@@ -780,7 +779,7 @@ fn linked_lapses(
                 l.display()
             ),
             hints: vec![
-                "git hand doctor --repair   # moves it aside (<name>.git-hand-displaced) and puts git-hand's back; then run the tool's installer in the main worktree, and git hand install".into(),
+                Hint::hand("doctor --repair").why("moves it aside (<name>.git-hand-displaced) and puts git-hand's back; then run the tool's installer in the main worktree, and git hand install"),
             ],
             repairable: true,
         });
@@ -794,14 +793,17 @@ fn linked_lapses(
                 names(&others),
                 l.display()
             ),
-            hints: vec![format!(
-                "rm -r {}   # then git hand doctor --repair",
-                others
-                    .iter()
-                    .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )],
+            hints: vec![
+                Hint::run(format!(
+                    "rm -r {}",
+                    others
+                        .iter()
+                        .map(|p| crate::hooks::shim::sh_quote(&p.display().to_string()))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ))
+                .why("then git hand doctor --repair"),
+            ],
             repairable: false,
         });
     }
@@ -842,8 +844,8 @@ fn not_running(location: &HooksLocation, path: &Path, found: &Found) -> Lapse {
                 path.display()
             ),
             hints: vec![
-                "git hand install --manual   # the line your hook manager needs".into(),
-                "git hand doctor --repair    # or chain that tool's hook behind git-hand's".into(),
+                Hint::hand("install --manual").why("the line your hook manager needs"),
+                Hint::hand("doctor --repair").why("or chain that tool's hook behind git-hand's"),
             ],
             repairable: !location.is_redirected(),
         };
@@ -862,8 +864,8 @@ fn not_running(location: &HooksLocation, path: &Path, found: &Found) -> Lapse {
                 }
             ),
             hints: vec![
-                "git hand install --manual       # the lines to add to your hook manager".into(),
-                "git hand install --hooks-path   # or let git-hand write its shims there".into(),
+                Hint::hand("install --manual").why("the lines to add to your hook manager"),
+                Hint::hand("install --hooks-path").why("or let git-hand write its shims there"),
             ],
             repairable: false,
         };
@@ -884,7 +886,7 @@ fn not_running(location: &HooksLocation, path: &Path, found: &Found) -> Lapse {
     Lapse {
         kind,
         message: format!("{what}: {unchecked}"),
-        hints: vec!["git hand doctor --repair   # reinstalls git-hand's hooks".into()],
+        hints: vec![Hint::hand("doctor --repair").why("reinstalls git-hand's hooks")],
         repairable: true,
     }
 }

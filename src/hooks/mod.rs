@@ -22,6 +22,7 @@ pub mod shim;
 use std::path::PathBuf;
 
 use crate::git::GitError;
+use crate::hint::Hint;
 
 pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_chained};
 pub use ensure::{
@@ -166,81 +167,81 @@ pub enum HookError {
 
 impl HookError {
     /// The commands that get the user out of this error.
-    pub fn hints(&self) -> Vec<String> {
+    pub fn hints(&self) -> Vec<crate::hint::Hint> {
         let show = |p: &PathBuf| p.display().to_string();
         match self {
-            HookError::Configure { key, dir, .. } => vec![format!(
-                "git -C {} config {key} true   # then run git hand install --server again",
-                show(dir)
-            )],
-            HookError::Locate { dir, .. } => vec![format!(
-                "git -C {} rev-parse --git-path hooks   # must work for git-hand to find the hooks",
-                show(dir)
-            )],
+            HookError::Configure { key, dir, .. } => vec![
+                Hint::run(format!("git -C {} config {key} true", show(dir)))
+                    .why("then run git hand install --server again"),
+            ],
+            HookError::Locate { dir, .. } => vec![
+                Hint::run(format!("git -C {} rev-parse --git-path hooks", show(dir)))
+                    .why("must work for git-hand to find the hooks"),
+            ],
             HookError::Io { path, .. } | HookError::NotAFile { path } => vec![
-                format!(
-                    "ls -l {}   # check who owns it and that it is writable",
-                    show(path)
-                ),
-                "git hand install   # again, once fixed; it picks up where it stopped".into(),
+                Hint::run(format!("ls -l {}", show(path)))
+                    .why("check who owns it and that it is writable"),
+                Hint::hand("install").why("again, once fixed; it picks up where it stopped"),
             ],
             HookError::HooksPathSet { .. } => vec![
-                "git hand install --manual       # the lines to add to your hook manager".into(),
-                "git hand install --hooks-path   # or write git-hand's shims into that directory"
-                    .into(),
+                Hint::hand("install --manual").why("the lines to add to your hook manager"),
+                Hint::hand("install --hooks-path")
+                    .why("or write git-hand's shims into that directory"),
             ],
             HookError::HuskyHooksPath { .. } => vec![
-                "git hand install --manual   # the lines to add to .husky/pre-push and .husky/post-checkout"
-                    .into(),
+                Hint::hand("install --manual")
+                    .why("the lines to add to .husky/pre-push and .husky/post-checkout"),
             ],
             HookError::ChainOccupied { path, chained, .. } => vec![
-                format!(
+                Hint::run(format!(
                     "keep both: append what {} does to {}, delete {}, then run: git hand install",
                     show(path),
                     show(chained),
                     show(path)
-                ),
-                format!(
+                )),
+                Hint::run(format!(
                     "keep only the new hook: rm {}, then run: git hand install",
                     show(chained)
-                ),
-                format!(
+                )),
+                Hint::run(format!(
                     "keep only the chained hook: rm {}, then run: git hand install",
                     show(path)
-                ),
+                )),
             ],
             HookError::RestoreBlocked { path, chained, .. } => vec![
-                format!(
+                Hint::run(format!(
                     "keep {}: merge what you need from {}, rm {}, then run: git hand uninstall",
                     show(path),
                     show(chained),
                     show(chained)
-                ),
-                format!(
+                )),
+                Hint::run(format!(
                     "restore the chained hook instead: mv {} {}, then run: git hand uninstall",
                     show(chained),
                     show(path)
-                ),
+                )),
             ],
-            HookError::Contended { .. } => vec!["run the same command again".into()],
+            HookError::Contended { .. } => vec![Hint::run("run the same command again")],
             HookError::Linked(e) => e.hints(),
-            HookError::NameTaken { path } => vec![format!(
+            HookError::NameTaken { path } => vec![Hint::run(format!(
                 "mv {} <another name in the same directory>, then run: git hand install --server",
                 show(path)
-            )],
+            ))],
             HookError::LayoutAmbiguous {
                 dispatched,
                 custom_hooks,
                 ..
             } => vec![
-                format!(
-                    "git hand install --server --hooks-dir {}   # GitLab (Gitaly) runs these",
+                Hint::hand(format!(
+                    "install --server --hooks-dir {}",
                     show(custom_hooks)
-                ),
-                format!(
-                    "git hand install --server --hooks-dir {}   # Gitea, Forgejo or your dispatcher runs these",
+                ))
+                .why("GitLab (Gitaly) runs these"),
+                Hint::hand(format!(
+                    "install --server --hooks-dir {}",
                     show(&dispatched.parent().unwrap_or(dispatched).to_path_buf())
-                ),
+                ))
+                .why("Gitea, Forgejo or your dispatcher runs these"),
             ],
         }
     }

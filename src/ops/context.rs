@@ -14,6 +14,7 @@ use std::sync::Mutex;
 
 use super::{Error, Result};
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ledger::{self, Ledger, LedgerLocation, Mode, Place, RepoId};
 use crate::platform::procs::Scan;
 
@@ -116,7 +117,7 @@ impl Context {
                 Error::usage(
                     "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
                 )
-                .with_hint("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")
+                .with_hint(Hint::run("export GIT_HAND_LEDGER=/path/to/ledger.sqlite"))
             })?;
         if let Place::File(path) = &location.place {
             super::repo::names::path(
@@ -206,10 +207,10 @@ impl Context {
                          missing and hand.machine is not set",
                         crate::platform::machine::SOURCE
                     ),
-                    vec![format!(
+                    vec![Hint::run(format!(
                         "git config --global hand.machine {}",
                         crate::platform::machine::hostname()
-                    )],
+                    ))],
                 )
             })
     }
@@ -261,8 +262,11 @@ pub fn default_holder() -> String {
 /// A team ledger URL that does not parse: a usage error naming the part (never the password).
 fn bad_url(e: ledger::server::UrlError) -> Error {
     let e = ledger::server::ServerError::Url(e);
-    let hint = e.hint().unwrap_or_default();
-    Error::usage(e.to_string()).with_hint(hint)
+    let usage = Error::usage(e.to_string());
+    match e.hint() {
+        Some(hint) => usage.with_hint(hint),
+        None => usage,
+    }
 }
 
 /// `git config hand.ledger`: a team ledger's `postgres://` URL, or an absolute path (or one
@@ -275,10 +279,10 @@ fn bad_url(e: ledger::server::UrlError) -> Error {
 /// never used.
 fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
     let common = &repo.loc.common_dir;
-    let set = format!(
+    let set = Hint::run(format!(
         "git -C {} config hand.ledger <the clients' ledger: a path or a postgres:// URL>",
         common.display()
-    );
+    ));
     let Some(setting) = repo
         .config_string("hand.ledger")
         .filter(|v| !v.trim().is_empty())

@@ -7,6 +7,7 @@
 use super::{Context, Result};
 use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
+use crate::hint::Hint;
 use crate::ledger::{
     self, Acquire, By, Durability, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew,
     RepoEvents, Resource, ResourceKind, Retry, Tenure, WorktreeKey,
@@ -361,9 +362,9 @@ impl ThisRepo {
 }
 
 fn no_such_task(name: &str, repos: Namespaces) -> super::Error {
-    let mut hints = vec!["git hand list --all   # the tasks it has had".to_string()];
+    let mut hints = vec![Hint::hand("list --all").why("the tasks it has had")];
     if repos == Namespaces::This {
-        hints.push(format!("git hand log --all-repos --task {name}"));
+        hints.push(Hint::hand(format!("log --all-repos --task {name}")));
         return super::Error::failed(
             format!("there is no task named {name} in this repository"),
             hints,

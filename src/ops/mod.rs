@@ -16,6 +16,7 @@ pub mod task;
 pub use context::Context;
 
 use crate::git::{GitError, InspectError};
+use crate::hint::Hint;
 use crate::ledger::LedgerError;
 
 /// Why an operation could not do what was asked. Each variant carries what the user needs to
@@ -24,13 +25,13 @@ use crate::ledger::LedgerError;
 pub enum Error {
     /// Bad input: nothing was done (exit 2).
     #[error("{message}")]
-    Usage { message: String, hints: Vec<String> },
+    Usage { message: String, hints: Vec<Hint> },
     /// Something else holds what was asked for, or it is unsafe to go on (exit 3).
     #[error("{message}")]
-    Precondition { message: String, hints: Vec<String> },
+    Precondition { message: String, hints: Vec<Hint> },
     /// A refusal or a failure (exit 1).
     #[error("{message}")]
-    Failed { message: String, hints: Vec<String> },
+    Failed { message: String, hints: Vec<Hint> },
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error(transparent)]
@@ -50,7 +51,7 @@ pub enum Error {
 #[derive(Debug)]
 pub struct Hinted {
     pub error: Error,
-    pub hints: Vec<String>,
+    pub hints: Vec<Hint>,
 }
 
 impl std::fmt::Display for Hinted {
@@ -72,13 +73,13 @@ impl Error {
             hints: vec![],
         }
     }
-    pub fn precondition(message: impl Into<String>, hints: Vec<String>) -> Self {
+    pub fn precondition(message: impl Into<String>, hints: Vec<Hint>) -> Self {
         Error::Precondition {
             message: message.into(),
             hints,
         }
     }
-    pub fn failed(message: impl Into<String>, hints: Vec<String>) -> Self {
+    pub fn failed(message: impl Into<String>, hints: Vec<Hint>) -> Self {
         Error::Failed {
             message: message.into(),
             hints,
@@ -90,21 +91,21 @@ impl Error {
     pub fn cannot_remove(path: &std::path::Path, what: &str, e: std::io::Error) -> Self {
         Error::failed(
             format!("cannot remove {}{what}: {e}", path.display()),
-            vec![format!("ls -la {}", path.display())],
+            vec![Hint::run(format!("ls -la {}", path.display()))],
         )
     }
 
     /// Adds the command that gets the user out of this error, whatever its variant.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub fn with_hint(mut self, hint: Hint) -> Self {
         match &mut self {
             Error::Usage { hints, .. }
             | Error::Precondition { hints, .. }
-            | Error::Failed { hints, .. } => hints.push(hint.into()),
-            Error::Hinted(hinted) => hinted.hints.push(hint.into()),
+            | Error::Failed { hints, .. } => hints.push(hint),
+            Error::Hinted(hinted) => hinted.hints.push(hint),
             _ => {
                 return Error::Hinted(Box::new(Hinted {
                     error: self,
-                    hints: vec![hint.into()],
+                    hints: vec![hint],
                 }));
             }
         }
@@ -118,11 +119,9 @@ impl From<crate::git::ConfigError> for Error {
     fn from(e: crate::git::ConfigError) -> Self {
         let hint = e.hint();
         let find = match &e.file {
-            None => format!(
-                "git config --show-origin --get-all {}   # which file sets it",
-                e.key
-            ),
-            Some(_) => "git hand config   # each hand.* value and where it comes from".into(),
+            None => Hint::run(format!("git config --show-origin --get-all {}", e.key))
+                .why("which file sets it"),
+            Some(_) => Hint::hand("config").why("each hand.* value and where it comes from"),
         };
         // A file that cannot be read fails `git hand config` as well: only the first hint helps.
         let hints = if e.unreadable {
@@ -153,7 +152,7 @@ mod tests {
     #[test]
     fn a_hint_on_a_wrapped_error_keeps_its_message_and_its_source_chain() {
         let bare = Error::from(ledger_open_error());
-        let hinted = Error::from(ledger_open_error()).with_hint("git hand doctor");
+        let hinted = Error::from(ledger_open_error()).with_hint(Hint::hand("doctor"));
         assert_eq!(hinted.to_string(), bare.to_string());
         // The hint adds no link of its own: the chain is the wrapped error's, so a printer that
         // walks it says nothing twice.

@@ -991,7 +991,12 @@ fn ensure_installed_never_writes_into_a_hooks_path_dir_and_says_why() {
         problem.to_string().contains("will NOT be refused"),
         "{problem}"
     );
-    assert!(problem.hints().iter().any(|h| h.contains("--manual")));
+    assert!(
+        problem
+            .hints()
+            .iter()
+            .any(|h| git_hand::cli::hint::line(h).contains("--manual"))
+    );
 }
 
 #[test]

@@ -76,4 +76,5 @@ mod team_machines;
 mod trials;
 mod validation;
 mod verdicts;
+mod words_in_cli;
 mod zombie;

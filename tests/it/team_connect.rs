@@ -181,7 +181,7 @@ fn a_private_password_file_gives_the_password_and_an_open_one_is_ignored_with_ch
         "{notices:?}"
     );
     assert_eq!(
-        e.hint().unwrap(),
+        git_hand::cli::hint::line(&e.hint().unwrap()),
         format!(
             "the password file was ignored because others can read it: chmod 600 {}",
             passfile.display()
@@ -215,8 +215,7 @@ fn a_missing_database_is_named_in_the_error() {
             )
         );
         assert!(
-            e.hint()
-                .unwrap()
+            git_hand::cli::hint::line(&e.hint().unwrap())
                 .contains(&format!("CREATE DATABASE \"{missing}\"")),
             "{:?}",
             e.hint()
@@ -309,7 +308,11 @@ fn a_server_that_is_hung_or_stopped_is_unreachable_naming_host_port_and_database
                 url.endpoint()
             )
         );
-        assert!(e.hint().unwrap().contains("pg_isready"), "{:?}", e.hint());
+        assert!(
+            git_hand::cli::hint::line(&e.hint().unwrap()).contains("pg_isready"),
+            "{:?}",
+            e.hint()
+        );
         let shown = shown(&e, url);
         assert!(!shown.contains(pg::SUPERUSER_PASSWORD), "{shown}");
     }

@@ -14,6 +14,7 @@ use clap::ValueEnum;
 
 use super::{exit, say};
 use crate::cli::{Done, Failure};
+use crate::hint::Hint;
 use crate::ops::Context;
 use crate::ops::claude::HookInput;
 use crate::ops::claude::create::{self, Created};
@@ -46,10 +47,10 @@ fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
         None => Context::new(ctx.cwd.clone()).with_scan(ctx.scan()),
     };
     if let Err(e) = here.repo() {
-        return Err(Failure::from(e).hint(
+        return Err(Failure::from(e).hint(Hint::run(
             "Claude Code's worktrees come from git-hand only in a git repository: start claude \
              -w in one",
-        ));
+        )));
     }
     let name = input.name.clone().unwrap_or_default();
     let progress = |busy: Progress<'_>| {
@@ -139,7 +140,11 @@ fn worktree_remove(ctx: &Context, input: &HookInput) -> Done {
         Err(e) => {
             let f = Failure::from(e);
             let mut lines = vec![format!("worktree not removed: {}", f.message)];
-            lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
+            lines.extend(
+                crate::cli::hint::lines(&f.hints)
+                    .iter()
+                    .map(|h| format!("  run: {h}")),
+            );
             say(&lines);
             return exit(1);
         }

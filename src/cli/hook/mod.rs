@@ -164,7 +164,11 @@ pub(super) fn cannot_check(refused: &str, e: crate::ops::Error) -> Done {
         "{refused}: cannot check this worktree's lease: {}",
         f.message
     )];
-    lines.extend(f.hints.iter().map(|h| format!("  run: {h}")));
+    lines.extend(
+        crate::cli::hint::lines(&f.hints)
+            .iter()
+            .map(|h| format!("  run: {h}")),
+    );
     say(&lines);
     exit(1)
 }

@@ -57,7 +57,11 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
         Err(e) => {
             let f = Failure::from(e);
             let mut lines = vec![format!("{REFUSED}: it cannot check leases: {}", f.message)];
-            lines.extend(f.hints.iter().map(|h| format!("  on the server, run: {h}")));
+            lines.extend(
+                crate::cli::hint::lines(&f.hints)
+                    .iter()
+                    .map(|h| format!("  on the server, run: {h}")),
+            );
             say(&lines);
             exit(1)
         }

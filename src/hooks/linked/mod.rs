@@ -29,6 +29,7 @@ use std::process::Output;
 use super::HookError;
 use super::files::{Over, TEMP_PREFIX, io_err, sweep_temp_files, write_atomic, write_atomic_mode};
 use crate::git::{Git, GitError};
+use crate::hint::Hint;
 
 mod entries;
 mod section;
@@ -166,28 +167,16 @@ impl LinkedError {
     }
 
     /// The commands that get the user out of this error.
-    pub fn hints(&self) -> Vec<String> {
+    pub fn hints(&self) -> Vec<crate::hint::Hint> {
         match self {
             LinkedError::Hook(e) => e.hints(),
-            e if e.is_lock_contention() => vec!["run the same command again".into()],
-            LinkedError::Git { file, .. } if file.is_dir() => vec![format!(
-                "git -C {} config --list   # must work for git-hand to read the repository's configuration",
-                file.display()
-            )],
-            LinkedError::Git { file, .. } => vec![format!(
-                "git config -f {} --list   # must work for git-hand to read it",
-                file.display()
-            )],
-            LinkedError::SectionTaken { config, .. } => vec![format!(
-                "git config -f {} --remove-section 'includeIf.gitdir:./worktrees/**'   # or move what you keep there to another section, then run git hand install",
-                config.display()
-            )],
-            LinkedError::NotADirectory { path } => vec![format!(
-                "ls -ld {}   # git-hand writes only into a directory of its own there; move it away, then run git hand install",
-                path.display()
-            )],
+            e if e.is_lock_contention() => vec![Hint::run("run the same command again")],
+            LinkedError::Git { file, .. } if file.is_dir() => vec![Hint::run(format!("git -C {} config --list", file.display())).why("must work for git-hand to read the repository's configuration")],
+            LinkedError::Git { file, .. } => vec![Hint::run(format!("git config -f {} --list", file.display())).why("must work for git-hand to read it")],
+            LinkedError::SectionTaken { config, .. } => vec![Hint::run(format!("git config -f {} --remove-section 'includeIf.gitdir:./worktrees/**'", config.display())).why("or move what you keep there to another section, then run git hand install")],
+            LinkedError::NotADirectory { path } => vec![Hint::run(format!("ls -ld {}", path.display())).why("git-hand writes only into a directory of its own there; move it away, then run git hand install")],
             LinkedError::Loop { .. } => vec![
-                "git config --unset core.hooksPath   # the main worktree's hooks then are the repository's own, and git hand install puts its layout back".into(),
+                Hint::run("git config --unset core.hooksPath").why("the main worktree's hooks then are the repository's own, and git hand install puts its layout back"),
             ],
         }
     }

@@ -476,6 +476,7 @@ mod tests {
             Failure::NoPassword
                 .into_error(&u, had, &ignored.map(Into::into))
                 .hint()
+                .map(|h| crate::cli::hint::line(&h))
                 .unwrap_or_default()
         };
         assert!(hint(false, Some("/h/.pgpass")).contains("chmod 600 /h/.pgpass"));

@@ -12,6 +12,7 @@ mod passfile;
 mod tls;
 mod url;
 
+use crate::hint::Hint;
 use std::path::PathBuf;
 
 pub use client::{Client, ClientError, NoAnswer, Transaction};
@@ -98,54 +99,50 @@ impl ServerError {
     }
 
     /// The next step, where there is one.
-    pub fn hint(&self) -> Option<String> {
+    pub fn hint(&self) -> Option<crate::hint::Hint> {
         Some(match self {
-            ServerError::Url(_) => {
+            ServerError::Url(_) => Hint::run(
                 "the URL is GIT_HAND_LEDGER or git config hand.ledger; its form is \
-                 postgres://user@host:port/database?sslmode=..."
-                    .into()
-            }
-            ServerError::Unreachable { .. } => {
+                 postgres://user@host:port/database?sslmode=...",
+            ),
+            ServerError::Unreachable { .. } => Hint::run(
                 "check that the server runs and listens there (pg_isready), or fix the host and \
-                 port in GIT_HAND_LEDGER or git config hand.ledger"
-                    .into()
-            }
+                 port in GIT_HAND_LEDGER or git config hand.ledger",
+            ),
             ServerError::Authentication {
                 ignored_passfile: Some(path),
                 ..
-            } => format!(
+            } => Hint::run(format!(
                 "the password file was ignored because others can read it: chmod 600 {}",
                 path.display()
-            ),
+            )),
             ServerError::Authentication {
                 had_password: false,
                 ..
-            } => "put the password in ~/.pgpass (a line host:port:database:user:password, mode \
-                  0600) or in PGPASSWORD"
-                .into(),
-            ServerError::Authentication { user, .. } => format!(
+            } => Hint::run(
+                "put the password in ~/.pgpass (a line host:port:database:user:password, mode \
+                  0600) or in PGPASSWORD",
+            ),
+            ServerError::Authentication { user, .. } => Hint::run(format!(
                 "check role \"{user}\"'s password in ~/.pgpass or the URL, and that the server \
                  lets the role in (pg_hba.conf)"
-            ),
-            ServerError::NoDatabase { dbname, .. } => format!(
+            )),
+            ServerError::NoDatabase { dbname, .. } => Hint::run(format!(
                 "create it (CREATE DATABASE \"{dbname}\"), or name another database in the URL"
-            ),
+            )),
             ServerError::TlsRequired { .. } => {
-                "set sslmode=require (or verify-full) in the URL".into()
+                Hint::run("set sslmode=require (or verify-full) in the URL")
             }
-            ServerError::TlsRefused { .. } => {
-                "turn on ssl in the server's postgresql.conf, or set sslmode=prefer in the URL"
-                    .into()
-            }
-            ServerError::Tls { .. } => {
-                "check sslrootcert (or ~/.postgresql/root.crt) against the server's certificate"
-                    .into()
-            }
-            ServerError::NoRootCertificate { .. } => {
+            ServerError::TlsRefused { .. } => Hint::run(
+                "turn on ssl in the server's postgresql.conf, or set sslmode=prefer in the URL",
+            ),
+            ServerError::Tls { .. } => Hint::run(
+                "check sslrootcert (or ~/.postgresql/root.crt) against the server's certificate",
+            ),
+            ServerError::NoRootCertificate { .. } => Hint::run(
                 "put the server's CA certificate there, name it with sslrootcert=FILE, or use \
-                 sslmode=require"
-                    .into()
-            }
+                 sslmode=require",
+            ),
             ServerError::TlsSetup(_) | ServerError::Refused { .. } => return None,
         })
     }

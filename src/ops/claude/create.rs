@@ -10,6 +10,7 @@
 //! refuses such a pair): the first free variant (`feat1-2`, `feat1-3`, ...) is spawned instead.
 
 use super::{HookInput, SessionHolder};
+use crate::hint::Hint;
 use crate::ledger::{Ledger, Task, TaskState};
 use crate::ops::task::spawn::{self, Progress, SpawnOptions, Spawned};
 use crate::ops::{Context, Error, Result, repo::names, repo::settings::Settings};
@@ -31,7 +32,7 @@ pub fn create(
 ) -> Result<Created> {
     let name = input.name.clone().ok_or_else(|| {
         Error::usage("the hook's input names no worktree (no \"name\" field): nothing was leased")
-            .with_hint("claude -w <name>   # Claude Code sends the name it was given")
+            .with_hint(Hint::run("claude -w <name>").why("Claude Code sends the name it was given"))
     })?;
     if let Some(c) = name.chars().find(|c| names::is_deceptive(*c)) {
         return Err(Error::usage(format!(
@@ -40,7 +41,10 @@ pub fn create(
             crate::shown::shown(&name),
             names::code_point(c)
         ))
-        .with_hint("claude -w <name>   # letters, digits, - and _ make a name that reads well"));
+        .with_hint(
+            Hint::run("claude -w <name>")
+                .why("letters, digits, - and _ make a name that reads well"),
+        ));
     }
     let name = held_name(&name);
     let holder = match &input.session {
@@ -75,8 +79,9 @@ pub fn create(
         };
         // Whatever stops the spawn here (an untrusted `.handconfig`, a bad `hand.*` value) is
         // fixed outside the session, which then starts again.
-        let checked = spawn::check(ctx, &opts, progress)
-            .map_err(|e| e.with_hint("claude -w <name>   # then start the session again"))?;
+        let checked = spawn::check(ctx, &opts, progress).map_err(|e| {
+            e.with_hint(Hint::run("claude -w <name>").why("then start the session again"))
+        })?;
         let mut ledger = ctx.open_ledger()?;
         if retried.is_none() && taken_by_another(ctx, &mut ledger, task, &holder_text)? {
             return Ok(None);
@@ -131,7 +136,7 @@ pub fn create(
              nothing was leased",
             crate::shown::shown(&holder.name)
         ),
-        vec!["git hand list   # the tasks that hold them".into()],
+        vec![Hint::hand("list").why("the tasks that hold them")],
     ))
 }
 
@@ -166,8 +171,8 @@ fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
             task.pid.map_or_else(|| "?".into(), |p| p.to_string())
         ),
         vec![
-            "let it finish, then ask again".into(),
-            "git hand doctor --repair   # if its process is gone".into(),
+            Hint::run("let it finish, then ask again"),
+            Hint::hand("doctor --repair").why("if its process is gone"),
         ],
     ))
 }
@@ -202,7 +207,7 @@ fn keyed_by_name(ctx: &Context, name: &str) -> Result<SessionHolder> {
              session id): nothing was leased",
             crate::shown::shown(name)
         ),
-        vec!["claude -w <another-name>".into()],
+        vec![Hint::run("claude -w <another-name>")],
     ))
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::hint::Hint;
 use crate::ops::{Error, Result};
 
 /// The most a hook's stdin may hold: the object is a few hundred bytes; anything near this is
@@ -132,7 +133,7 @@ fn bad(why: String) -> Error {
         "{why}; Claude Code hands its hooks one JSON object on stdin, and nothing was leased or \
          changed"
     ))
-    .with_hint("git hand install --claude   # the hook entries git-hand expects to be run by")
+    .with_hint(Hint::hand("install --claude").why("the hook entries git-hand expects to be run by"))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::{Problem, ProblemKind};
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ops::claude::settings::{self, LapseKind};
 
 /// One problem per lapse of git-hand's entries in each settings file `install --claude`
@@ -39,10 +40,10 @@ pub(super) fn claude_hooks_lapsed(repo: &Repo, repair: bool) -> Vec<Problem> {
                 Some((_, Ok(()))) => p.repaired = true,
                 Some((_, Err(why))) => {
                     p.detail.push_str(&format!("; cannot write them: {why}"));
-                    p.command = Some(lapse.fix.clone());
+                    p.command = Some(Hint::run(lapse.fix.clone()));
                 }
                 None if lapse.kind == LapseKind::Unreadable || !repair => {
-                    p.command = Some(lapse.fix.clone());
+                    p.command = Some(Hint::run(lapse.fix.clone()));
                 }
                 None => {}
             }

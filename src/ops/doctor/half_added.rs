@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::link;
+use crate::hint::Hint;
 use crate::ops::{Error, Result, pool::slot};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
@@ -107,7 +108,7 @@ impl HalfAdded {
             ),
             action,
             repaired: false,
-            command: (!command.is_empty()).then_some(command),
+            command: (!command.is_empty()).then(|| Hint::run(command)),
         }
     }
 }

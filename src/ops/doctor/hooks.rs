@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::Git;
+use crate::hint::Hint;
 use crate::hooks::{Lapse, LapseKind};
 use crate::ledger::Ledger;
 use crate::ops::Result;
@@ -168,13 +169,15 @@ impl HooksCheck<'_> {
                 "none: this needs your hand".into()
             },
             repaired: false,
-            command: (!fixes).then(|| {
-                if opted_out && lapse.repairable {
-                    "git hand install".to_string()
-                } else {
-                    lapse.hints.first().cloned().unwrap_or_default()
-                }
-            }),
+            command: (!fixes)
+                .then(|| {
+                    if opted_out && lapse.repairable {
+                        Some(Hint::hand("install"))
+                    } else {
+                        lapse.hints.first().cloned()
+                    }
+                })
+                .flatten(),
         };
         if let (true, Some(reinstalled)) = (fixes, reinstalled) {
             match reinstalled {

@@ -1,6 +1,7 @@
 //! Slot leases that expired and were never taken over: each blocks its slot until ended.
 
 use super::{Checkup, Problem, ProblemKind, record};
+use crate::hint::Hint;
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::task::teardown::{self, TeardownOptions};
 use crate::ops::{Result, pool, pool::safety};
@@ -42,9 +43,10 @@ impl Checkup<'_> {
                 p.detail
                     .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
                 p.action = "none: the slot holds work".into();
-                p.command = Some(format!(
-                    "git hand teardown {name}   # or --force to discard uncommitted changes"
-                ));
+                p.command = Some(
+                    Hint::hand(format!("teardown {name}"))
+                        .why("or --force to discard uncommitted changes"),
+                );
             } else if repair {
                 let opts = TeardownOptions {
                     task: &name,

@@ -24,6 +24,7 @@ mod worktrees;
 pub use stuck::settle_crashed_spawn;
 
 use crate::git::Git;
+use crate::hint::Hint;
 use crate::ledger::{EventKind, Ledger, RepoId, WorktreeKey};
 
 use super::{Context, Result};
@@ -61,7 +62,7 @@ pub struct Problem {
     pub action: String,
     pub repaired: bool,
     /// The command that settles it by hand, when doctor will not.
-    pub command: Option<String>,
+    pub command: Option<crate::hint::Hint>,
 }
 
 /// How far this machine's clock may be from a team ledger server's before doctor calls it a
@@ -125,7 +126,7 @@ fn clock_skew(skew_ms: i64) -> Problem {
                  set this machine's clock"
             .into(),
         repaired: false,
-        command: Some("timedatectl set-ntp true".into()),
+        command: Some(Hint::run("timedatectl set-ntp true")),
     }
 }
 
@@ -147,10 +148,10 @@ fn unfenced_remote(repo: &crate::git::Repo) -> Option<Problem> {
             .into(),
         action: "none by doctor: name each URL clients push to".into(),
         repaired: false,
-        command: Some(format!(
+        command: Some(Hint::run(format!(
             "git -C {} config --add hand.remoteUrl <url>",
             repo.loc.common_dir.display()
-        )),
+        ))),
     })
 }
 

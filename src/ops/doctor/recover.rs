@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Problem, ProblemKind};
 use crate::clock::{Clock, SystemClock};
+use crate::hint::Hint;
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
 use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, WorktreeKey};
 use crate::ops::ledger_place::evidence::{self, Evidence, PoolSlot, Trace};
@@ -112,10 +113,10 @@ fn damaged_ledger(path: &Path, report: &[String], readable: &[TableCount]) -> Pr
                  copying the file alone loses the newest rows"
             .into(),
         repaired: false,
-        command: Some(format!(
-            "git hand doctor --backup {}",
+        command: Some(Hint::hand(format!(
+            "doctor --backup {}",
             backup_suggestion(path).display()
-        )),
+        ))),
     }
 }
 
@@ -216,7 +217,7 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
                 "a ledger appeared at {} while doctor was rebuilding it; doctor wrote nothing",
                 path.display()
             ),
-            vec!["git hand doctor   # look at the ledger that is there now".into()],
+            vec![Hint::hand("doctor").why("look at the ledger that is there now")],
         )
     })
 }
@@ -307,9 +308,10 @@ pub fn backup(ctx: &Context, to: &Path) -> Result<Copied> {
             return Err(Error::usage(format!(
                 "the ledger is the team ledger {url}, which has no file to copy"
             ))
-            .with_hint(format!(
-                "pg_dump --dbname='{url}' > ledger.sql   # the server's own backup"
-            )));
+            .with_hint(
+                Hint::run(format!("pg_dump --dbname='{url}' > ledger.sql"))
+                    .why("the server's own backup"),
+            ));
         }
     };
     let to = ctx.cwd.join(to);
@@ -318,7 +320,7 @@ pub fn backup(ctx: &Context, to: &Path) -> Result<Copied> {
             "{} exists; nothing was written (a backup never replaces a file)",
             to.display()
         ))
-        .with_hint("git hand doctor --backup <a new path>"));
+        .with_hint(Hint::hand("doctor --backup <a new path>")));
     }
     if !path.exists() {
         return Err(Error::failed(

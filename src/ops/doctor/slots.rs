@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
 use crate::git::status::dirty_files;
+use crate::hint::Hint;
 use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
 use crate::ops::{Result, pool, pool::slot, task::spawn};
@@ -103,8 +104,10 @@ impl Checkup<'_> {
                     "none: git-hand never deletes what it did not make".into()
                 },
                 repaired: false,
-                command: (!is_worktree)
-                    .then(|| format!("rm -rf {key}   # after checking it holds nothing you need")),
+                command: (!is_worktree).then(|| {
+                    Hint::run(format!("rm -rf {key}"))
+                        .why("after checking it holds nothing you need")
+                }),
             };
             if repair && is_worktree {
                 ledger.write(|tx| tx.ensure_slot(repo_id, n, &key).map(|_| ()))?;
@@ -143,7 +146,7 @@ impl Checkup<'_> {
                         .into(),
                     repaired: false,
                     command: Some(
-                        "git hand doctor   # from that PID namespace or one above it".into(),
+                        Hint::hand("doctor").why("from that PID namespace or one above it"),
                     ),
                 });
                 continue;
@@ -165,11 +168,13 @@ impl Checkup<'_> {
                 ),
                 action: "none: whose work it is cannot be told".into(),
                 repaired: false,
-                command: Some(format!(
-                    "git -C {0} stash -u   # keep it; or, if nothing there is anyone's: git -C {0} \
+                command: Some(
+                    Hint::run(format!("git -C {0} stash -u", info.slot.path)).why(format!(
+                        "keep it; or, if nothing there is anyone's: git -C {0} \
                      reset --hard && git -C {0} clean -d -f",
-                    info.slot.path
-                )),
+                        info.slot.path
+                    )),
+                ),
             });
         }
         Ok(())

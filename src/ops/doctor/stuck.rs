@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{Checkup, Problem, ProblemKind, record};
+use crate::hint::Hint;
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::pool::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::task::teardown::{self, TeardownOptions};
@@ -70,7 +71,7 @@ impl Checkup<'_> {
                 Err(e) => {
                     p.detail
                         .push_str(&format!("; cannot put the slot back: {e}"));
-                    p.command = Some(format!("git -C {slot} status"));
+                    p.command = Some(Hint::run(format!("git -C {slot} status")));
                 }
             }
         }
@@ -112,7 +113,7 @@ impl Checkup<'_> {
                 }
                 Err(e) => {
                     p.detail.push_str(&format!("; cannot finish: {e}"));
-                    p.command = Some(format!("git hand teardown {} --force", task.name));
+                    p.command = Some(Hint::hand(format!("teardown {} --force", task.name)));
                 }
             }
         }
@@ -273,9 +274,9 @@ fn unseen(scan: Scan, task: &Task) -> Problem {
         ),
         action: "none: a process doctor cannot see is not proven gone".into(),
         repaired: false,
-        command: Some(format!(
-            "git hand doctor --repair   # from PID namespace {ns} or one above it, once its \
+        command: Some(Hint::hand("doctor --repair").why(format!(
+            "from PID namespace {ns} or one above it, once its \
              {verb} is over"
-        )),
+        ))),
     }
 }

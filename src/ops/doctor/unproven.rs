@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
+use crate::hint::Hint;
 use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
 use crate::ops::{Result, pool, pool::slot, task::spawn};
 
@@ -90,9 +91,7 @@ fn set_aside(
     let failed = |e: std::io::Error| {
         crate::ops::Error::failed(
             format!("cannot set {path} aside: {e}"),
-            vec![format!(
-                "ls -la {path}   # then move it out of the pool by hand"
-            )],
+            vec![Hint::run(format!("ls -la {path}")).why("then move it out of the pool by hand")],
         )
     };
     let meta = std::fs::symlink_metadata(p).map_err(failed)?;

@@ -1,6 +1,7 @@
 //! Worktrees git still lists whose directory is gone and that are no slot of ours.
 
 use super::{Checkup, Problem, ProblemKind};
+use crate::hint::Hint;
 use crate::ledger::{Ledger, WorktreeKey};
 use crate::ops::{Result, pool, pool::slot};
 
@@ -34,8 +35,9 @@ impl Checkup<'_> {
                     "git worktree prune".into()
                 },
                 repaired: false,
-                command: locked
-                    .then(|| format!("git worktree unlock {path} && git worktree prune")),
+                command: locked.then(|| {
+                    Hint::run(format!("git worktree unlock {path} && git worktree prune"))
+                }),
             };
             if repair && !locked {
                 let _lock = slot::lock_worktree_list(&repo.loc.common_dir)?;

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::link::{common_dir_of, names_back};
+use crate::hint::Hint;
 use crate::ops::pool::stamp::{self, Stamp};
 use crate::ops::{Context, Error, Result, pool};
 
@@ -118,11 +119,12 @@ pub fn missing_error(ledger: &Path, evidence: &Evidence) -> Error {
             evidence.summary()
         ),
         vec![
-            format!(
+            Hint::run(format!(
                 "put {} back from a backup (with its -wal file, if it had one)",
                 ledger.display()
-            ),
-            "git hand doctor --repair   # builds a new ledger that knows these slots and continues their tokens".into(),
+            )),
+            Hint::hand("doctor --repair")
+                .why("builds a new ledger that knows these slots and continues their tokens"),
         ],
     )
 }

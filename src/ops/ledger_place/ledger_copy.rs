@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::hint::Hint;
 use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;
 use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Mode, Place, WorktreeKey};
@@ -60,7 +61,9 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
                 "the configured ledger is already the team ledger {url}: there is no file \
                  ledger to copy"
             ))
-            .with_hint("GIT_HAND_LEDGER=/path/to/ledger.sqlite git hand ledger copy --to <url>"));
+            .with_hint(Hint::run(
+                "GIT_HAND_LEDGER=/path/to/ledger.sqlite git hand ledger copy --to <url>",
+            )));
         }
     };
     let Some(mut file) = Ledger::open(&from, Mode::Read)? else {
@@ -69,10 +72,13 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
                 "there is no ledger at {}: nothing to copy; nothing was changed",
                 from.display()
             ),
-            vec![format!(
-                "git config --global hand.ledger {}   # start on the team ledger",
-                sh_quote(&to.to_string())
-            )],
+            vec![
+                Hint::run(format!(
+                    "git config --global hand.ledger {}",
+                    sh_quote(&to.to_string())
+                ))
+                .why("start on the team ledger"),
+            ],
         ));
     };
     let export = file.read(|view| view.export())?;
@@ -235,19 +241,24 @@ fn refused(found: &[Conflict], from: &Path, to: &ServerUrl) -> Error {
     let mut hints = vec![];
     for conflict in found {
         let hint = match conflict {
-            Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => format!(
-                "ask {holder} to end it on the team ledger, or git hand teardown <task> here \
+            Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => {
+                Hint::run(format!(
+                    "ask {holder} to end it on the team ledger, or git hand teardown <task> here \
                  first; then run git hand ledger copy again"
-            ),
-            Conflict::TokensAhead { .. } => {
-                "git hand teardown <task>   # here, then spawn it again on the team ledger".into()
+                ))
             }
-            Conflict::Unsettled { .. } => "git hand doctor --repair   # settle it first".into(),
-            Conflict::SlotNumber { repo, .. } => format!(
-                "cd {} && GIT_HAND_LEDGER={} git hand list --json   # this machine's tasks \
-                 and free slots there, with their paths",
+            Conflict::TokensAhead { .. } => {
+                Hint::hand("teardown <task>").why("here, then spawn it again on the team ledger")
+            }
+            Conflict::Unsettled { .. } => Hint::hand("doctor --repair").why("settle it first"),
+            Conflict::SlotNumber { repo, .. } => Hint::run(format!(
+                "cd {} && GIT_HAND_LEDGER={} git hand list --json",
                 worktree_of(repo),
                 sh_quote(&to.to_string())
+            ))
+            .why(
+                "this machine's tasks \
+                 and free slots there, with their paths",
             ),
         };
         if !hints.contains(&hint) {

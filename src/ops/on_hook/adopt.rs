@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ledger::{
     Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,
 };
@@ -151,11 +152,9 @@ fn lease_as_task(
                     .unwrap_or_default()
             ),
             vec![
-                "git switch -c <new-branch>   # work here on a branch of its own".into(),
-                format!(
-                    "cd \"$(git hand path {})\"   # or work in the task's own slot",
-                    owner.name
-                ),
+                Hint::run("git switch -c <new-branch>").why("work here on a branch of its own"),
+                Hint::run(format!("cd \"$(git hand path {})\"", owner.name))
+                    .why("or work in the task's own slot"),
             ],
         )
     })
@@ -176,8 +175,9 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         Error::failed(
             format!("leased this worktree as task {name} but could not write its stamp ({e})"),
             vec![
-                format!("eval \"$(git hand env {name})\"   # its pushes need the credential"),
-                format!("git hand teardown {name}   # or end the lease"),
+                Hint::run(format!("eval \"$(git hand env {name})\""))
+                    .why("its pushes need the credential"),
+                Hint::hand(format!("teardown {name}")).why("or end the lease"),
             ],
         )
     })

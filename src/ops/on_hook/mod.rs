@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use super::fence::verdict::{self, Finding, Verdict};
 use super::{Context, Result, fence, pool::stamp};
+use crate::hint::Hint;
 use crate::ledger::{EventKind, Ledger, LedgerError, Resource, Task, Tenure, WorktreeKey};
 
 pub mod adopt;
@@ -442,7 +443,7 @@ impl Here {
             Err(why) => Some(crate::hooks::Lapse {
                 kind: crate::hooks::LapseKind::Missing,
                 message: format!("cannot tell whether git-hand's hooks are in force: {why}"),
-                hints: vec!["git hand doctor".into()],
+                hints: vec![Hint::hand("doctor")],
                 repairable: false,
             }),
         }

@@ -31,6 +31,7 @@ use std::path::Path;
 
 use crate::git::refname;
 use crate::git::symref::{SymrefError, Symrefs};
+use crate::hint::Hint;
 use crate::ledger::{
     LeaseId, LedgerLocation, Machine, ResourceKind, Task, Tasks, Tenure, View, WorktreeKey,
 };
@@ -319,10 +320,10 @@ fn no_ledger(location: &LedgerLocation, common: &Path) -> Error {
              ledger's URL, or the SQLite file they share)",
             location.place, location.source
         ),
-        vec![format!(
+        vec![Hint::run(format!(
             "git -C {} config hand.ledger <the clients' ledger>",
             common.display()
-        )],
+        ))],
     )
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Error, Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
+use crate::hint::Hint;
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::procs::{Scan, ns_name};
 
@@ -53,7 +54,7 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
         .or_else(|| nonempty("HOME").map(|(k, h)| (k, h.join(".local/share"))))
         .ok_or_else(|| {
             Error::usage("cannot tell where the pool lives: neither HOME nor XDG_DATA_HOME is set")
-                .with_hint(format!("git config hand.root {DEFAULT_ROOT}"))
+                .with_hint(Hint::run(format!("git config hand.root {DEFAULT_ROOT}")))
         })?;
     let root = dir.join("git-hand/pools");
     names::path(
@@ -92,7 +93,7 @@ pub fn ensure_pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
         .map_err(|e| {
             Error::failed(
                 format!("cannot create the pool directory {}: {e}", dir.display()),
-                vec!["git config hand.root /a/writable/dir".into()],
+                vec![Hint::run("git config hand.root /a/writable/dir")],
             )
         })?;
     Ok(crate::git::canonical(&dir)?)

@@ -21,6 +21,7 @@ use crate::git::link::{self, LinkError};
 use crate::git::lock::LOCK_FILE;
 use crate::git::status::dirty_files;
 use crate::git::{Git, GitError, WorktreeListLock};
+use crate::hint::Hint;
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
 use crate::ops::{Error, Result};
 use crate::platform::procs::Scan;
@@ -35,10 +36,10 @@ pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
                 "cannot lock {} ({e}); nothing was changed",
                 common.join(LOCK_FILE).display()
             ),
-            vec![format!(
+            vec![Hint::run(format!(
                 "check that {} is writable, then run the same command again",
                 common.display()
-            )],
+            ))],
         )
     })
 }
@@ -158,10 +159,10 @@ impl SlotLock {
                     slot.display(),
                     path.display()
                 ),
-                vec![format!(
+                vec![Hint::run(format!(
                     "check that {} is writable, then run the same command again",
                     dir.display()
-                )],
+                ))],
             )),
         }
     }
@@ -240,7 +241,7 @@ impl SlotGuard {
                         |t| format!("{} holds it with token {}", t.holder, t.token)
                     )
                 ),
-                vec!["git hand list   # who has which slot".into()],
+                vec![Hint::hand("list").why("who has which slot")],
             )),
         }
     }
@@ -443,7 +444,7 @@ impl SlotGuard {
                     self.path.display(),
                     dirty.join(", ")
                 ),
-                vec![format!("git -C {} status", self.path.display())],
+                vec![Hint::run(format!("git -C {} status", self.path.display()))],
             ))
         }
     }
@@ -460,6 +461,6 @@ fn locked_file(stderr: &str) -> Option<PathBuf> {
 pub fn not_the_slot(e: &NotTheSlot) -> Error {
     Error::precondition(
         format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
-        vec!["git hand doctor   # reports it; git hand doctor --repair sets it aside".into()],
+        vec![Hint::hand("doctor").why("reports it; git hand doctor --repair sets it aside")],
     )
 }

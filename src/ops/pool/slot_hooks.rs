@@ -28,6 +28,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::git::{Git, Repo};
+use crate::hint::Hint;
 use crate::ops::{Error, Result};
 
 /// Copies the repository's generated hooks directory into `slot` when the slot lacks it (see
@@ -56,10 +57,7 @@ pub fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
                 source.display(),
                 dest.display()
             ),
-            vec![format!(
-                "ls -ld {}   # who may write there?",
-                slot.display()
-            )],
+            vec![Hint::run(format!("ls -ld {}", slot.display())).why("who may write there?")],
         )
     };
     copy_tree(&source, &dest).map_err(failed)?;
@@ -85,13 +83,10 @@ pub fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
                 source.display()
             ),
             vec![
-                format!(
-                    "echo '/{rel_arg}/' >> .gitignore   # and commit it: the copy is then ignored"
-                ),
-                format!(
-                    "git config core.hooksPath {}   # or one directory for every worktree",
-                    source.display()
-                ),
+                Hint::run(format!("echo '/{rel_arg}/' >> .gitignore"))
+                    .why("and commit it: the copy is then ignored"),
+                Hint::run(format!("git config core.hooksPath {}", source.display()))
+                    .why("or one directory for every worktree"),
             ],
         ));
     }

@@ -8,6 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::hint::Hint;
 use crate::ledger::{LeaseId, Place};
 
 const FILE: &str = "git-hand-stamp";
@@ -202,10 +203,10 @@ pub fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
     read(admin_dir).map_err(|e| {
         crate::ops::Error::failed(
             format!("{e}; this worktree's lease cannot be checked"),
-            vec![format!(
-                "rm {}   # then present the credential: eval \"$(git hand env <task>)\"",
-                path(admin_dir).display()
-            )],
+            vec![
+                Hint::run(format!("rm {}", path(admin_dir).display()))
+                    .why("then present the credential: eval \"$(git hand env <task>)\""),
+            ],
         )
     })
 }
@@ -218,11 +219,11 @@ pub fn ledger_gone(ledger: &Place, admin_dir: &Path) -> crate::ops::Error {
              cannot be checked; your commits stay in this worktree"
         ),
         vec![
-            format!(
+            Hint::run(format!(
                 "put {ledger} back (the stamp {} names it)",
                 path(admin_dir).display()
-            ),
-            "git hand spawn <task>-rescue --base HEAD   # or continue under a new lease".into(),
+            )),
+            Hint::hand("spawn <task>-rescue --base HEAD").why("or continue under a new lease"),
         ],
     )
 }

@@ -4,6 +4,7 @@
 //! with no commit at all is told so, not asked about its default branch.
 
 use crate::git::{Git, Repo};
+use crate::hint::Hint;
 use crate::ops::{Error, Result};
 
 /// A resolved base: the commit, and how the user would name it.
@@ -53,7 +54,9 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
         if !out.status.success() || oid.is_empty() {
             return Err(Error::Usage {
                 message: format!("--base {rev:?} does not name a commit in this repository"),
-                hints: vec!["git log --oneline -5   # pick a commit, or pass a branch name".into()],
+                hints: vec![
+                    Hint::run("git log --oneline -5").why("pick a commit, or pass a branch name"),
+                ],
             });
         }
         return Ok(Base {
@@ -65,7 +68,7 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
     let Some(branch) = default_branch(repo) else {
         return Err(no_commits(repo, git)?.unwrap_or_else(|| {
             Error::usage("cannot tell the default branch: no origin/HEAD, no init.defaultBranch, no main or master")
-                .with_hint("git hand spawn <task> --base <branch>")
+                .with_hint(Hint::hand("spawn <task> --base <branch>"))
         }));
     };
     let local_ref = format!("refs/heads/{branch}");
@@ -88,7 +91,7 @@ pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
         (None, Some(r)) => Ok(on_remote(r)),
         (None, None) => Err(no_commits(repo, git)?.unwrap_or_else(|| {
             Error::usage(format!("the default branch {branch} has no commit yet"))
-                .with_hint("commit something first, or pass --base <rev>")
+                .with_hint(Hint::run("commit something first, or pass --base <rev>"))
         })),
     }
 }
@@ -154,7 +157,10 @@ fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
     }
     Ok(Some(
         Error::usage("this repository has no commits yet: make a first commit, then spawn")
-            .with_hint("git commit --allow-empty -m \"first commit\"   # or add your files and commit them; then: git hand spawn <task>"),
+            .with_hint(
+                Hint::run("git commit --allow-empty -m \"first commit\"")
+                    .why("or add your files and commit them; then: git hand spawn <task>"),
+            ),
     ))
 }
 

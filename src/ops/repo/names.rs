@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use crate::hint::Hint;
 use crate::ledger::LeaseId;
 use crate::ops::{Error, Result};
 
@@ -43,7 +44,7 @@ pub fn task_name(name: &str) -> Result<&str> {
             message: format!(
                 "invalid task name {name:?}: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with - or ."
             ),
-            hints: vec!["git hand spawn fix-login".into()],
+            hints: vec![Hint::hand("spawn fix-login")],
         })
     }
 }
@@ -58,7 +59,7 @@ pub fn issue_id(id: &str) -> Result<&str> {
         Err(Error::usage(format!(
             "invalid issue id {id:?}: use 1 to 128 printable characters without spaces"
         ))
-        .with_hint("git hand lease acquire 42"))
+        .with_hint(Hint::hand("lease acquire 42")))
     }
 }
 
@@ -73,7 +74,7 @@ pub fn branch(name: &str) -> Result<&str> {
         Some(why) => Err(Error::usage(format!(
             "{name:?} is not a valid branch name: {why}; nothing was created"
         ))
-        .with_hint("--branch feature/login   # see git help check-ref-format")),
+        .with_hint(Hint::run("--branch feature/login").why("see git help check-ref-format"))),
     }
 }
 
@@ -100,7 +101,7 @@ pub fn holder(holder: &str) -> Result<&str> {
             "invalid holder {holder:?}: use 1 to 200 characters, no control or \
              bidirectional-formatting characters; nothing was changed"
         ))
-        .with_hint("--holder alice@laptop   # or set GIT_HAND_HOLDER"))
+        .with_hint(Hint::run("--holder alice@laptop").why("or set GIT_HAND_HOLDER")))
     }
 }
 
@@ -110,7 +111,7 @@ pub fn lease_id(id: &str) -> Result<LeaseId> {
         Error::usage(format!(
             "--lease {id:?} is not a lease id (32 lower-case hex characters); nothing was changed"
         ))
-        .with_hint("git hand lease current <issue>   # shows the live lease id")
+        .with_hint(Hint::hand("lease current <issue>").why("shows the live lease id"))
     })
 }
 
@@ -129,7 +130,7 @@ pub fn path<'p>(path: &'p Path, what: &str, fix: &str) -> Result<&'p str> {
     Err(Error::usage(format!(
         "{what} {path:?} {why}, which git-hand cannot record; nothing was written"
     ))
-    .with_hint(fix))
+    .with_hint(Hint::run(fix)))
 }
 
 /// `U+000A`: how a character that cannot be shown is named in a message.

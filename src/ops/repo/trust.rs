@@ -13,6 +13,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::git::ConfigFile;
+use crate::hint::Hint;
 use crate::ops::repo::settings::Settings;
 use crate::ops::repo::setup::Hook;
 use crate::ops::{Error, Result};
@@ -138,7 +139,7 @@ pub fn control_characters(file: &ConfigFile) -> Vec<String> {
 /// Refuses to go on when a command `hooks` would run comes from a `.handconfig` the user has not
 /// approved in its current content: nothing was run and nothing was changed. `skip` is the
 /// command that goes on without the setup commands, where the caller has one to offer.
-pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<&str>) -> Result<()> {
+pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<Hint>) -> Result<()> {
     let Some(file) = settings.file() else {
         return Ok(());
     };
@@ -161,13 +162,10 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<&str>) -> R
         ),
     };
     let mut hints = vec![
-        format!(
-            "cat -v {}   # read what it runs",
-            crate::shown::path(file.path())
-        ),
-        "git hand trust   # then approve this exact content".into(),
+        Hint::run(format!("cat -v {}", crate::shown::path(file.path()))).why("read what it runs"),
+        Hint::hand("trust").why("then approve this exact content"),
     ];
-    hints.extend(skip.map(|skip| format!("{skip}   # or go on without setup commands")));
+    hints.extend(skip.map(|skip| skip.why("or go on without setup commands")));
     Err(Error::precondition(
         format!(
             "{} asks to run {}, and {why}; nothing was run and nothing was changed",

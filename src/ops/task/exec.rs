@@ -8,6 +8,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use crate::hint::Hint;
 use crate::ledger::{Ledger, Mode, Place, Task};
 use crate::ops::task::spawn::Spawned;
 use crate::ops::task::tasks::{Lost, renew_both};
@@ -36,10 +37,10 @@ pub fn run(
     warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
     let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
-    let stays = format!("git hand teardown {task}   # the task stays active until then");
+    let stays = Hint::hand(format!("teardown {task}")).why("the task stays active until then");
     let (program, args) = cmd.split_first().ok_or_else(|| {
         Error::usage("--exec needs a command after --")
-            .with_hint(format!("git hand spawn {task} --exec -- $SHELL"))
+            .with_hint(Hint::hand(format!("spawn {task} --exec -- $SHELL")))
     })?;
     // `PWD` names the slot too: inherited, it named the directory spawn ran in (the main
     // worktree, as the user's shell spelled it). A shell mends a `PWD` that is not its cwd, but

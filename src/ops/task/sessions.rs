@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::hint::Hint;
 use crate::ledger::{Ledger, Task, Tasks};
 use crate::ops::claude::{SessionHolder, SessionId};
 use crate::ops::pool::procs;
@@ -91,7 +92,9 @@ pub fn session_id(text: &str) -> Result<SessionId> {
             crate::shown::shown(text),
             SessionId::RULE
         ))
-        .with_hint("git hand list   # the SESSION of each Claude Code session's task (--long)")
+        .with_hint(
+            Hint::hand("list").why("the SESSION of each Claude Code session's task (--long)"),
+        )
     })
 }
 
@@ -120,7 +123,7 @@ fn open_session_tasks(
     if found.is_empty() {
         return Err(Error::failed(
             format!("session {session} has no open task in this repository"),
-            vec!["git hand list   # the tasks of Claude Code sessions name their session".into()],
+            vec![Hint::hand("list").why("the tasks of Claude Code sessions name their session")],
         ));
     }
     Ok(found)
@@ -166,10 +169,8 @@ fn pick_for_path(session: &SessionId, tasks: &[(&str, String)]) -> Result<usize>
             hints: tasks
                 .iter()
                 .map(|(task, asked)| {
-                    format!(
-                        "git hand path {task}   # worktree {}",
-                        crate::shown::shown(asked)
-                    )
+                    Hint::hand(format!("path {task}"))
+                        .why(format!("worktree {}", crate::shown::shown(asked)))
                 })
                 .collect(),
         }),
@@ -229,7 +230,7 @@ mod tests {
 
     /// The task `path` picks of these (task name, worktree name asked for), or the hints of
     /// its refusal.
-    fn picked(tasks: &[(&str, &str)]) -> std::result::Result<String, Vec<String>> {
+    fn picked(tasks: &[(&str, &str)]) -> std::result::Result<String, Vec<Hint>> {
         let sid = SessionId::parse(SID).unwrap();
         let tasks: Vec<(&str, String)> = tasks.iter().map(|(t, a)| (*t, a.to_string())).collect();
         match pick_for_path(&sid, &tasks) {
@@ -253,8 +254,8 @@ mod tests {
         assert_eq!(
             picked(&[("feat1", "feat1"), ("feat2-2", "feat2")]),
             Err(vec![
-                "git hand path feat1   # worktree feat1".to_string(),
-                "git hand path feat2-2   # worktree feat2".to_string(),
+                Hint::hand("path feat1").why("worktree feat1"),
+                Hint::hand("path feat2-2").why("worktree feat2"),
             ])
         );
         assert_eq!(

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::clock::Millis;
+use crate::hint::Hint;
 use crate::ledger::{
     By, Durability, Idempotent, LeaseId, Ledger, Renew, Retry, Task, TaskState, Tasks, Tenure,
     WorktreeKey,
@@ -279,7 +280,7 @@ pub fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Optio
         Some(dir) => Ok((task, dir, slot)),
         None => Err(Error::precondition(
             format!("task {}'s slot is not on disk", task.name),
-            vec!["git hand doctor --repair   # settles a task whose slot is gone".into()],
+            vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")],
         )),
     }
 }
@@ -291,7 +292,7 @@ pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task
     let unknown = || {
         Error::failed(
             format!("there is no task named {name} in this repository"),
-            vec!["git hand list".into()],
+            vec![Hint::hand("list")],
         )
     };
     let repo_id = ctx.repo_id(ledger)?.ok_or_else(unknown)?;
@@ -302,7 +303,7 @@ pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task
                 "task {name} is done ({}); its slot is free for other tasks",
                 done.done_reason.map_or("ended", |r| r.as_str())
             ),
-            vec![format!("git hand spawn {name}   # to work on it again")],
+            vec![Hint::hand(format!("spawn {name}")).why("to work on it again")],
         )),
         None => Err(unknown()),
     }
@@ -328,14 +329,14 @@ pub fn own_task(
         return slots_task(ctx, ledger, crate::ops::claude::session_in_env().as_ref());
     };
     let lease = presented
-        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?
+        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint(Hint::hand("list")))?
         .lease_id;
     let task = ledger.read(|v| v.task_by_lease(&lease))?.ok_or_else(|| {
         Error::usage(format!(
             "{} names lease {lease}, which no task holds; name the task",
             crate::ops::fence::credential::LEASE_ENV
         ))
-        .with_hint("git hand list")
+        .with_hint(Hint::hand("list"))
     })?;
     let here = ctx.repo()?.loc.workdir.clone();
     let slot = task.slot_path.as_ref().map(|p| p.as_path().to_path_buf());
@@ -344,7 +345,7 @@ pub fn own_task(
             "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
             task.name
         ))
-        .with_hint(format!("git hand done {}", task.name)));
+        .with_hint(Hint::hand(format!("done {}", task.name))));
     }
     Ok(Ok(task))
 }
@@ -367,8 +368,9 @@ pub fn this_task(
     let Some(presented) = crate::ops::fence::credential::env_credential() else {
         return slots_task(ctx, ledger, session.as_ref());
     };
-    let credential = presented
-        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint("git hand list"))?;
+    let credential = presented.map_err(|why| {
+        Error::usage(format!("{why}; name the task")).with_hint(Hint::hand("list"))
+    })?;
     let repo = ctx.repo()?;
     let key = verdict::Subject::key_of(ctx)?;
     // The stamp only tells a slot from an unmanaged worktree here: the credential is judged.
@@ -456,7 +458,7 @@ fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
         "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
         task.name
     ))
-    .with_hint(format!("cd \"$(git hand path {})\"   # its slot", task.name)))
+    .with_hint(Hint::run(format!("cd \"$(git hand path {})\"", task.name)).why("its slot")))
 }
 
 /// A credential whose lease no open task holds.
@@ -465,7 +467,7 @@ fn no_task_holds(lease: &LeaseId) -> Error {
         "{} names lease {lease}, which no task holds; name the task",
         crate::ops::fence::credential::LEASE_ENV
     ))
-    .with_hint("git hand list")
+    .with_hint(Hint::hand("list"))
 }
 
 /// The task named, or the one whose slot is the current worktree.
@@ -473,7 +475,7 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
     let repo_id = ctx.repo_id(ledger)?.ok_or_else(|| {
         Error::failed(
             "git-hand has no tasks in this repository",
-            vec!["git hand spawn <task>".into()],
+            vec![Hint::hand("spawn <task>")],
         )
     })?;
     if let Some(name) = name {
@@ -483,7 +485,7 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
             .ok_or_else(|| {
                 Error::failed(
                     format!("there is no open task named {name}"),
-                    vec!["git hand list".into()],
+                    vec![Hint::hand("list")],
                 )
             });
     }
@@ -496,7 +498,8 @@ pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> R
         }
     })?;
     task.filter(|t| t.state != TaskState::Done).ok_or_else(|| {
-        Error::usage("this worktree is not a leased slot; name the task").with_hint("git hand list")
+        Error::usage("this worktree is not a leased slot; name the task")
+            .with_hint(Hint::hand("list"))
     })
 }
 
@@ -515,7 +518,7 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
                 "task {} has no lease id (a row from an older ledger)",
                 task.name
             ),
-            vec![format!("git hand teardown {}", task.name)],
+            vec![Hint::hand(format!("teardown {}", task.name))],
         )
     })?;
     match renew_both(ledger, task, &lease, ttl)? {
@@ -584,10 +587,10 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
                     "task {}'s lease is no longer live (it expired or was released){who}",
                     task.name
                 ),
-                vec![format!(
-                    "git hand teardown {}   # commits stay on {}",
-                    task.name, task.branch
-                )],
+                vec![
+                    Hint::hand(format!("teardown {}", task.name))
+                        .why(format!("commits stay on {}", task.branch)),
+                ],
             )
         }
         Lost::Issue => Error::precondition(
@@ -596,7 +599,7 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
                 task.name,
                 task.issue.as_deref().unwrap_or("?")
             ),
-            vec![format!("git hand teardown {}", task.name)],
+            vec![Hint::hand(format!("teardown {}", task.name))],
         ),
     })
 }
@@ -613,10 +616,7 @@ pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
     tenure.map(|t| (t, now)).ok_or_else(|| {
         Error::failed(
             format!("task {} names a lease the ledger does not know", task.name),
-            vec![format!(
-                "git hand teardown {}   # then spawn it again",
-                task.name
-            )],
+            vec![Hint::hand(format!("teardown {}", task.name)).why("then spawn it again")],
         )
     })
 }

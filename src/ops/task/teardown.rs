@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
+use crate::hint::Hint;
 use crate::ledger::{
     Acquire, By, Durability, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync,
     Retry, Step, Task, TaskState, Tenure, WorktreeKey,
@@ -137,7 +138,7 @@ fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result
     found.ok_or_else(|| {
         Error::failed(
             format!("there is no task named {name} in this repository"),
-            vec!["git hand list --all".into()],
+            vec![Hint::hand("list --all")],
         )
     })
 }
@@ -151,7 +152,7 @@ fn refuse_unless_tearable(scan: Scan, task: &Task) -> Result<()> {
                 "task {} is still spawning (or its spawn crashed)",
                 task.name
             ),
-            vec!["git hand doctor --repair   # settles a crashed spawn".into()],
+            vec![Hint::hand("doctor --repair").why("settles a crashed spawn")],
         ));
     }
     match teardown_running(scan, task) {
@@ -209,8 +210,8 @@ fn on_teardown(
     if task.state != TaskState::Active || slot::prove(&repo.loc.common_dir, path).is_err() {
         return Ok(());
     }
-    let skip = format!("git hand teardown {} --no-setup", task.name);
-    crate::ops::repo::trust::require(&settings, &[hook], Some(&skip))?;
+    let skip = Hint::hand(format!("teardown {} --no-setup", task.name));
+    crate::ops::repo::trust::require(&settings, &[hook], Some(skip.clone()))?;
     let env = crate::ops::fence::credential::env_vars(task, tenure);
     let timeout = settings.setup_timeout()?;
     crate::ops::repo::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
@@ -220,11 +221,8 @@ fn on_teardown(
                 task.name
             ),
             vec![
-                format!(
-                    "git hand teardown {}   # again, once it is fixed",
-                    task.name
-                ),
-                skip.clone() + "   # or without hand.onTeardown",
+                Hint::hand(format!("teardown {}", task.name)).why("again, once it is fixed"),
+                skip.clone().why("or without hand.onTeardown"),
             ],
         )
     })
@@ -311,9 +309,9 @@ fn cut_off(e: Error, task: &Task, reached: Reached) -> Error {
              down, {done}; the task is left tearing-down{fate}; its commits stay on {}",
             lost.at, lost.reason, task.branch
         ),
-        vec![format!(
-            "git hand teardown {name}   # again once the server answers: it resumes where this \
-             one stopped"
+        vec![Hint::hand(format!("teardown {name}")).why(
+            "again once the server answers: it resumes where this \
+             one stopped",
         )],
     )
 }
@@ -406,11 +404,9 @@ fn in_progress(task: &Task, pid: i64) -> Error {
             task.name
         ),
         vec![
-            "wait for it to finish, then: git hand list --all".into(),
-            format!(
-                "git hand teardown {}   # again, if that process dies before it is done",
-                task.name
-            ),
+            Hint::run("wait for it to finish, then: git hand list --all"),
+            Hint::hand(format!("teardown {}", task.name))
+                .why("again, if that process dies before it is done"),
         ],
     )
 }
@@ -440,11 +436,14 @@ fn prove_nothing_lost(
                 task.name,
                 indent(&branchless)
             ),
-            vec![format!(
-                "git -C {} branch rescue/{} HEAD   # keep them, then teardown again",
-                path.display(),
-                task.name
-            )],
+            vec![
+                Hint::run(format!(
+                    "git -C {} branch rescue/{} HEAD",
+                    path.display(),
+                    task.name
+                ))
+                .why("keep them, then teardown again"),
+            ],
         ));
     }
     let force = opts.force;
@@ -466,7 +465,7 @@ fn cannot_prove(task: &Task, path: &Path, what: &str, e: &dyn std::fmt::Display)
             "cannot prove task {} holds no {what}: {e}; nothing was changed",
             task.name
         ),
-        vec![format!("git -C {} status", path.display())],
+        vec![Hint::run(format!("git -C {} status", path.display()))],
     )
 }
 
@@ -538,52 +537,59 @@ fn not_landed(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -
 /// are committed or discarded, commits are pushed. Untracked files alone are usually scratch:
 /// their hints look at them, commit them, set them aside or discard them, and never say push
 /// (issues 11 and 13).
-fn not_landed_hints(
-    task: &Task,
-    path: &Path,
-    dirty: &[String],
-    unlanded: &[String],
-) -> Vec<String> {
+fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -> Vec<Hint> {
     let p = path.display();
     let untracked_only = !dirty.is_empty() && dirty.iter().all(|f| f.starts_with("??"));
     let mut hints = vec![];
     if untracked_only {
-        hints.push(format!(
-            "git -C {p} status   # see the untracked files; delete the ones you do not need"
-        ));
-        hints.push(format!(
-            "git -C {p} add -A && git -C {p} commit -m <message>   # or keep them as a commit on {}",
-            task.branch
-        ));
-        hints.push(format!(
-            "git -C {p} stash --include-untracked   # or set them aside (git stash pop brings them back)"
-        ));
+        hints.push(
+            Hint::run(format!("git -C {p} status"))
+                .why("see the untracked files; delete the ones you do not need"),
+        );
+        hints.push(
+            Hint::run(format!(
+                "git -C {p} add -A && git -C {p} commit -m <message>"
+            ))
+            .why(format!("or keep them as a commit on {}", task.branch)),
+        );
+        hints.push(
+            Hint::run(format!("git -C {p} stash --include-untracked"))
+                .why("or set them aside (git stash pop brings them back)"),
+        );
     } else if !dirty.is_empty() {
-        hints.push(format!(
-            "git -C {p} add -A && git -C {p} commit -m <message>   # keep the changes as a commit, then push it"
-        ));
+        hints.push(
+            Hint::run(format!(
+                "git -C {p} add -A && git -C {p} commit -m <message>"
+            ))
+            .why("keep the changes as a commit, then push it"),
+        );
     }
     if !unlanded.is_empty() {
-        hints.push(format!(
-            "git -C {p} push -u origin {}   # land the commits",
-            task.branch
-        ));
+        hints.push(
+            Hint::run(format!("git -C {p} push -u origin {}", task.branch)).why("land the commits"),
+        );
     }
     if untracked_only {
-        hints.push(format!(
-            "git hand teardown {} --force   # discard the untracked files (ignored ones stay); commits stay on {}",
-            task.name, task.branch
-        ));
+        hints.push(
+            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
+                "discard the untracked files (ignored ones stay); commits stay on {}",
+                task.branch
+            )),
+        );
     } else if !dirty.is_empty() {
-        hints.push(format!(
-            "git hand teardown {} --force   # discard uncommitted and untracked files (ignored ones stay); commits stay on {}",
-            task.name, task.branch
-        ));
+        hints.push(
+            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
+                "discard uncommitted and untracked files (ignored ones stay); commits stay on {}",
+                task.branch
+            )),
+        );
     } else {
-        hints.push(format!(
-            "git hand teardown {} --force   # end the task anyway; the commits stay on local branch {}",
-            task.name, task.branch
-        ));
+        hints.push(
+            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
+                "end the task anyway; the commits stay on local branch {}",
+                task.branch
+            )),
+        );
     }
     hints
 }

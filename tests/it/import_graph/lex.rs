@@ -1,6 +1,8 @@
 //! The tokens of a Rust source file that can name a module: identifiers and the punctuation of
-//! paths and blocks. Comments (doc comments included: an intra-doc link is no import), string,
-//! byte and char literals and lifetimes are dropped; so is every item under `#[cfg(test)]`.
+//! paths and blocks. Comments (doc comments included: an intra-doc link is no import), byte and
+//! char literals and lifetimes are dropped; so is every item under `#[cfg(test)]`. String
+//! literals are kept apart ([`strings`]): they name no module, but they are the words a user
+//! reads (`tests/it/words_in_cli.rs`).
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Token {
@@ -9,11 +11,31 @@ pub enum Token {
     PathSep,
     /// Any other punctuation, one character (`{`, `}`, `,`, `;`, `*`, `#`, `$`, `<`, ...).
     Punct(char),
+    /// A string literal (`"..."` or raw), its source text between the quotes (escapes and line
+    /// continuations as written), and the line it starts on.
+    Str {
+        text: String,
+        line: usize,
+    },
 }
 
-/// The tokens of `text`, with `#[cfg(test)]` items left out.
+/// The tokens of `text` that can name a module, with `#[cfg(test)]` items left out.
 pub fn tokens(text: &str) -> Vec<Token> {
     without_test_items(raw_tokens(text))
+        .into_iter()
+        .filter(|t| !matches!(t, Token::Str { .. }))
+        .collect()
+}
+
+/// The string literals of `text` outside `#[cfg(test)]` items: (line, source text).
+pub fn strings(text: &str) -> Vec<(usize, String)> {
+    without_test_items(raw_tokens(text))
+        .into_iter()
+        .filter_map(|t| match t {
+            Token::Str { text, line } => Some((line, text)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The child modules `text` declares only for tests (`#[cfg(test)] mod tests;`): their files are
@@ -44,6 +66,7 @@ pub fn test_only_children(text: &str) -> Vec<String> {
 
 fn raw_tokens(text: &str) -> Vec<Token> {
     let chars: Vec<char> = text.chars().collect();
+    let newlines: Vec<usize> = (0..chars.len()).filter(|&i| chars[i] == '\n').collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
@@ -58,9 +81,12 @@ fn raw_tokens(text: &str) -> Vec<Token> {
         } else if c == '/' && next == Some('*') {
             i = skip_block_comment(&chars, i);
         } else if let Some(end) = raw_string_end(&chars, i) {
+            out.push(string_token(&chars, i, end, &newlines));
             i = end;
         } else if c == '"' {
-            i = skip_quoted(&chars, i + 1, '"');
+            let end = skip_quoted(&chars, i + 1, '"');
+            out.push(string_token(&chars, i, end, &newlines));
+            i = end;
         } else if c == 'b' && next == Some('"') {
             i = skip_quoted(&chars, i + 2, '"');
         } else if c == 'b' && next == Some('\'') {
@@ -82,6 +108,19 @@ fn raw_tokens(text: &str) -> Vec<Token> {
         }
     }
     out
+}
+
+/// The string literal from `start` to `end` (its quotes and any `r#` included); `newlines` are
+/// the positions of the file's line ends.
+fn string_token(chars: &[char], start: usize, end: usize, newlines: &[usize]) -> Token {
+    let literal: String = chars[start..end].iter().collect();
+    let body = literal.trim_start_matches('r').trim_matches('#');
+    let body = body.strip_prefix('"').unwrap_or(body);
+    let body = body.strip_suffix('"').unwrap_or(body);
+    Token::Str {
+        text: body.to_string(),
+        line: 1 + newlines.partition_point(|&p| p < start),
+    }
 }
 
 /// Past a `/* ... */` starting at `i` (they nest in Rust).

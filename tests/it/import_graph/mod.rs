@@ -15,7 +15,7 @@
 //! evidence}` (evidence takes the `Context` that opens the ledger it looks for) and
 //! `git::{config_file, inspect}` (the `.handconfig` cache is a field of `Repo`).
 
-mod lex;
+pub(crate) mod lex;
 mod paths;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +23,7 @@ use std::path::Path;
 
 /// Every module of the library that is a file: its path below the root (`[]` for `lib.rs`), with
 /// the file's text.
-fn module_files(src: &Path) -> BTreeMap<Vec<String>, String> {
+pub(crate) fn module_files(src: &Path) -> BTreeMap<Vec<String>, String> {
     let mut out = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {

@@ -203,7 +203,12 @@ pub struct BadPattern {
 impl BadPattern {
     /// The command that takes the value away, in the repository at `dir` (every line of it:
     /// `--unset` alone fails on a value given twice).
-    pub fn hint(&self, dir: &std::path::Path) -> String {
+    pub fn hint(&self, dir: &std::path::Path) -> crate::hint::Hint {
+        crate::hint::Hint::run(self.unset_command(dir))
+    }
+
+    /// The command line of [`BadPattern::hint`], for a sentence that names it.
+    pub fn unset_command(&self, dir: &std::path::Path) -> String {
         let quote = crate::hooks::shim::sh_quote;
         format!(
             "git -C {} config --fixed-value --unset-all hand.requireLease {}",

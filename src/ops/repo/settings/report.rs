@@ -113,7 +113,7 @@ fn require_lease_entry(repo: &Repo, k: &Key, origin: Origin) -> Entry {
             .map(|bad| {
                 format!(
                     "{bad}; the hook refuses every push until it is fixed: {}",
-                    bad.hint(dir)
+                    bad.unset_command(dir)
                 )
             })
             .collect::<Vec<_>>()

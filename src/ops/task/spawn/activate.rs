@@ -6,6 +6,7 @@ use super::plan::Groundwork;
 use super::settle::settled_meanwhile;
 use super::{SlotSource, Spawned};
 use crate::clock::Millis;
+use crate::hint::Hint;
 use crate::ledger::{
     self, Durability, EventKind, Fate, Idempotent, Ledger, LedgerError, Retry, Step, Task,
     TaskState, Tenure,
@@ -80,20 +81,22 @@ fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> 
         Fate::NothingWritten => (
             "the task is still recorded as spawning, holding the slot".to_string(),
             vec![
-                "git hand doctor --repair   # once the server answers: puts the slot back and \
-                 ends the task"
-                    .to_string(),
-                format!("git hand spawn {name}   # then again"),
+                Hint::hand("doctor --repair").why(
+                    "once the server answers: puts the slot back and \
+                 ends the task",
+                ),
+                Hint::hand(format!("spawn {name}")).why("then again"),
             ],
         ),
         Fate::Unknown => (
             "its activation may or may not have been recorded".to_string(),
             vec![
-                "git hand list   # once the server answers: whether the task is active".into(),
-                format!("git hand spawn {name}   # if it is active: hands it back"),
-                "git hand doctor --repair   # if it is still spawning: puts the slot back and \
-                 ends the task, then spawn again"
-                    .into(),
+                Hint::hand("list").why("once the server answers: whether the task is active"),
+                Hint::hand(format!("spawn {name}")).why("if it is active: hands it back"),
+                Hint::hand("doctor --repair").why(
+                    "if it is still spawning: puts the slot back and \
+                 ends the task, then spawn again",
+                ),
             ],
         ),
     };

@@ -9,6 +9,7 @@
 //! spawns racing with `Fix` and `fix` cannot both be recorded.
 
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ledger::{Ledger, RepoId, Task};
 use crate::ops::{Error, Result};
 
@@ -41,13 +42,13 @@ pub(super) fn refuse_twins(
         None => format!("the existing branch {twin}"),
     };
     let mut hints = vec![if named {
-        format!("git hand spawn {task} --branch {branch}-2   # work on another branch")
+        Hint::hand(format!("spawn {task} --branch {branch}-2")).why("work on another branch")
     } else {
-        format!("git hand spawn {task}-2   # work under another name")
+        Hint::hand(format!("spawn {task}-2")).why("work under another name")
     }];
     hints.push(match &owner {
-        Some(t) => format!("git hand teardown {}   # or end that task first", t.name),
-        None => format!("git hand spawn {task} --branch {twin}   # or continue that branch"),
+        Some(t) => Hint::hand(format!("teardown {}", t.name)).why("or end that task first"),
+        None => Hint::hand(format!("spawn {task} --branch {twin}")).why("or continue that branch"),
     });
     Err(Error::precondition(
         format!("branch {branch} differs only in case from {whose}: {WHY}; nothing was created"),
@@ -59,15 +60,12 @@ pub(super) fn refuse_twins(
 /// the ledger's, to say when `other` is another machine's.
 pub(super) fn task_twin(task: &str, other: &Task, machine: &str) -> Error {
     let end = if other.machine == machine {
-        format!(
-            "git hand teardown {}   # or end that task first",
-            other.name
-        )
+        Hint::hand(format!("teardown {}", other.name)).why("or end that task first")
     } else {
-        format!(
+        Hint::run(format!(
             "ask {} to run on {}: git hand teardown {}",
             other.holder, other.machine, other.name
-        )
+        ))
     };
     let on = if other.machine == machine {
         String::new()
@@ -80,7 +78,7 @@ pub(super) fn task_twin(task: &str, other: &Task, machine: &str) -> Error {
             other.name
         ),
         vec![
-            format!("git hand spawn {task}-2   # work under another name"),
+            Hint::hand(format!("spawn {task}-2")).why("work under another name"),
             end,
         ],
     )

@@ -5,6 +5,7 @@
 
 use super::{Progress, SpawnOptions};
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ops::repo::settings::Settings;
 use crate::ops::repo::setup::{self, Hook};
 use crate::ops::{Context, Result, pool, repo::base, repo::names, repo::trust};
@@ -47,10 +48,10 @@ pub fn check(
         None => {
             let branch = format!("hand/{task}");
             names::branch(&branch).map_err(|e| {
-                e.with_hint(format!(
-                    "git hand spawn {task} --branch hand/{}",
+                e.with_hint(Hint::hand(format!(
+                    "spawn {task} --branch hand/{}",
                     task.replace('.', "-")
-                ))
+                )))
             })?;
             branch
         }
@@ -99,8 +100,8 @@ fn setup_plan(settings: &Settings<'_>, opts: &SpawnOptions<'_>) -> Result<setup:
     }
     let skip = opts
         .offer_no_setup
-        .then(|| format!("git hand spawn {} --no-setup", opts.task));
-    trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], skip.as_deref())?;
+        .then(|| Hint::hand(format!("spawn {} --no-setup", opts.task)));
+    trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], skip)?;
     Ok(settings.setup_plan()?)
 }
 

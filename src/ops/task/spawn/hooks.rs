@@ -12,7 +12,10 @@ pub enum HooksNotInForce {
     OptedOut(Lapse),
     /// Installing failed, or left the hooks not in force: what is wrong and the commands that
     /// fix it.
-    Lapsed { problem: String, hints: Vec<String> },
+    Lapsed {
+        problem: String,
+        hints: Vec<crate::hint::Hint>,
+    },
 }
 
 /// Makes sure the hooks that enforce the lease are installed (never writing into a directory
@@ -73,6 +76,6 @@ fn lapse_without_installing(repo: &Repo, git: &Git) -> Option<HooksNotInForce> {
     }
 }
 
-fn lapsed(problem: String, hints: Vec<String>) -> HooksNotInForce {
+fn lapsed(problem: String, hints: Vec<crate::hint::Hint>) -> HooksNotInForce {
     HooksNotInForce::Lapsed { problem, hints }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
+use crate::hint::Hint;
 use crate::ledger::{
     self, Durability, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId,
     Resource, Retry, Step, Task, Tenure, WorktreeKey,
@@ -235,14 +236,11 @@ impl NotTaken {
                     other.holder
                 ),
                 vec![
-                    format!(
+                    Hint::run(format!(
                         "ask {} to run on {}: git hand teardown {}",
                         other.holder, other.machine, other.name
-                    ),
-                    format!(
-                        "git hand spawn {}-2   # or work under another name",
-                        other.name
-                    ),
+                    )),
+                    Hint::hand(format!("spawn {}-2", other.name)).why("or work under another name"),
                 ],
             )),
             NotTaken::BranchTaken(other) => Err(Error::precondition(
@@ -253,12 +251,12 @@ impl NotTaken {
                     elsewhere(ground, &other)
                 ),
                 vec![if other.machine == ground.machine {
-                    format!("git hand teardown {}   # end that task first", other.name)
+                    Hint::hand(format!("teardown {}", other.name)).why("end that task first")
                 } else {
-                    format!(
+                    Hint::run(format!(
                         "ask {} to run on {}: git hand teardown {}",
                         other.holder, other.machine, other.name
-                    )
+                    ))
                 }],
             )),
             NotTaken::IssueHeld(t, machine) => {
@@ -286,7 +284,7 @@ fn issue_held(issue: &str, t: &Tenure, machine: Option<&str>) -> Error {
             "issue {issue} is held by {}{on} (token {}); nothing was created",
             t.holder, t.token
         ),
-        vec![format!("git hand lease current {issue}")],
+        vec![Hint::hand(format!("lease current {issue}"))],
     )
 }
 

@@ -37,6 +37,7 @@ pub use undo::abandon;
 
 use crate::clock::Millis;
 use crate::failpoint;
+use crate::hint::Hint;
 use crate::ledger::{Ledger, Task, Tenure};
 use crate::ops::pool::Skipped;
 use crate::ops::pool::slot::SlotGuard;
@@ -176,7 +177,7 @@ fn attempts(
     }
     Err(Error::precondition(
         "every free slot was taken by concurrent spawns; nothing was created",
-        vec!["run the same git hand spawn again".into()],
+        vec![Hint::run("run the same git hand spawn again")],
     ))
 }
 
@@ -239,10 +240,11 @@ fn recorded_only(e: Error, task: &Task) -> Error {
             task.slot_key()
         ),
         vec![
-            "git hand doctor --repair   # once the server answers: releases the task's leases and \
-             ends it"
-                .into(),
-            format!("git hand spawn {name}   # then again"),
+            Hint::hand("doctor --repair").why(
+                "once the server answers: releases the task's leases and \
+             ends it",
+            ),
+            Hint::hand(format!("spawn {name}")).why("then again"),
         ],
     )
 }

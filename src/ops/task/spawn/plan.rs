@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
+use crate::hint::Hint;
 use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, repo::base};
@@ -178,8 +179,9 @@ fn check_branch_free(repo: &Repo, task: &str, branch: &str, existing: Existing) 
         return Err(Error::precondition(
             format!("branch {branch} already exists (an earlier task of this name kept it)"),
             vec![
-                format!("git hand spawn {task} --branch {branch}   # continue that branch"),
-                format!("git hand spawn {task} --branch hand/{task}-2   # or start a new one"),
+                Hint::hand(format!("spawn {task} --branch {branch}")).why("continue that branch"),
+                Hint::hand(format!("spawn {task} --branch hand/{task}-2"))
+                    .why("or start a new one"),
             ],
         ));
     }
@@ -194,11 +196,9 @@ fn check_branch_free(repo: &Repo, task: &str, branch: &str, existing: Existing) 
                 dir.display()
             ),
             vec![
-                "git hand list   # which task has it".into(),
-                format!(
-                    "git -C {} switch --detach   # free the branch there",
-                    dir.display()
-                ),
+                Hint::hand("list").why("which task has it"),
+                Hint::run(format!("git -C {} switch --detach", dir.display()))
+                    .why("free the branch there"),
             ],
         ));
     }
@@ -288,9 +288,9 @@ fn no_slot(max: i64, skipped: &[Skipped]) -> Error {
     Error::precondition(
         message,
         vec![
-            "git hand list        # which tasks hold slots".into(),
-            "git hand teardown <task>   # free one".into(),
-            "git config hand.maxSlots 32".into(),
+            Hint::hand("list").why("which tasks hold slots"),
+            Hint::hand("teardown <task>").why("free one"),
+            Hint::run("git config hand.maxSlots 32"),
         ],
     )
 }

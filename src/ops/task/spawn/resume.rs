@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
+use crate::hint::Hint;
 use crate::ledger::{self, Ledger, Task, TaskState, Tenure};
 use crate::ops::{Error, Result, repo::base};
 
@@ -43,7 +44,7 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
                 "task {name} is {} (another git-hand is working on it, or one crashed)",
                 task.state.as_str()
             ),
-            vec!["git hand doctor --repair   # settles a crashed spawn or teardown".into()],
+            vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")],
         ));
     }
     if task.holder != holder {
@@ -54,8 +55,11 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
                 task.slot_path.as_ref().map_or("?", |s| s.as_str())
             ),
             vec![
-                format!("ask {} to run: git hand teardown {name}", task.holder),
-                format!("git hand spawn {name}-2   # or work under another name"),
+                Hint::run(format!(
+                    "ask {} to run: git hand teardown {name}",
+                    task.holder
+                )),
+                Hint::hand(format!("spawn {name}-2")).why("or work under another name"),
             ],
         ));
     }
@@ -104,10 +108,10 @@ fn renew_leases(
             format!(
                 "task {name}'s lease is no longer live (it expired or its slot was taken over)"
             ),
-            vec![format!(
-                "git hand teardown {name}   # commits stay on {}",
-                task.branch
-            )],
+            vec![
+                Hint::hand(format!("teardown {name}"))
+                    .why(format!("commits stay on {}", task.branch)),
+            ],
         )
     })
 }

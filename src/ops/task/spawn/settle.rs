@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
+use crate::hint::Hint;
 use crate::ledger::{Durability, Idempotent, Ledger, Retry, Step, Task, TaskState};
 use crate::ops::pool::Plan;
 use crate::ops::{Error, Result, pool::safety};
@@ -116,6 +117,6 @@ pub(super) fn settled_meanwhile(task: &str) -> Error {
             "task {task} was settled by someone else (git hand doctor --repair?) while it was \
              being spawned; it is not active and holds no lease"
         ),
-        vec![format!("git hand spawn {task}   # start it again")],
+        vec![Hint::hand(format!("spawn {task}")).why("start it again")],
     )
 }

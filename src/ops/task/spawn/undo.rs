@@ -7,6 +7,7 @@ use super::plan::BranchOrigin;
 use super::plan::Groundwork;
 use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
+use crate::hint::Hint;
 use crate::ledger::{
     Durability, EndReason, Idempotent, IssueLease, Ledger, LedgerError, Retry, Task,
 };
@@ -59,7 +60,7 @@ pub(super) fn failed_spawn(
                  until doctor settles it",
                 task.name
             ),
-            vec!["git hand doctor --repair   # puts the slot back and ends the task".into()],
+            vec![Hint::hand("doctor --repair").why("puts the slot back and ends the task")],
         );
     }
     let target = ground.target();
@@ -116,15 +117,14 @@ pub(super) fn failed_spawn(
             }
         };
     }
-    let mut hints = vec![format!(
-        "git hand spawn {}   # try again; git hand doctor if it keeps failing",
-        task.name
-    )];
+    let mut hints = vec![
+        Hint::hand(format!("spawn {}", task.name))
+            .why("try again; git hand doctor if it keeps failing"),
+    ];
     if why.setup {
-        hints.push(format!(
-            "git hand spawn {} --no-setup   # without the setup command",
-            task.name
-        ));
+        hints.push(
+            Hint::hand(format!("spawn {} --no-setup", task.name)).why("without the setup command"),
+        );
     }
     Error::failed(format!("{why}; {ended}; {left}"), hints)
 }
