@@ -14,6 +14,7 @@ pub const LOCK_FILE: &str = "git-hand-worktrees.lock";
 
 /// Held while the worktree list is being changed; released on drop.
 #[derive(Debug)]
+#[must_use = "the worktree list is locked only while this lives"]
 pub struct WorktreeListLock {
     _file: File,
 }

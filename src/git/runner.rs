@@ -62,6 +62,7 @@ impl Git {
     /// `posix_spawn_file_actions_addchdir_np`), copying git-hand's page tables for every git it
     /// starts; without one it uses `posix_spawn`'s vfork. 0.4-0.5 ms of CPU per spawn
     /// (docs/performance.md, "Spawn's CPU").
+    #[must_use = "a command is run only by its caller"]
     pub fn command<S: AsRef<OsStr>>(&self, args: &[S]) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("-C")

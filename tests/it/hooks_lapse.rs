@@ -203,7 +203,7 @@ fn every_way_the_hooks_lapse_is_named_and_a_manager_that_calls_git_hand_is_in_fo
         message.contains("slots do not run .hooks's hooks"),
         "{message}"
     );
-    env.hand(&repo, &["doctor", "--repair"]);
+    env.hand(&repo, &["doctor", "--repair"]).code(3);
     let (v, kinds) = lapse_kinds(&env, &slot, &cred(&a));
     assert_eq!(kinds, ["hooks-path"], "{v:#}");
     let message = v["hooks"]["lapses"][0]["message"].as_str().unwrap();

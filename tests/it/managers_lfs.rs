@@ -178,7 +178,12 @@ fn lfs_lines_appended_to_git_hands_shim_survive_the_next_install_and_uninstall()
     let env = lfs_env();
     let (repo, origin) = lfs_repo(&env);
     env.hand(&repo, &["install"]).ok();
-    tool(&env, &repo, "git", &["lfs", "install", "--local"]);
+    // git lfs will not write over git-hand's shim: its lines are appended by hand below.
+    let refused = tool(&env, &repo, "git", &["lfs", "install", "--local"]);
+    assert!(
+        refused.stderr.contains("Hook already exists: pre-push"),
+        "{refused:?}"
+    );
     let lines = lfs_manual_pre_push_lines(&env, &repo);
     assert!(lines.contains("git lfs pre-push \"$@\""), "{lines}");
     let pre_push = hooks_dir(&repo).join("pre-push");

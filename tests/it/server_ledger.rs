@@ -136,7 +136,7 @@ fn doctor_on_a_server_without_hand_remote_url_says_its_branch_fence_covers_no_ur
     let env = TestEnv::new();
     env.repo("app");
     let origin = env.path("work/app-origin.git").canonicalize().unwrap();
-    env.hand(&origin, &["install", "--server"]);
+    env.hand(&origin, &["install", "--server"]).ok();
     let run = env.hand(&origin, &["doctor", "--json"]);
     assert!(
         run.stdout.contains("unfenced-remote")

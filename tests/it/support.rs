@@ -51,6 +51,7 @@ pub enum AtTheEnd {
 /// used off Linux only; tests/it/harness.rs runs it on Linux, so the macOS path is the tested
 /// one. A process that makes a session of its own (PostgreSQL's `pg_ctl start` does) leaves the
 /// group: it needs its own cleanup, as tests/it/pg.rs has.
+#[must_use]
 pub fn in_group_killed_after(
     command_for: impl FnOnce(&'static str) -> Command,
     secs: &str,
@@ -291,6 +292,7 @@ impl TestEnv {
 
     /// Runs the binary under test in `dir`, killed after [`COMMAND_TIMEOUT`] so a hang fails
     /// the test instead of stalling the run.
+    #[must_use]
     pub fn hand(&self, dir: &Path, args: &[&str]) -> Run {
         let mut cmd = killed_after(|p| self.command(p, dir), COMMAND_TIMEOUT);
         cmd.arg(BIN).args(args);
@@ -298,6 +300,7 @@ impl TestEnv {
     }
 
     /// Runs the binary with extra environment variables (killed after [`COMMAND_TIMEOUT`]).
+    #[must_use]
     pub fn hand_env(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = killed_after(|p| self.command(p, dir), COMMAND_TIMEOUT);
         cmd.arg(BIN).args(args);
@@ -335,6 +338,7 @@ impl TestEnv {
     }
 
     /// Runs git in `dir`.
+    #[must_use]
     pub fn git_run(&self, dir: &Path, args: &[&str]) -> Run {
         Run::from(self.timed("git", dir).args(args).output().unwrap())
     }
@@ -470,6 +474,7 @@ impl GitPause {
 }
 
 /// Waits for a background command and returns what it did.
+#[must_use]
 pub fn finish(child: std::process::Child) -> Run {
     Run::from(child.wait_with_output().unwrap())
 }
@@ -830,6 +835,7 @@ pub fn cred(v: &serde_json::Value) -> Vec<(String, String)> {
 
 /// `git ARGS` in `dir`, contained (see [`TestEnv::contained`]), with `vars` in its environment
 /// (a credential from [`cred`], or nothing).
+#[must_use]
 pub fn git_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], args: &[&str]) -> Run {
     let mut cmd = env.contained("git", dir);
     cmd.args(args);
@@ -841,6 +847,7 @@ pub fn git_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], args: &[&s
 
 /// Writes `file` in `dir`, stages it and commits it with `vars` in git's environment (a
 /// holder's credential, or nothing): the commit's run.
+#[must_use]
 pub fn commit_file_with(env: &TestEnv, dir: &Path, vars: &[(String, String)], file: &str) -> Run {
     std::fs::write(dir.join(file), format!("{file}\n")).unwrap();
     env.git(dir, &["add", file]);
@@ -924,6 +931,7 @@ fn installed_in(env: TestEnv) -> (TestEnv, PathBuf) {
 
 /// `git push <args>` in `dir`, contained, with `cred` in its environment: a hook that recursed
 /// is killed with everything it started.
+#[must_use]
 pub fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str]) -> Run {
     let mut cmd = env.contained("git", dir);
     cmd.arg("push").args(args);
@@ -934,6 +942,7 @@ pub fn push(env: &TestEnv, dir: &Path, cred: &[(String, String)], args: &[&str])
 }
 
 /// A command run through the env (`lefthook install`, `git lfs ...`), contained.
+#[must_use]
 pub fn tool(env: &TestEnv, dir: &Path, program: &str, args: &[&str]) -> Run {
     let mut cmd = env.contained(program, dir);
     cmd.args(args).env("NO_COLOR", "1");

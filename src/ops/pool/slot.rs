@@ -137,6 +137,7 @@ pub fn prove_absent(path: &Path) -> std::result::Result<(), NotTheSlot> {
 /// after the slot's path (a slot may not exist yet, and an adopted worktree is not in the pool).
 /// Released when dropped or when the process dies, so a crash never leaves a slot locked.
 #[derive(Debug)]
+#[must_use = "the slot is locked only while this lives"]
 pub struct SlotLock {
     _file: File,
 }
@@ -199,6 +200,7 @@ impl SpawnWork {
 /// A slot this process may change: locked, and held by `lease_id` in the ledger, which every
 /// git command through [`SlotGuard::git`] checks again first.
 #[derive(Debug)]
+#[must_use = "the slot is locked only while this lives"]
 pub struct SlotGuard {
     scan: Scan,
     common_dir: PathBuf,
