@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, UTC.
-pub type Millis = i64;
+pub(crate) type Millis = i64;
 
 /// A source of the current time.
 pub trait Clock {
@@ -61,7 +61,7 @@ impl<C: Clock + ?Sized> Clock for std::rc::Rc<C> {
 
 /// A TTL that is not one of `90s`, `30m`, `2h`, `1d`, or is zero or longer than ten years.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadDuration {
+pub(crate) enum BadDuration {
     #[error("invalid duration {0:?}: expected a whole number and a unit, like 90s, 30m, 2h or 1d")]
     Form(String),
     #[error("invalid duration {0:?}: a lease lasts at least 1s and at most 3650d")]
@@ -70,7 +70,7 @@ pub enum BadDuration {
 
 /// Parses a TTL (`90s`, `30m`, `2h`, `1d`) into milliseconds. Zero is refused: a lease that is
 /// already over when granted is a mistake, not a request.
-pub fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
+pub(crate) fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
     let bad = || BadDuration::Form(text.to_string());
     let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (digits, unit) = text.split_at(split);
@@ -89,7 +89,7 @@ pub fn parse_ttl(text: &str) -> Result<Millis, BadDuration> {
 }
 
 /// Renders a duration compactly, the way `parse_ttl` reads it back ("23m", "2h", "3d", "45s").
-pub fn short_duration(ms: Millis) -> String {
+pub(crate) fn short_duration(ms: Millis) -> String {
     let s = ms.unsigned_abs() / 1000;
     match s {
         0..60 => format!("{s}s"),
@@ -113,7 +113,7 @@ pub fn relative(at: Millis, now: Millis) -> String {
 ///
 /// An instant beyond jiff's years -9999..=9999 is shown as the nearest one it can render: no
 /// ledger holds such a time unless the machine's clock read it, and a message must still print.
-pub fn rfc3339(ms: Millis) -> String {
+pub(crate) fn rfc3339(ms: Millis) -> String {
     let at = jiff::Timestamp::from_millisecond(ms).unwrap_or(if ms < 0 {
         jiff::Timestamp::MIN
     } else {

@@ -43,7 +43,7 @@ impl Hint {
     }
 
     /// Whether this hint runs git-hand's `verb` (its arguments start with it).
-    pub fn runs_hand(&self, verb: &str) -> bool {
+    pub(crate) fn runs_hand(&self, verb: &str) -> bool {
         matches!(&self.run, Run::Hand(args) if args == verb || args.starts_with(&format!("{verb} ")))
     }
 }

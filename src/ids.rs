@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 /// `n` random bytes as `2n` lower-case hex characters.
-pub fn random_hex(n: usize) -> std::io::Result<String> {
+pub(crate) fn random_hex(n: usize) -> std::io::Result<String> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).map_err(|e| match e.raw_os_error() {
         Some(errno) => std::io::Error::from_raw_os_error(errno),

@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The cap for a settings file: far more than any hand-written one needs.
-pub const SETTINGS_CAP: u64 = 1 << 20;
+pub(crate) const SETTINGS_CAP: u64 = 1 << 20;
 
 /// Why a repository's file was not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,7 +43,7 @@ fn size(bytes: u64) -> String {
 /// The content of the regular file at `path`, at most `cap` bytes: `Ok(None)` when there is none.
 /// A symlink (even one to a regular file), a FIFO, a device, a directory or a socket is refused,
 /// and so is a file larger than `cap`, without reading more than `cap + 1` bytes of it.
-pub fn read_regular(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, RepoFileError> {
+pub(crate) fn read_regular(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, RepoFileError> {
     let unreadable = |e: std::io::Error| RepoFileError::Unreadable {
         path: path.to_path_buf(),
         why: e.to_string(),

@@ -14,14 +14,14 @@ use std::fmt::Write;
 
 /// Whether `c` is a character a terminal acts on or draws out of order: a control character
 /// (C0, DEL, C1) or a bidirectional-formatting one (Trojan Source).
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(c,
             '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Whether `s` holds a character [`shown`] would escape.
-pub fn needs_escaping(s: &str) -> bool {
+pub(crate) fn needs_escaping(s: &str) -> bool {
     s.chars().any(is_unsafe)
 }
 

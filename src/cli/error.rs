@@ -28,13 +28,13 @@ crate::word::words!(Kind: "error kind");
 /// The JSON object every failure prints on stdout under `--json` (docs/cli.md):
 /// `{"error": {"kind", "message", "hints"}}`.
 #[derive(Debug, serde::Serialize)]
-pub struct ErrorJson<'a> {
+pub(crate) struct ErrorJson<'a> {
     pub error: ErrorBody<'a>,
 }
 
 /// The inside of [`ErrorJson`]; also `install --json`'s `error` when it refuses.
 #[derive(Debug, serde::Serialize)]
-pub struct ErrorBody<'a> {
+pub(crate) struct ErrorBody<'a> {
     pub kind: Kind,
     pub message: &'a str,
     /// Each hint as the text shows it ([`super::hint::lines`]).
@@ -75,7 +75,7 @@ impl Failure {
 
     /// The same failure from git-hand's `verb` itself: hints that send the user to it go (a
     /// damaged ledger's doctor must not answer "run git hand doctor").
-    pub fn not_pointing_at(mut self, verb: &str) -> Self {
+    pub(crate) fn not_pointing_at(mut self, verb: &str) -> Self {
         self.hints.retain(|h| !h.runs_hand(verb));
         self
     }

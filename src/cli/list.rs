@@ -36,7 +36,7 @@ pub struct ListArgs {
 
 /// Which columns the text shows beyond the default ones.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Columns {
+pub(crate) struct Columns {
     pub paths: bool,
     pub long: bool,
 }
@@ -225,7 +225,7 @@ pub fn list(ctx: &Context, args: ListArgs, json: bool) -> Result<Done, Failure> 
     Ok(Done::ok(render_list(&listing, columns, paint(ctx))))
 }
 
-pub fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> String {
+pub(crate) fn render_list(listing: &tasks::Listing, columns: Columns, p: Paint) -> String {
     let mut out = String::new();
     if listing.tasks.is_empty() {
         out.push_str("no tasks\n");

@@ -50,7 +50,7 @@ See docs/cli.md for every verb, flag and JSON shape.";
 /// Lease a repository's worktrees to parallel tasks; git refuses the push of a stale holder.
 #[derive(Debug, Parser)]
 #[command(name = "git-hand", bin_name = "git hand", version, after_help = AFTER_HELP)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Run as if started in <path>.
     #[arg(short = 'C', value_name = "path", global = true)]
     pub dir: Option<PathBuf>,
@@ -168,7 +168,7 @@ pub enum Command {
 }
 
 /// What a verb printed and how it should exit.
-pub struct Done {
+pub(crate) struct Done {
     pub stdout: String,
     pub code: ExitCode,
 }

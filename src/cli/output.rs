@@ -10,7 +10,7 @@ use crate::ops::Context;
 
 /// Whether to colour human output: stdout is a terminal, `NO_COLOR` is unset and git's
 /// `color.ui` is not `never`.
-pub fn use_color(color_ui: Option<&str>) -> bool {
+pub(crate) fn use_color(color_ui: Option<&str>) -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && !matches!(color_ui, Some("never" | "false"))
@@ -29,26 +29,26 @@ impl Paint {
             s.to_string()
         }
     }
-    pub fn green(self, s: &str) -> String {
+    pub(crate) fn green(self, s: &str) -> String {
         self.sgr("32", s)
     }
-    pub fn yellow(self, s: &str) -> String {
+    pub(crate) fn yellow(self, s: &str) -> String {
         self.sgr("33", s)
     }
-    pub fn red(self, s: &str) -> String {
+    pub(crate) fn red(self, s: &str) -> String {
         self.sgr("31", s)
     }
-    pub fn bold(self, s: &str) -> String {
+    pub(crate) fn bold(self, s: &str) -> String {
         self.sgr("1", s)
     }
-    pub fn dim(self, s: &str) -> String {
+    pub(crate) fn dim(self, s: &str) -> String {
         self.sgr("2", s)
     }
 }
 
 /// An instant, in JSON as an RFC 3339 timestamp (`Option<Time>`: or null).
 #[derive(Debug, Clone, Copy)]
-pub struct Time(pub Millis);
+pub(crate) struct Time(pub Millis);
 
 impl Time {
     pub fn of(at: Option<Millis>) -> Option<Time> {
@@ -63,7 +63,7 @@ impl Serialize for Time {
 }
 
 /// "expires in 23m", "expired 2h ago", or "open-ended".
-pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
+pub(crate) fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
     match expires_at {
         None => "open-ended".into(),
         Some(at) if at > now => format!("expires {}", relative(at, now)),
@@ -74,7 +74,7 @@ pub fn expiry_text(expires_at: Option<Millis>, now: Millis) -> String {
 /// The stable JSON fields of a tenure (documented in docs/cli.md). Every field is null in
 /// [`TenureJson::NONE`], for an outcome with no tenure; a tenure fills all but the last three.
 #[derive(Debug, Clone, Serialize)]
-pub struct TenureJson<'a> {
+pub(crate) struct TenureJson<'a> {
     pub lease_id: Option<&'a LeaseId>,
     pub token: Option<i64>,
     pub holder: Option<&'a str>,
@@ -86,7 +86,7 @@ pub struct TenureJson<'a> {
 }
 
 impl<'a> TenureJson<'a> {
-    pub const NONE: TenureJson<'static> = TenureJson {
+    pub(crate) const NONE: TenureJson<'static> = TenureJson {
         lease_id: None,
         token: None,
         holder: None,
@@ -114,7 +114,7 @@ impl<'a> TenureJson<'a> {
 /// Names and values as one JSON object, in their order: the variables `spawn` and `env` hand
 /// out (the credential, and with `hand.remoteFence` its push options' configuration entries).
 #[derive(Debug, Clone, Copy)]
-pub struct Vars<'a, K>(pub &'a [(K, String)]);
+pub(crate) struct Vars<'a, K>(pub &'a [(K, String)]);
 
 impl<K: Serialize> Serialize for Vars<'_, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -149,7 +149,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>], paint: Paint) -> String {
     out
 }
 
-pub fn paint(ctx: &Context) -> Paint {
+pub(crate) fn paint(ctx: &Context) -> Paint {
     let color_ui = ctx.repo_opt().and_then(|r| r.config_string("color.ui"));
     Paint(super::output::use_color(color_ui.as_deref()))
 }

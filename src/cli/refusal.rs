@@ -104,7 +104,7 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
 /// that is not this worktree's current lease ([`crate::ops::task::tasks::this_task`]): the verdict in
 /// the words a push from here would get. Nothing was changed, and nothing points at the
 /// slot's holder now: a zombie follows a hint to whatever credential it names (issue 22).
-pub fn not_current(f: &Finding, verb: &str) -> Failure {
+pub(crate) fn not_current(f: &Finding, verb: &str) -> Failure {
     let voice = Voice::of(Said::Check);
     let by_session = f
         .credential

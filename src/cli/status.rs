@@ -162,7 +162,7 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
 }
 
 /// `status` as text (also the head of `git hand` with no verb).
-pub fn render_here(here: &Here, p: Paint) -> String {
+pub(crate) fn render_here(here: &Here, p: Paint) -> String {
     let f = here.finding();
     let lapse = here.lapse();
     let allowed = here.decision.refusal.is_none();

@@ -132,7 +132,7 @@ impl Repo {
     /// asked for and kept for the life of this opened repository: every setting a command (or a
     /// hook) reads comes from the one read. A repository has one such file, so a later call
     /// with another path is a bug.
-    pub fn committed_config(&self, path: &Path) -> Result<Option<&ConfigFile>, ConfigError> {
+    pub(crate) fn committed_config(&self, path: &Path) -> Result<Option<&ConfigFile>, ConfigError> {
         let (read_from, read) = self
             .committed
             .get_or_init(|| (path.to_path_buf(), ConfigFile::read(path)));
@@ -142,7 +142,7 @@ impl Repo {
 
     /// Where the value git would use for `key` (a `section.name` key) is set, or `None` when no
     /// scope of git's configuration sets it.
-    pub fn config_origin(&self, key: &str) -> Option<ConfigOrigin> {
+    pub(crate) fn config_origin(&self, key: &str) -> Option<ConfigOrigin> {
         let (section, name) = key.split_once('.')?;
         let config = self.gix().config_snapshot();
         let meta = config
@@ -165,7 +165,7 @@ impl Repo {
     /// `git -c` and the environment (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`) add: `None` when
     /// no file sets it. A value that is no boolean counts as `true` (the caller reads the key
     /// with [`Repo::config_bool`] first, which names a bad value).
-    pub fn config_bool_in_files(&self, key: &str) -> Option<bool> {
+    pub(crate) fn config_bool_in_files(&self, key: &str) -> Option<bool> {
         use gix::config::Source;
         let (section, name) = key.split_once('.')?;
         let config = self.gix().config_snapshot();

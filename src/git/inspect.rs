@@ -136,7 +136,7 @@ pub struct Location {
 }
 
 impl Location {
-    pub fn is_linked(&self) -> bool {
+    pub(crate) fn is_linked(&self) -> bool {
         self.admin_dir != self.common_dir
     }
 }
@@ -162,7 +162,7 @@ pub struct Repo {
 
 /// Whether git reads `url` as a local path relative to the worktree (`../origin.git`, `.`):
 /// no `<scheme>://`, no `host:` before the first `/` (git's scp-like ssh form), not absolute.
-pub fn is_relative_path_url(url: &str) -> bool {
+pub(crate) fn is_relative_path_url(url: &str) -> bool {
     if url.is_empty() || url.starts_with('/') || url.starts_with('~') || url.contains("://") {
         return false;
     }
@@ -241,7 +241,7 @@ impl Repo {
     /// (issue 22): over a local path or `file://` git hands the hook the pusher's `HOME`,
     /// `XDG_CONFIG_HOME` and `GIT_CONFIG_GLOBAL`, and nothing the pusher carries may choose what
     /// the server judges with.
-    pub fn open_isolated(dir: &Path) -> Result<Self, InspectError> {
+    pub(crate) fn open_isolated(dir: &Path) -> Result<Self, InspectError> {
         let repo = gix::ThreadSafeRepository::open_opts(dir, gix::open::Options::isolated())
             .map(gix::Repository::from)
             .map_err(|e| why_not_a_repo(dir, e.to_string()))?;
@@ -279,7 +279,7 @@ impl Repo {
         &self.repo
     }
 
-    pub fn config_string(&self, key: &str) -> Option<String> {
+    pub(crate) fn config_string(&self, key: &str) -> Option<String> {
         let value = self.repo.config_snapshot().string(key)?;
         Some(value.to_str_lossy().into_owned())
     }
@@ -288,7 +288,7 @@ impl Repo {
     /// `(key, url)`, leaving out those some `url.<base>.insteadOf` (or `pushInsteadOf`) already
     /// rewrites. git resolves such a path against the top of the worktree it runs in, so from a
     /// slot under the pool it names another place (issue 22 item 11).
-    pub fn relative_remote_urls(&self) -> Vec<(String, String)> {
+    pub(crate) fn relative_remote_urls(&self) -> Vec<(String, String)> {
         let snapshot = self.repo.config_snapshot();
         let file = snapshot.plumbing();
         let rewritten: Vec<String> = file
@@ -323,7 +323,7 @@ impl Repo {
 
     /// Every value of a multi-valued key, in git's order (system, global, local, `-c`); empty
     /// when unset.
-    pub fn config_strings(&self, key: &str) -> Vec<String> {
+    pub(crate) fn config_strings(&self, key: &str) -> Vec<String> {
         let snapshot = self.repo.config_snapshot();
         let values = snapshot.plumbing().strings(key).unwrap_or_default();
         values
@@ -363,7 +363,7 @@ impl Repo {
 
     /// The error for `key`'s current value, which is not `expected`; `fix` is a value that
     /// works (else the hint unsets the key).
-    pub fn bad_config(&self, key: &str, expected: &str, fix: Option<String>) -> ConfigError {
+    pub(crate) fn bad_config(&self, key: &str, expected: &str, fix: Option<String>) -> ConfigError {
         ConfigError {
             key: key.to_string(),
             value: self.config_string(key).unwrap_or_default(),
@@ -376,7 +376,7 @@ impl Repo {
 
     /// `remote.origin.url`, with a local relative path made absolute against the work tree so
     /// two clones of one local remote agree.
-    pub fn origin_url(&self) -> Option<String> {
+    pub(crate) fn origin_url(&self) -> Option<String> {
         let url = self.config_string("remote.origin.url")?;
         if url.starts_with('.')
             && let Ok(abs) = std::fs::canonicalize(self.main_dir().join(&url))
@@ -389,7 +389,7 @@ impl Repo {
     /// The URL `git push <remote>` pushes to, as configured: `remote.<name>.pushurl`, else its
     /// url, with git's `insteadOf`/`pushInsteadOf` rewrites applied (gix applies them as git
     /// does). A relative local path stays relative.
-    pub fn push_url(&self, remote: &str) -> Option<String> {
+    pub(crate) fn push_url(&self, remote: &str) -> Option<String> {
         let remote = self.repo.try_find_remote(remote)?.ok()?;
         let url = remote.url(gix::remote::Direction::Push)?;
         Some(url.to_bstring().to_string())
@@ -398,13 +398,13 @@ impl Repo {
     /// The directory that stands for the whole repository, whichever worktree git-hand runs in:
     /// the main worktree's top, else (a bare repository) the common dir. The repository is named
     /// after it, and a relative local remote URL is resolved from it, so every worktree agrees.
-    pub fn main_dir(&self) -> PathBuf {
+    pub(crate) fn main_dir(&self) -> PathBuf {
         self.main_workdir()
             .unwrap_or_else(|| self.loc.common_dir.clone())
     }
 
     /// The main worktree's top directory (none for a bare repository).
-    pub fn main_workdir(&self) -> Option<PathBuf> {
+    pub(crate) fn main_workdir(&self) -> Option<PathBuf> {
         if self.repo.is_bare() && !self.loc.is_linked() {
             return None;
         }
@@ -439,18 +439,18 @@ impl Repo {
     }
 
     /// The branch HEAD points at (`main`, not `refs/heads/main`), if HEAD is not detached.
-    pub fn head_branch(&self) -> Option<String> {
+    pub(crate) fn head_branch(&self) -> Option<String> {
         let name = self.repo.head_name().ok()??;
         Some(name.shorten().to_str_lossy().into_owned())
     }
 
     /// The commit HEAD points at, if it is born.
-    pub fn head_oid(&self) -> Option<String> {
+    pub(crate) fn head_oid(&self) -> Option<String> {
         self.repo.head_id().ok().map(|id| id.to_string())
     }
 
     /// The commit a full reference name (`refs/heads/main`) points at, if it exists.
-    pub fn ref_oid(&self, name: &str) -> Option<String> {
+    pub(crate) fn ref_oid(&self, name: &str) -> Option<String> {
         let reference = self.repo.try_find_reference(name).ok()??;
         reference
             .into_fully_peeled_id()
@@ -462,7 +462,7 @@ impl Repo {
     /// `branch` itself left out. On a case-insensitive filesystem (macOS's default) such a pair
     /// is one loose ref file, so git there reads one as the other: spawn refuses the pair on
     /// every platform. One listing of `refs/heads/`, no git process.
-    pub fn branches_differing_in_case(&self, branch: &str) -> Vec<String> {
+    pub(crate) fn branches_differing_in_case(&self, branch: &str) -> Vec<String> {
         let folded = branch.to_lowercase();
         let Ok(platform) = self.repo.references() else {
             return Vec::new();
@@ -481,7 +481,7 @@ impl Repo {
 
     /// When the commit `oid` was made (its committer time, seconds since the epoch), read from
     /// the object database without a git process; `None` when it is not a commit here.
-    pub fn commit_time(&self, oid: &str) -> Option<i64> {
+    pub(crate) fn commit_time(&self, oid: &str) -> Option<i64> {
         let id = gix::ObjectId::from_hex(oid.as_bytes()).ok()?;
         let commit = self.repo.find_commit(id).ok()?;
         Some(commit.time().ok()?.seconds)
@@ -489,7 +489,7 @@ impl Repo {
 
     /// The commit the HEAD of `worktree` (a linked worktree of this repository) points at,
     /// read from its admin dir without a git process.
-    pub fn worktree_head_oid(&self, worktree: &Path) -> Option<String> {
+    pub(crate) fn worktree_head_oid(&self, worktree: &Path) -> Option<String> {
         let head = super::link::head_of(worktree)?;
         match head.strip_prefix("ref: ") {
             Some(name) => self.ref_oid(name),
@@ -500,7 +500,7 @@ impl Repo {
     /// Whether everything the HEAD of `worktree` reaches is on some branch, remote-tracking
     /// branch or tag, proven without a git process: HEAD names an existing branch, or is the
     /// tip of a ref. `false` proves nothing; the caller then walks the history with git.
-    pub fn worktree_head_is_on_a_ref(&self, worktree: &Path) -> bool {
+    pub(crate) fn worktree_head_is_on_a_ref(&self, worktree: &Path) -> bool {
         match super::link::head_of(worktree) {
             Some(head) => match head.strip_prefix("ref: ") {
                 Some(name) => name.starts_with("refs/heads/") && self.ref_oid(name).is_some(),
@@ -513,7 +513,7 @@ impl Repo {
     /// Whether `oid` is the commit that some reference under one of `prefixes` (`refs/heads/`,
     /// `refs/remotes/`, `refs/tags/`) points at, tags peeled. A cheap proof that the commit, and
     /// everything behind it, is on a ref; `false` proves nothing (the caller then asks git).
-    pub fn is_tip_under(&self, oid: &str, prefixes: &[&str]) -> bool {
+    pub(crate) fn is_tip_under(&self, oid: &str, prefixes: &[&str]) -> bool {
         let Ok(want) = gix::ObjectId::from_hex(oid.as_bytes()) else {
             return false;
         };
@@ -532,7 +532,7 @@ impl Repo {
     }
 
     /// Where a symbolic reference (`refs/remotes/origin/HEAD`) points, as a full name.
-    pub fn symref_target(&self, name: &str) -> Option<String> {
+    pub(crate) fn symref_target(&self, name: &str) -> Option<String> {
         let reference = self.repo.try_find_reference(name).ok()??;
         let target = reference.target();
         Some(target.try_name()?.as_bstr().to_str_lossy().into_owned())
@@ -541,7 +541,7 @@ impl Repo {
     /// The branch each worktree has checked out (main worktree included) and where that
     /// worktree is, read from the HEAD and gitdir files in the admin dirs: no process, no object
     /// access.
-    pub fn checked_out_branches(&self) -> Vec<(PathBuf, String)> {
+    pub(crate) fn checked_out_branches(&self) -> Vec<(PathBuf, String)> {
         let main = self.main_dir();
         let mut admin_dirs = vec![(self.loc.common_dir.clone(), main)];
         if let Ok(entries) = std::fs::read_dir(self.loc.common_dir.join("worktrees")) {
@@ -569,7 +569,7 @@ impl Repo {
     /// to git: `git worktree list` leaves it out, and so it is left out here, instead of failing
     /// every verb that lists. `git worktree prune` removes it ("invalid gitdir file") unless it
     /// is locked, which a slot's is (`--lock` is written first): such debris then stays, harmless.
-    pub fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
+    pub(crate) fn linked_worktrees(&self) -> Result<Vec<LinkedWorktree>, InspectError> {
         let proxies = self
             .repo
             .worktrees()

@@ -31,7 +31,7 @@ fn worktrees_dir(common_dir: &Path) -> PathBuf {
 
 /// Every admin dir of the repository at `common_dir` (`<common>/worktrees/<id>`), in no
 /// particular order; none when it has no linked worktree.
-pub fn admin_dirs(common_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn admin_dirs(common_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     match std::fs::read_dir(worktrees_dir(common_dir)) {
         Ok(entries) => Ok(entries.flatten().map(|e| e.path()).collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
@@ -41,7 +41,7 @@ pub fn admin_dirs(common_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// The common dir an admin dir belongs to: `<common>/worktrees/<id>` → `<common>`. `None` for a
 /// path not laid out that way.
-pub fn common_dir_of(admin: &Path) -> Option<PathBuf> {
+pub(crate) fn common_dir_of(admin: &Path) -> Option<PathBuf> {
     let parent = admin.parent()?;
     (parent.file_name()? == "worktrees")
         .then(|| parent.parent().map(Path::to_path_buf))
@@ -50,14 +50,14 @@ pub fn common_dir_of(admin: &Path) -> Option<PathBuf> {
 
 /// Whether `worktree` has a `.git` file (not a directory, symlinks followed): the mark of a linked
 /// worktree on disk, before anything proves where it leads.
-pub fn has_git_file(worktree: &Path) -> bool {
+pub(crate) fn has_git_file(worktree: &Path) -> bool {
     worktree.join(".git").is_file()
 }
 
 /// Cuts a worktree off from its repository: its `.git` file (never a symlink's target) is renamed
 /// to `.git-hand-orphaned-link`, kept for a human to read, so no git command run there acts on
 /// the repository it named. Nothing to do when there is no such file.
-pub fn disarm(worktree: &Path) -> std::io::Result<()> {
+pub(crate) fn disarm(worktree: &Path) -> std::io::Result<()> {
     let link = worktree.join(".git");
     if std::fs::symlink_metadata(&link).is_ok_and(|m| m.is_file()) {
         std::fs::rename(&link, worktree.join(".git-hand-orphaned-link"))?;
@@ -66,7 +66,7 @@ pub fn disarm(worktree: &Path) -> std::io::Result<()> {
 }
 
 /// The admin dir a worktree's `.git` file names (canonical), without checking the way back.
-pub fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
+pub(crate) fn admin_dir_of(worktree: &Path) -> Result<PathBuf, LinkError> {
     let git_file = worktree.join(".git");
     let meta = std::fs::symlink_metadata(&git_file).map_err(|_| LinkError::NoGitFile {
         worktree: worktree.to_path_buf(),
@@ -118,7 +118,7 @@ pub fn worktree_of(admin: &Path) -> Option<PathBuf> {
 
 /// Proves that the admin dir's `gitdir` names `worktree/.git` (`worktree` a realpath): the way
 /// back of the link.
-pub fn names_back(admin: &Path, worktree: &Path) -> Result<(), LinkError> {
+pub(crate) fn names_back(admin: &Path, worktree: &Path) -> Result<(), LinkError> {
     let gitdir = admin.join("gitdir");
     let names = std::fs::read_to_string(&gitdir)
         .map(|t| admin.join(t.trim_end_matches('\n')))

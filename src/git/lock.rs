@@ -10,7 +10,7 @@ use std::fs::File;
 use std::path::Path;
 
 /// The lock file, in the common dir.
-pub const LOCK_FILE: &str = "git-hand-worktrees.lock";
+pub(crate) const LOCK_FILE: &str = "git-hand-worktrees.lock";
 
 /// Held while the worktree list is being changed; released on drop.
 #[derive(Debug)]

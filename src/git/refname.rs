@@ -9,7 +9,7 @@ use gix::bstr::ByteSlice;
 /// Why git would read `name` as something other than a new branch's name: `HEAD` and `@` (its
 /// shorthand) name the current commit, and a leading `-` is read as an option. `None` when it
 /// would not.
-pub fn misread_as_branch(name: &str) -> Option<&'static str> {
+pub(crate) fn misread_as_branch(name: &str) -> Option<&'static str> {
     if name == "HEAD" || name == "@" {
         Some("git reads it as the current commit")
     } else if name.starts_with('-') {
@@ -21,7 +21,7 @@ pub fn misread_as_branch(name: &str) -> Option<&'static str> {
 
 /// Why `refs/heads/<name>` breaks git's reference-name rules (gix's reading of
 /// `git check-ref-format`), in lower case for the middle of a sentence; `None` when it is valid.
-pub fn invalid_branch(name: &str) -> Option<String> {
+pub(crate) fn invalid_branch(name: &str) -> Option<String> {
     let full = format!("refs/heads/{name}");
     gix::validate::reference::branch_name(full.as_bytes().as_bstr())
         .err()
@@ -33,7 +33,7 @@ pub fn invalid_branch(name: &str) -> Option<String> {
 /// (`refs/heads/release/*`). Matched as git matches ref globs: `*`, `?` and `[...]` stay inside
 /// one path component, `**` crosses them (`team/**` matches `team/a/b`); a pattern is never a
 /// prefix (`release` does not match `release/1.2`).
-pub fn branch_matches(pattern: &str, branch: &str) -> bool {
+pub(crate) fn branch_matches(pattern: &str, branch: &str) -> bool {
     use gix::glob::wildmatch::Mode;
     let pattern = pattern.strip_prefix("refs/heads/").unwrap_or(pattern);
     gix::glob::wildmatch(
@@ -48,7 +48,7 @@ pub fn branch_matches(pattern: &str, branch: &str) -> bool {
 /// `refs/heads/` names no branch; a `[` that never closes is a glob wildmatch cannot read (it
 /// then matches nothing, silently); and the name left once each wildcard stands for one letter
 /// must be one `git check-ref-format --branch` takes (`release/`, `a..b` are not).
-pub fn invalid_branch_pattern(pattern: &str) -> Option<String> {
+pub(crate) fn invalid_branch_pattern(pattern: &str) -> Option<String> {
     if pattern.starts_with("refs/") && !pattern.starts_with("refs/heads/") {
         return Some(
             "a full ref name must start refs/heads/ (the branches): it protects no branch".into(),

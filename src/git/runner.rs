@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 /// Variables that would redirect a child git away from the directory we run it in (scrubbed
 /// from the setup commands' environment too, `ops/repo/setup.rs`).
-pub const SCRUBBED: &[&str] = &[
+pub(crate) const SCRUBBED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",

@@ -4,7 +4,7 @@ use super::{Git, GitError};
 
 /// Files `git status` reports (modified, staged, untracked; ignored files are build cache and
 /// are kept), as `XY path` lines.
-pub fn dirty_files(git: &Git) -> Result<Vec<String>, GitError> {
+pub(crate) fn dirty_files(git: &Git) -> Result<Vec<String>, GitError> {
     // --no-optional-locks: a plain `git status` refreshes the index under index.lock, and a
     // concurrent spawn checking this slot while another switches it made that switch fail
     // ("index.lock: File exists"), measured with 8 parallel spawns.

@@ -17,11 +17,11 @@ use super::runner::{Git, GitError};
 
 /// How many symbolic refs a chain may pass through: git's own bound (`SYMREF_MAXDEPTH`), so a
 /// chain git writes through is one this follows.
-pub const MAX_DEPTH: usize = 5;
+pub(crate) const MAX_DEPTH: usize = 5;
 
 /// Why the ref a name writes cannot be told: the push is then refused (a server fails closed).
 #[derive(Debug, thiserror::Error)]
-pub enum SymrefError {
+pub(crate) enum SymrefError {
     #[error("{name} is a symbolic ref whose chain loops back to {again}")]
     Loop { name: String, again: String },
     #[error("{name} is a symbolic ref through more than {MAX_DEPTH} others")]
@@ -39,7 +39,7 @@ pub enum SymrefError {
 
 /// Where a repository's symbolic refs are read from.
 #[derive(Debug)]
-pub enum Symrefs {
+pub(crate) enum Symrefs {
     /// The files backend: each name's loose file under this git dir.
     Files(PathBuf),
     /// A reftable repository: every ref that resolves, with its target when it is a symbolic

@@ -9,7 +9,7 @@ use gix::bstr::ByteSlice;
 /// gix-url (issue 22: a hand-written parser read `file://localhost/srv/x.git` as the host
 /// `localhost`, while git ignores a `file://` URL's host). What does not parse is kept as
 /// written.
-pub fn normalize_remote_url(url: &str) -> String {
+pub(crate) fn normalize_remote_url(url: &str) -> String {
     let url = url.trim();
     let Ok(parsed) = gix::url::parse(url.as_bytes().as_bstr()) else {
         return finish(url);
@@ -28,7 +28,7 @@ pub fn normalize_remote_url(url: &str) -> String {
 
 /// The local path a remote names, as git reads it: a path, or a `file://` URL, whose host git
 /// ignores (`file://localhost/srv/x.git` is `/srv/x.git`). `None` for a network URL.
-pub fn local_path(url: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn local_path(url: &str) -> Option<std::path::PathBuf> {
     let parsed = gix::url::parse(url.trim().as_bytes().as_bstr()).ok()?;
     if parsed.scheme != gix::url::Scheme::File {
         return None;

@@ -40,11 +40,11 @@ pub const IN_HOOK_ENV: &str = "GIT_HAND_IN_HOOK";
 /// git process, so a git started below the chained hook (a `git push` from inside it, or an agent
 /// started there that inherited the marker) has another `PATH`, and its hooks judge it. The
 /// shims compare the two with sh builtins alone.
-pub const IN_HOOK_PATH_ENV: &str = "GIT_HAND_IN_HOOK_PATH";
+pub(crate) const IN_HOOK_PATH_ENV: &str = "GIT_HAND_IN_HOOK_PATH";
 
 /// Whether this process runs inside the chain of a `git-hand hook` of the same name, of this
 /// same git operation: the marker names `hook` and is bound to this `PATH`.
-pub fn inside_own_chain(hook: HookName) -> bool {
+pub(crate) fn inside_own_chain(hook: HookName) -> bool {
     std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str())
         && std::env::var_os(IN_HOOK_PATH_ENV) == Some(std::env::var_os("PATH").unwrap_or_default())
 }
@@ -132,7 +132,7 @@ fn feed(child: &mut std::process::Child, stdin: &[u8]) -> io::Result<()> {
 ///
 /// The caller runs this only once its verdict allowed the push, so a stale holder's push is
 /// refused before anything of it is uploaded.
-pub fn run_lfs_pre_push(
+pub(crate) fn run_lfs_pre_push(
     hook_dir: Option<&Path>,
     common_dir: &Path,
     args: &[OsString],
@@ -167,7 +167,7 @@ pub fn run_lfs_pre_push(
 
 /// What [`run_lfs_pre_push`] did.
 #[derive(Debug)]
-pub enum LfsRun {
+pub(crate) enum LfsRun {
     /// `git lfs pre-push` ran, with this status.
     Ran(ExitStatus),
     /// The repository has LFS objects but `git-lfs` is not on PATH: the push would publish

@@ -421,7 +421,7 @@ pub enum LapseKind {
 
 impl LapseKind {
     /// Whether this lapse lets a stale holder's push through unchecked.
-    pub fn unchecks_pushes(self) -> bool {
+    pub(crate) fn unchecks_pushes(self) -> bool {
         !matches!(
             self,
             LapseKind::ChainedBroken

@@ -21,7 +21,7 @@ const LEFTHOOK_FINGERPRINT: &str = "LEFTHOOK";
 
 /// Which tool generated a hook file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Generator {
+pub(crate) enum Generator {
     /// lefthook's launcher (`lefthook install`, or lefthook re-syncing on its own).
     Lefthook,
     /// git-lfs's hook (`git lfs install`, `git lfs update`).
@@ -29,7 +29,7 @@ pub enum Generator {
 }
 
 /// The tool that generated `bytes` as its `hook` hook, if one did.
-pub fn generator(hook: HookName, bytes: &[u8]) -> Option<Generator> {
+pub(crate) fn generator(hook: HookName, bytes: &[u8]) -> Option<Generator> {
     let text = std::str::from_utf8(bytes).ok()?;
     if is_lefthook(hook, text) {
         Some(Generator::Lefthook)
@@ -47,7 +47,7 @@ pub fn is_lefthook_launcher(hook: HookName, path: &std::path::Path) -> bool {
 
 /// Whether the file at `path` is lefthook's launcher for `hook` and the lefthook configuration at
 /// the work tree `top` carries git-hand's recipe: that hook then runs git-hand's check.
-pub fn lefthook_runs_git_hand_at(
+pub(crate) fn lefthook_runs_git_hand_at(
     hook: HookName,
     path: &std::path::Path,
     top: &std::path::Path,
@@ -80,7 +80,7 @@ fn is_git_lfs(hook: HookName, text: &str) -> bool {
 /// line that runs `git lfs pre-push` (git-lfs's hook, or its lines added to a hand-written one),
 /// or lefthook's launcher, which runs `git lfs pre-push` itself before its commands whenever
 /// git-lfs is installed.
-pub fn runs_lfs_pre_push(bytes: &[u8]) -> bool {
+pub(crate) fn runs_lfs_pre_push(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     is_lefthook(HookName::PrePush, &text)
         || text.lines().any(|line| {
@@ -115,7 +115,7 @@ const LEFTHOOK_CONFIGS: [&str; 16] = [
 /// pre-push` or the script of git-hand's recipe (`.lefthook/pre-push/git-hand`) does. Then
 /// lefthook's launcher in the hooks directory enforces the lease on its own, and lefthook
 /// replacing git-hand's shim (its re-sync) is no lapse.
-pub fn lefthook_runs_git_hand(top: &std::path::Path) -> bool {
+pub(crate) fn lefthook_runs_git_hand(top: &std::path::Path) -> bool {
     let configs: Vec<String> = LEFTHOOK_CONFIGS
         .iter()
         .filter_map(|name| std::fs::read_to_string(top.join(name)).ok())
@@ -137,7 +137,7 @@ pub fn lefthook_runs_git_hand(top: &std::path::Path) -> bool {
 /// The lines someone appended to an older git-hand shim: what follows the end of a shim git-hand
 /// shipped (any version in `shipped`, each a template whose `@NAME@` placeholders match any
 /// text on their line). `None` when the file is not one of those shims followed by more lines.
-pub fn appended_lines<'a>(bytes: &'a [u8], shipped: &[&str]) -> Option<&'a str> {
+pub(crate) fn appended_lines<'a>(bytes: &'a [u8], shipped: &[&str]) -> Option<&'a str> {
     let text = std::str::from_utf8(bytes).ok()?;
     shipped.iter().find_map(|template| {
         let rest = strip_template(text, template)?;
@@ -175,7 +175,7 @@ fn placeholder_prefix(line: &str) -> Option<&str> {
 
 /// A hook file that runs only `lines` (what was appended to a shim), with `#!/bin/sh` first
 /// unless the lines bring their own `#!` line.
-pub fn hook_of_lines(lines: &str) -> String {
+pub(crate) fn hook_of_lines(lines: &str) -> String {
     let body = lines.trim_start_matches('\n');
     let mut out = if body.starts_with("#!") {
         String::new()

@@ -171,7 +171,7 @@ pub fn displaced_line(to: &Path) -> String {
 }
 
 impl InstallReport {
-    pub fn wrote_anything(&self) -> bool {
+    pub(crate) fn wrote_anything(&self) -> bool {
         self.hooks.iter().any(|h| h.change.wrote()) || !self.displaced.is_empty()
     }
 
@@ -219,7 +219,7 @@ pub struct UninstallReport {
 }
 
 impl UninstallReport {
-    pub fn removed_anything(&self) -> bool {
+    pub(crate) fn removed_anything(&self) -> bool {
         self.hooks.iter().any(|h| h.change.wrote())
     }
 }

@@ -35,7 +35,7 @@ pub struct HooksLocation {
 
 impl HooksLocation {
     /// Whether `core.hooksPath` sends git somewhere other than the repository's hooks directory.
-    pub fn is_redirected(&self) -> bool {
+    pub(crate) fn is_redirected(&self) -> bool {
         self.active != self.default
     }
 

@@ -147,7 +147,7 @@ fn lfs_filter_configured(common: Option<&Path>) -> bool {
 /// Whether `dir` is husky's generated hooks directory (`.husky/_`, or any directory holding
 /// husky's runner `h` beside `husky.sh`). husky's generated files find the script to run from
 /// their own file name, so git-hand must never rename (chain) them.
-pub fn is_husky_dir(dir: &Path) -> bool {
+pub(crate) fn is_husky_dir(dir: &Path) -> bool {
     let named = dir.file_name().is_some_and(|n| n == "_")
         && dir
             .parent()
@@ -351,19 +351,19 @@ pub(super) mod precommit {
     /// `str::contains` rather than comparing every window of the bytes with every id: that
     /// took 1.9 M of a spawn's 7.2 M instructions (three hook files read, six ids each).
     /// The ids are ASCII, so reading the file lossily finds them wherever they are.
-    pub fn is_script(path: &Path) -> bool {
+    pub(crate) fn is_script(path: &Path) -> bool {
         std::fs::read(path).is_ok_and(|bytes| is_script_in(&bytes))
     }
 
     /// [`is_script`] of bytes already read (a hook file `install::look` read once for all it
     /// judges).
-    pub fn is_script_in(bytes: &[u8]) -> bool {
+    pub(crate) fn is_script_in(bytes: &[u8]) -> bool {
         let text = String::from_utf8_lossy(bytes);
         IDS.iter().any(|id| text.contains(id))
     }
 
     /// `<dir>/<hook>.legacy`: the hook pre-commit's script runs first.
-    pub fn legacy_path(dir: &Path, hook: HookName) -> PathBuf {
+    pub(crate) fn legacy_path(dir: &Path, hook: HookName) -> PathBuf {
         dir.join(format!("{}.legacy", hook.as_str()))
     }
 }

@@ -64,7 +64,7 @@ impl HookName {
     pub const MAIN: [HookName; 2] = [HookName::PrePush, HookName::PostCheckout];
 
     /// The hooks `git hand install --server` installs in a repository clients push to.
-    pub const SERVER: [HookName; 1] = [HookName::PreReceive];
+    pub(crate) const SERVER: [HookName; 1] = [HookName::PreReceive];
 
     /// The name a foreign hook is kept under once chained: `pre-push.git-hand-chained`.
     pub fn chained_file_name(self) -> String {

@@ -31,23 +31,23 @@ use super::{HookError, HookName, shim};
 use crate::git::Git;
 
 /// The setting that makes `git receive-pack` accept push options (git >= 2.10).
-pub const ADVERTISE_PUSH_OPTIONS: &str = "receive.advertisePushOptions";
+pub(crate) const ADVERTISE_PUSH_OPTIONS: &str = "receive.advertisePushOptions";
 
 /// The directory a server's dispatcher runs every executable file of, in name order.
-pub const DISPATCH_DIR: &str = "pre-receive.d";
+pub(crate) const DISPATCH_DIR: &str = "pre-receive.d";
 
 /// git-hand's file in [`DISPATCH_DIR`]. Digits sort before letters in every collation (the
 /// dispatcher's shell glob under any locale, GitLab's alphabetical order), so the fence (one
 /// ledger read, no side effects) judges before hooks that scan objects or notify, and a
 /// dispatcher that stops at the first failure (GitLab) spends nothing more on a push it refuses.
-pub const DISPATCHED_NAME: &str = "00-git-hand";
+pub(crate) const DISPATCHED_NAME: &str = "00-git-hand";
 
 /// GitLab's per-repository server hooks directory, beside `hooks/` in the repository (Gitaly
 /// points `core.hooksPath` at its own hooks while it receives, and runs these from there).
-pub const GITLAB_CUSTOM_HOOKS: &str = "custom_hooks";
+pub(crate) const GITLAB_CUSTOM_HOOKS: &str = "custom_hooks";
 
 /// The key Gitaly writes into a GitLab repository's configuration ([`gitlab_signs`]).
-pub const GITLAB_FULLPATH: &str = "gitlab.fullpath";
+pub(crate) const GITLAB_FULLPATH: &str = "gitlab.fullpath";
 
 /// Where the server shim lives; its word is `layout` in `install --server --json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -13,7 +13,7 @@ use super::HookName;
 
 /// The line that makes a hook file git-hand's. The version after it is informational: upgrades
 /// compare whole contents, so any older shim carrying the marker is rewritten in place.
-pub const MARKER: &str = "# git-hand-managed-hook";
+pub(crate) const MARKER: &str = "# git-hand-managed-hook";
 
 /// How far into a file the marker may sit. Ours is line 2; looking further would claim a foreign
 /// script that merely ends with a copy of our shim pasted below its own code.
@@ -87,12 +87,12 @@ fn render(template: &str, exe: Option<&Path>) -> String {
 }
 
 /// `text` as one sh word: single-quoted, each `'` in it written `'\''`.
-pub fn sh_quote(text: &str) -> String {
+pub(crate) fn sh_quote(text: &str) -> String {
     String::from_utf8_lossy(&sh_quote_bytes(text.as_bytes())).into_owned()
 }
 
 /// [`sh_quote`] of bytes, so a path need not be UTF-8: in single quotes, each `'` as `'\''`.
-pub fn sh_quote_bytes(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn sh_quote_bytes(bytes: &[u8]) -> Vec<u8> {
     let mut out = vec![b'\''];
     for &b in bytes {
         match b {
@@ -113,7 +113,7 @@ pub fn is_ours(bytes: &[u8]) -> bool {
 }
 
 /// Whether these bytes are exactly the current shim for `hook`.
-pub fn is_current(hook: HookName, bytes: &[u8]) -> bool {
+pub(crate) fn is_current(hook: HookName, bytes: &[u8]) -> bool {
     bytes == content(hook).as_bytes()
 }
 

@@ -186,7 +186,7 @@ impl View<'_> {
     }
 
     /// What stops `export` from being copied into this (team) ledger; empty: nothing does.
-    pub fn conflicts(&self, export: &Export) -> Result<Vec<Conflict>> {
+    pub(crate) fn conflicts(&self, export: &Export) -> Result<Vec<Conflict>> {
         let mut found = vec![];
         for ours in &export.held {
             if self.has(&ours.lease_id)? {

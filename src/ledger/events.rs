@@ -170,7 +170,7 @@ impl View<'_> {
     /// through indexes (its slot by path, a task by lease); a task's through the lease index
     /// alone. So a `log` costs what it shows, however long the history, as long as this
     /// repository is not a small part of a ledger many others write to.
-    pub fn events_in(&self, scope: &EventScope<'_>, limit: u32) -> Result<Vec<LoggedEvent>> {
+    pub(crate) fn events_in(&self, scope: &EventScope<'_>, limit: u32) -> Result<Vec<LoggedEvent>> {
         let limit = i64::from(limit);
         match scope {
             EventScope::All => self.db.once().rows(
@@ -210,7 +210,11 @@ impl View<'_> {
 
     /// The slot and issue leases of every task named `name` (of `repo`, or of any repository);
     /// `None` when no task had the name.
-    pub fn task_leases(&self, name: &str, repo: Option<&RepoId>) -> Result<Option<Vec<LeaseId>>> {
+    pub(crate) fn task_leases(
+        &self,
+        name: &str,
+        repo: Option<&RepoId>,
+    ) -> Result<Option<Vec<LeaseId>>> {
         let rows = self.db.once().rows(
             "SELECT lease_id, issue_lease_id FROM tasks \
              WHERE name = ?1 AND (?2 IS NULL OR repo_id = ?2) ORDER BY id",

@@ -131,7 +131,7 @@ impl View<'_> {
     /// The held (not ended) tenure of every present slot of a repository, in one query: asking
     /// slot by slot cost a statement compilation each (SQLite recompiles a statement whose
     /// bound value it compared with a partial index's condition).
-    pub fn held_slots(&self, repo_id: &RepoId) -> Result<Vec<Tenure>> {
+    pub(crate) fn held_slots(&self, repo_id: &RepoId) -> Result<Vec<Tenure>> {
         self.tenures_where(
             "t.ended_at IS NULL AND r.id IN \
              (SELECT resource_id FROM slots WHERE repo_id = ?1 AND removed_at IS NULL)",
@@ -167,7 +167,7 @@ impl View<'_> {
 
     /// The tenure with the largest token of a resource among those whose holder starts with
     /// `prefix` (a Claude Code session's own tenures of a slot), live or not.
-    pub fn newest_of_holder(&self, res: &Resource, prefix: &str) -> Result<Option<Tenure>> {
+    pub(crate) fn newest_of_holder(&self, res: &Resource, prefix: &str) -> Result<Option<Tenure>> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 AND substr(t.holder, 1, length(?3)) = ?3 \
              ORDER BY t.token DESC LIMIT 1",
@@ -183,16 +183,6 @@ impl View<'_> {
             &[&kind.as_str(), &prefix],
         )?;
         all.retain(|t| t.is_live(self.now));
-        Ok(all)
-    }
-
-    /// Held tenures past their expiry (doctor's "expired leases still holding slots").
-    pub fn expired_held(&self, kind: ResourceKind) -> Result<Vec<Tenure>> {
-        let mut all = self.tenures_where(
-            "t.ended_at IS NULL AND r.kind = ?1 ORDER BY t.acquired_at",
-            &[&kind.as_str()],
-        )?;
-        all.retain(|t| t.state(self.now) == TenureState::Expired);
         Ok(all)
     }
 }
@@ -361,7 +351,7 @@ impl Tx<'_> {
     /// Makes a live tenure open-ended until it is released, keeping its token: teardown holds
     /// its slot this way while git works in it, so a TTL that runs out meanwhile cannot hand
     /// the slot to a spawn in the middle of a reset.
-    pub fn hold_open(&self, tenure: &Tenure) -> Result<Tenure> {
+    pub(crate) fn hold_open(&self, tenure: &Tenure) -> Result<Tenure> {
         self.db.once().exec(
             "UPDATE tenures SET expires_at = NULL, ttl_ms = NULL, renewed_at = ?1 \
              WHERE lease_id = ?2 AND ended_at IS NULL",

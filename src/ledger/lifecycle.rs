@@ -29,7 +29,7 @@ pub enum IssueLease {
 
 impl Tx<'_> {
     /// Moves a task to `state` at `step`, recording which process does the work.
-    pub fn set_task_state(
+    pub(crate) fn set_task_state(
         &self,
         id: i64,
         state: TaskState,
@@ -56,7 +56,7 @@ impl Tx<'_> {
     }
 
     /// Records how far a multi-step operation got.
-    pub fn set_task_step(&self, id: i64, step: Step) -> Result<()> {
+    pub(crate) fn set_task_step(&self, id: i64, step: Step) -> Result<()> {
         self.db.once().exec(
             "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
             &[&step.as_str(), &self.now, &id],
@@ -68,7 +68,11 @@ impl Tx<'_> {
     /// active, keeping its token; `None` when the tenure is no longer live. Not logged: the
     /// `task-spawned` of the same transaction names the lease, and a `renewed` row beside it
     /// read as a renewal nobody asked for (issue 13). A renewal by its holder still logs one.
-    pub fn start_term(&self, tenure: &Tenure, ttl: Option<Millis>) -> Result<Option<Tenure>> {
+    pub(crate) fn start_term(
+        &self,
+        tenure: &Tenure,
+        ttl: Option<Millis>,
+    ) -> Result<Option<Tenure>> {
         let expires_at = ttl.map(|ttl| self.now.saturating_add(ttl));
         let changed = self.db.once().exec(
             "UPDATE tenures SET expires_at = ?1, ttl_ms = ?2, renewed_at = ?3 \
@@ -86,7 +90,7 @@ impl Tx<'_> {
     /// Ends a task: its slot lease and (unless kept) its issue lease are released by their lease
     /// ids, never another tenure of the same resources; the task is marked done with `reason` and
     /// `task-done` is logged, naming the slot lease. Tokens stay spent. Ending an ended task changes nothing.
-    pub fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
+    pub(crate) fn end_task(&self, task: &Task, reason: EndReason, issue: IssueLease) -> Result<()> {
         self.release_task_leases(task, issue)?;
         let changed = self.db.once().exec(
             "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, \

@@ -29,7 +29,7 @@ impl Place {
 
     /// Reads a setting as git-hand does: a `postgres://` URL (with libpq's environment, as `env`
     /// reads it), else a path.
-    pub fn from_setting(
+    pub(crate) fn from_setting(
         setting: OsString,
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<Place, UrlError> {
@@ -50,7 +50,7 @@ impl Place {
 
     /// Whether `self` and `other` are the same team ledger (server and database), whatever
     /// user, password or options each names.
-    pub fn same_database(&self, other: &Place) -> bool {
+    pub(crate) fn same_database(&self, other: &Place) -> bool {
         match (self, other) {
             (Place::Server(a), Place::Server(b)) => {
                 a.host == b.host && a.port == b.port && a.dbname == b.dbname

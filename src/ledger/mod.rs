@@ -73,7 +73,7 @@ pub struct Ledger {
 /// A machine's id as the ledger records it (`repos`, `slots` and `tasks.machine`, and the
 /// qualified keys of worktree resources): empty for a file ledger, whose every row is this
 /// machine's. Shared, so that every transaction carries it without copying it.
-pub type Machine = std::sync::Arc<str>;
+pub(crate) type Machine = std::sync::Arc<str>;
 
 impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,7 +104,7 @@ impl Ledger {
 
     /// What opening the ledger did that the user should hear about (a file made private), for
     /// the command line to print; taken once.
-    pub fn take_notices(&mut self) -> Vec<String> {
+    pub(crate) fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
     }
 

@@ -86,7 +86,7 @@ impl Ledger {
     /// Creates the ledger at `path` with `init` run in the creating transaction, so no process
     /// ever sees it without what `init` wrote (`doctor --repair` rebuilding a lost ledger).
     /// `Ok(None)` when a file appeared at `path` first: nothing was written to it.
-    pub fn create_with<T>(
+    pub(crate) fn create_with<T>(
         path: &Path,
         init: impl FnOnce(&Tx<'_>) -> Result<T>,
     ) -> Result<Option<T>> {

@@ -26,7 +26,7 @@ const REPORT_LINES: usize = 5;
 
 /// The state of the ledger file, as `doctor` sees it before trusting it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Health {
+pub(crate) enum Health {
     /// No file (and no WAL) at the ledger's path.
     Missing,
     /// A file that is no ledger (empty, shorter than a page, not an SQLite database, no
@@ -65,14 +65,14 @@ impl std::fmt::Display for TableCount {
 
 /// The diagnosis and what looking did that the user should hear about.
 #[derive(Debug)]
-pub struct Diagnosis {
+pub(crate) struct Diagnosis {
     pub health: Health,
     pub notices: Vec<String>,
 }
 
 /// Looks at the ledger at `path` without creating, migrating or writing it: SQLite's
 /// `quick_check`, and for a damaged ledger how many rows of each table can still be read.
-pub fn diagnose(path: &Path) -> Result<Diagnosis> {
+pub(crate) fn diagnose(path: &Path) -> Result<Diagnosis> {
     let unusable = |found| Diagnosis {
         health: Health::Unusable { found },
         notices: vec![],
@@ -230,7 +230,7 @@ fn copy_into(src: &Connection, to: &Path) -> Result<Copied> {
 /// Moves a file that is no ledger (and its WAL and shared memory) aside to
 /// `<path>.damaged-<at>`, never replacing anything, and returns the new path. The WAL goes
 /// first: a WAL left behind would be replayed into the next ledger created at `path`.
-pub fn move_aside(path: &Path, at: Millis) -> Result<PathBuf> {
+pub(crate) fn move_aside(path: &Path, at: Millis) -> Result<PathBuf> {
     let aside = sibling(path, &format!(".damaged-{at}"));
     for suffix in ["-wal", "-shm", ""] {
         let from = sibling(path, suffix);
@@ -255,7 +255,7 @@ pub fn move_aside(path: &Path, at: Millis) -> Result<PathBuf> {
 impl Tx<'_> {
     /// Registers a repository under the id the caller chose: a rebuilt ledger gives it the
     /// six characters its pool directory is named after, so its slots stay where they are.
-    pub fn restore_repo(&self, common_dir: &str, id: &RepoId) -> Result<()> {
+    pub(crate) fn restore_repo(&self, common_dir: &str, id: &RepoId) -> Result<()> {
         self.db.once().exec(
             "INSERT INTO repos (id, common_dir, created_at, machine) VALUES (?1, ?2, ?3, ?4)",
             &[id, &common_dir, &self.now, &self.view().machine()],
@@ -264,7 +264,7 @@ impl Tx<'_> {
     }
 
     /// Appends an event about the ledger itself (no resource), as a migration's.
-    pub fn log_ledger_event(&self, kind: EventKind, detail: &str) -> Result<()> {
+    pub(crate) fn log_ledger_event(&self, kind: EventKind, detail: &str) -> Result<()> {
         self.db.once().exec(
             "INSERT INTO events (at, kind, detail) VALUES (?1, ?2, ?3)",
             &[&self.now, &kind.as_str(), &detail],
@@ -274,7 +274,7 @@ impl Tx<'_> {
 
     /// Makes the next token of `resource` larger than `token`: a rebuilt ledger never issues
     /// again a token that a stamp shows was issued.
-    pub fn raise_last_token(&self, resource: &Resource, token: i64) -> Result<()> {
+    pub(crate) fn raise_last_token(&self, resource: &Resource, token: i64) -> Result<()> {
         self.db.once().exec(
             "INSERT INTO resources (kind, key, last_token) VALUES (?1, ?2, ?3) \
              ON CONFLICT (kind, key) DO UPDATE SET last_token = excluded.last_token \

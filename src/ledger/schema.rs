@@ -296,7 +296,7 @@ fn use_wal(conn: &Connection) -> Result<()> {
 /// Whether the ledger is in WAL mode, switching it if it is not (a ledger another tool turned
 /// back, or one whose creator could not switch it). Spawn's deferred sync relies on the WAL;
 /// where the switch cannot happen now, the caller commits durably inline instead.
-pub fn ensure_wal(conn: &Connection) -> Result<bool> {
+pub(crate) fn ensure_wal(conn: &Connection) -> Result<bool> {
     let mode = |c: &Connection| -> Result<bool> {
         let m: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         Ok(m.eq_ignore_ascii_case("wal"))

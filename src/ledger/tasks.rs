@@ -117,7 +117,7 @@ impl Task {
     }
 
     /// The worktree resource of the task's slot (see [`Task::slot_key`]), on its machine.
-    pub fn slot_resource(&self) -> Resource {
+    pub(crate) fn slot_resource(&self) -> Resource {
         Resource::worktree_on(&self.machine, &self.slot_key())
     }
 }
@@ -199,7 +199,11 @@ impl View<'_> {
     /// (preferred). Task names are case-sensitive, but their branches `hand/fix` and `hand/Fix`
     /// are one ref file on a case-insensitive filesystem (macOS's default): spawn refuses such a
     /// pair. `lower` reads the same on SQLite and PostgreSQL for the ASCII a task name holds.
-    pub fn open_task_ignoring_case(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
+    pub(crate) fn open_task_ignoring_case(
+        &self,
+        repo_id: &RepoId,
+        name: &str,
+    ) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND lower(name) = lower(?2) AND state <> 'done' \
              ORDER BY name = ?2 DESC, id DESC LIMIT 1",
@@ -209,7 +213,7 @@ impl View<'_> {
 
     /// The open task of a repository held by `holder` (a Claude Code session's, for the
     /// worktree name its holder carries), newest first.
-    pub fn open_task_held_by(&self, repo_id: &RepoId, holder: &str) -> Result<Option<Task>> {
+    pub(crate) fn open_task_held_by(&self, repo_id: &RepoId, holder: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND holder = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
             &[repo_id, &holder],
@@ -219,7 +223,7 @@ impl View<'_> {
     /// The task a name means: the open one of that name, else the last one that had it (done).
     /// One query; only the open ones are indexed by name, so a done name costs a scan of the
     /// repository's tasks (in SQLite, not a read of every row into git-hand).
-    pub fn task_named(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
+    pub(crate) fn task_named(&self, repo_id: &RepoId, name: &str) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND name = ?2 ORDER BY state <> 'done' DESC, id DESC LIMIT 1",
             &[repo_id, &name],
@@ -231,7 +235,11 @@ impl View<'_> {
     }
 
     /// The open task on a branch (branch fencing).
-    pub fn open_task_on_branch(&self, repo_id: &RepoId, branch: &str) -> Result<Option<Task>> {
+    pub(crate) fn open_task_on_branch(
+        &self,
+        repo_id: &RepoId,
+        branch: &str,
+    ) -> Result<Option<Task>> {
         self.task_where(
             "repo_id = ?1 AND branch = ?2 AND state <> 'done' ORDER BY id DESC LIMIT 1",
             &[repo_id, &branch],
@@ -257,7 +265,7 @@ impl View<'_> {
     /// is not `except`: newest first. This is the pre-push hook's fence; a pusher's own task
     /// (`except` its lease) is not among them, so an allowed push reads no task row and no
     /// tenure for it, and the narrow rows compile in a fraction of the full ones.
-    pub fn fence_candidates(
+    pub(crate) fn fence_candidates(
         &self,
         remote: &str,
         common_dir: &std::path::Path,
@@ -281,7 +289,7 @@ impl View<'_> {
     /// [`View::open_task_ignoring_case`]), pushed to `remote` on another machine than this one,
     /// if any: a task name is the team's on a remote. A file ledger is one machine, so it asks
     /// nothing.
-    pub fn open_task_elsewhere(&self, remote: &str, name: &str) -> Result<Option<Task>> {
+    pub(crate) fn open_task_elsewhere(&self, remote: &str, name: &str) -> Result<Option<Task>> {
         if self.machine().is_empty() {
             return Ok(None);
         }
@@ -294,7 +302,7 @@ impl View<'_> {
 
     /// The tasks pushed to `remote` on every machine, oldest first: the open ones, or all of
     /// them (`list` on a team ledger).
-    pub fn tasks_on_remote(&self, remote: &str, which: Tasks) -> Result<Vec<Task>> {
+    pub(crate) fn tasks_on_remote(&self, remote: &str, which: Tasks) -> Result<Vec<Task>> {
         if which == Tasks::All {
             self.tasks_where("remote = ?1 ORDER BY id", &[&remote])
         } else {
@@ -303,12 +311,12 @@ impl View<'_> {
     }
 
     /// The newest task spawned with this slot lease.
-    pub fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
+    pub(crate) fn task_by_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where("lease_id = ?1 ORDER BY id DESC LIMIT 1", &[lease_id])
     }
 
     /// The open task holding this issue lease.
-    pub fn open_task_by_issue_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
+    pub(crate) fn open_task_by_issue_lease(&self, lease_id: &LeaseId) -> Result<Option<Task>> {
         self.task_where(
             "issue_lease_id = ?1 AND state <> 'done' LIMIT 1",
             &[lease_id],
@@ -345,7 +353,7 @@ impl View<'_> {
 
     /// The last token issued for each present slot of a repository, by path: any claim of a
     /// slot since (even one released again) changes it.
-    pub fn slot_last_tokens(&self, repo_id: &RepoId) -> Result<Vec<(WorktreeKey, i64)>> {
+    pub(crate) fn slot_last_tokens(&self, repo_id: &RepoId) -> Result<Vec<(WorktreeKey, i64)>> {
         self.db.rows(
             "SELECT s.path, r.last_token FROM slots s JOIN resources r ON r.id = s.resource_id \
              WHERE s.repo_id = ?1 AND s.removed_at IS NULL",
@@ -356,7 +364,7 @@ impl View<'_> {
 
     /// Every slot number a repository has ever used (pruned ones included) and its path: a
     /// pruned number may come back only at the same path, which continues its token history.
-    pub fn slot_numbers(&self, repo_id: &RepoId) -> Result<Vec<(i64, WorktreeKey)>> {
+    pub(crate) fn slot_numbers(&self, repo_id: &RepoId) -> Result<Vec<(i64, WorktreeKey)>> {
         self.db.rows(
             "SELECT n, path FROM slots WHERE repo_id = ?1 ORDER BY n",
             &[repo_id],
@@ -415,7 +423,7 @@ impl Tx<'_> {
     /// Takes a slot out of the pool, unless it is unknown, already out, or held by a tenure
     /// (live or expired): a decision taken from an older read must never remove a slot that was
     /// leased since. Its resource (and so its token history) stays. Returns whether it did.
-    pub fn remove_free_slot(&self, path: &WorktreeKey) -> Result<bool> {
+    pub(crate) fn remove_free_slot(&self, path: &WorktreeKey) -> Result<bool> {
         let view = self.view();
         let held = view.held(&view.worktree(path))?.is_some();
         if view.slot_by_path(path)?.is_none() || held {
@@ -429,7 +437,7 @@ impl Tx<'_> {
     }
 
     /// Undoes [`Tx::remove_free_slot`] when git refused to remove the worktree.
-    pub fn restore_slot(&self, path: &WorktreeKey) -> Result<()> {
+    pub(crate) fn restore_slot(&self, path: &WorktreeKey) -> Result<()> {
         self.db.once().exec(
             "UPDATE slots SET removed_at = NULL WHERE path = ?1 AND machine = ?2",
             &[path, &self.view().machine()],
@@ -478,7 +486,7 @@ impl Tx<'_> {
 
     /// Points a task at a new slot lease (spawn retried into another slot, or the holder
     /// re-acquired its slot).
-    pub fn set_task_lease(
+    pub(crate) fn set_task_lease(
         &self,
         id: i64,
         slot_path: &WorktreeKey,
@@ -491,7 +499,7 @@ impl Tx<'_> {
         Ok(())
     }
 
-    pub fn set_checked_out(&self, id: i64, branch: &str) -> Result<()> {
+    pub(crate) fn set_checked_out(&self, id: i64, branch: &str) -> Result<()> {
         self.db.once().exec(
             "UPDATE tasks SET checked_out = ?1 WHERE id = ?2",
             &[&branch, &id],

@@ -37,7 +37,7 @@ impl Resource {
     /// The worktree at `key` on `machine` (empty on a file ledger: the key is the path, as it
     /// always was). Ops ask a [`super::View::worktree`], a [`super::Slot`] or a
     /// [`super::Task`], which know the machine.
-    pub fn worktree_on(machine: &str, key: &WorktreeKey) -> Self {
+    pub(crate) fn worktree_on(machine: &str, key: &WorktreeKey) -> Self {
         let key = if machine.is_empty() {
             key.to_string()
         } else {
@@ -52,7 +52,7 @@ impl Resource {
     /// [`Resource::worktree_on`]. `qualified`: keys carry their machine (a team ledger:
     /// `<machine>:<path>`, a machine id never holding a `:`); otherwise the key is the path
     /// alone, which may.
-    pub fn worktree_parts(&self, qualified: bool) -> (&str, WorktreeKey) {
+    pub(crate) fn worktree_parts(&self, qualified: bool) -> (&str, WorktreeKey) {
         let (machine, path) = match self.key.split_once(':') {
             Some((machine, path)) if qualified => (machine, path),
             _ => ("", self.key.as_str()),
@@ -108,7 +108,7 @@ impl Tenure {
             TenureState::Live
         }
     }
-    pub fn is_live(&self, now: Millis) -> bool {
+    pub(crate) fn is_live(&self, now: Millis) -> bool {
         self.state(now) == TenureState::Live
     }
 }

@@ -217,7 +217,7 @@ impl Ledger {
     /// never waits: with a reader in the way it is left to the next writer. Every durable commit
     /// does this itself; a writer with [`Durability::SyncedMeanwhileTrimmedByCaller`] calls it
     /// where it waits anyway.
-    pub fn keep_wal_short(&mut self) {
+    pub(crate) fn keep_wal_short(&mut self) {
         if let Store::File(conn) = &mut self.store
             && self.journal == Journal::Wal
             && wal_is_long(&wal_path(&self.path))

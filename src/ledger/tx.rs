@@ -39,7 +39,7 @@ impl<'a> View<'a> {
 
     /// This snapshot as seen from `machine` (a team ledger's [`Ledger::read`]; the server's
     /// pre-receive hook judging a lease another machine was granted).
-    pub fn for_machine(&self, machine: &Machine) -> Self {
+    pub(crate) fn for_machine(&self, machine: &Machine) -> Self {
         Self {
             db: self.db,
             now: self.now,
@@ -86,7 +86,7 @@ impl<'a> Tx<'a> {
     /// Whether this is the second run of an [`Idempotent`] write whose first run sent its
     /// `COMMIT` and lost the answer: the first run may have done what this one is asked to, and
     /// others may have acted since (a release then finds its tenure already ended).
-    pub fn retries_an_unanswered_commit(&self) -> bool {
+    pub(crate) fn retries_an_unanswered_commit(&self) -> bool {
         self.after_unanswered_commit
     }
 

@@ -55,7 +55,7 @@ impl Context {
     /// `hand.ledger` names (issue 22). Over a local path or `file://` the hook inherits the
     /// pusher's environment (`GIT_HAND_LEDGER`, `HOME`, `XDG_STATE_HOME`, `GIT_CONFIG_GLOBAL`):
     /// none of it may choose the ledger, the machine or a setting the server judges with.
-    pub fn for_server(dir: PathBuf) -> Self {
+    pub(crate) fn for_server(dir: PathBuf) -> Self {
         let repo = Repo::open_isolated(&dir);
         Self {
             cwd: dir,
@@ -83,14 +83,14 @@ impl Context {
         })
     }
 
-    pub fn repo_opt(&self) -> Option<&Repo> {
+    pub(crate) fn repo_opt(&self) -> Option<&Repo> {
         self.repo.as_ref().ok()
     }
 
     /// The repository, for a verb that records it in the ledger: its paths become keys and
     /// appear in messages, so one git-hand cannot record (a newline in it) is a usage error
     /// before anything is written.
-    pub fn repo_to_record(&self) -> Result<&Repo> {
+    pub(crate) fn repo_to_record(&self) -> Result<&Repo> {
         let repo = self.repo()?;
         let fix = "move the repository to a path without control characters";
         super::repo::names::path(&repo.loc.common_dir, "the repository", fix)?;
@@ -133,7 +133,7 @@ impl Context {
     /// location names too (the same server and database) is reached with the configured URL,
     /// so its password and options are used; any other with the stamp's own URL (which has no
     /// password: `PGPASSWORD` or the password file supplies one). A file is the stamp's file.
-    pub fn stamped_ledger(&self, stamped: &Place) -> Place {
+    pub(crate) fn stamped_ledger(&self, stamped: &Place) -> Place {
         if let Place::Server(_) = stamped
             && let Ok(configured) = self.ledger_location()
             && configured.place.same_database(stamped)
@@ -228,7 +228,7 @@ impl Context {
     }
 
     /// What the user should hear about that was not the outcome (taken once).
-    pub fn take_notices(&self) -> Vec<String> {
+    pub(crate) fn take_notices(&self) -> Vec<String> {
         self.notices
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
@@ -251,7 +251,7 @@ impl Context {
 }
 
 /// `user@host` from the environment and the kernel's host name.
-pub fn default_holder() -> String {
+pub(crate) fn default_holder() -> String {
     let user = ["USER", "LOGNAME"]
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
@@ -337,7 +337,7 @@ fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
 }
 
 /// Where a server's ledger comes from, as messages say.
-pub const SERVER_LEDGER_SOURCE: &str = "the repository's own hand.ledger";
+pub(crate) const SERVER_LEDGER_SOURCE: &str = "the repository's own hand.ledger";
 
 /// A server's ledger setting read as a place, with none of libpq's environment but `HOME` (the
 /// password file's default place): `PGHOST`, `PGDATABASE` and friends in the hook's environment

@@ -42,7 +42,7 @@ pub struct Report {
 /// The issue namespace git can tell without the ledger: config, else origin. A configured
 /// namespace appears in every message about an issue lease, so one with a control or
 /// bidirectional-formatting character is an error naming the key and the value.
-pub fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
+pub(crate) fn configured_namespace(ctx: &Context) -> Result<Option<String>> {
     let repo = ctx.repo()?;
     let settings = super::repo::settings::Settings::load(repo)?;
     if let Some(ns) = settings.issue_namespace().filter(|s| !s.trim().is_empty()) {
@@ -98,15 +98,6 @@ impl NamespaceSource {
                 Ok(view.repo_by_dir(common_dir)?.map(|r| repo_namespace(&r.id)))
             }
         }
-    }
-}
-
-/// The issue namespace of this repository, registering the repository if it needs an id.
-pub fn issue_namespace(ctx: &Context, ledger: &mut Ledger) -> Result<String> {
-    let source = NamespaceSource::of(ctx)?;
-    match ledger.read(|v| source.for_read(v))? {
-        Some(namespace) => Ok(namespace),
-        None => Ok(ledger.write(|tx| source.for_write(tx))?),
     }
 }
 
@@ -377,7 +368,7 @@ fn no_such_task(name: &str, repos: Namespaces) -> super::Error {
 }
 
 /// The issue id part of an issue resource key.
-pub fn issue_of(resource: &Resource) -> &str {
+pub(crate) fn issue_of(resource: &Resource) -> &str {
     resource
         .key
         .rsplit_once('#')

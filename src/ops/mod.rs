@@ -88,7 +88,7 @@ impl Error {
 
     /// A directory or file git-hand set out to remove and could not (`what` says what it is):
     /// named, with the command to look at it.
-    pub fn cannot_remove(path: &std::path::Path, what: &str, e: std::io::Error) -> Self {
+    pub(crate) fn cannot_remove(path: &std::path::Path, what: &str, e: std::io::Error) -> Self {
         Error::failed(
             format!("cannot remove {}{what}: {e}", path.display()),
             vec![Hint::run(format!("ls -la {}", path.display()))],
@@ -96,7 +96,7 @@ impl Error {
     }
 
     /// Adds the command that gets the user out of this error, whatever its variant.
-    pub fn with_hint(mut self, hint: Hint) -> Self {
+    pub(crate) fn with_hint(mut self, hint: Hint) -> Self {
         match &mut self {
             Error::Usage { hints, .. }
             | Error::Precondition { hints, .. }

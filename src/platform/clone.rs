@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a clone failed: what it was doing, and where.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error("cannot {doing} {}: {source}", path.display())]
     Io {
         doing: &'static str,
@@ -41,7 +41,7 @@ pub enum Error {
 
 /// What one [`Cloner::clone_tree`] wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cloned {
+pub(crate) struct Cloned {
     /// Regular files whose blocks were written (a second hard link to one writes none).
     pub files: u64,
     /// Of those, the ones the filesystem cloned rather than copied.
@@ -50,7 +50,7 @@ pub struct Cloned {
 
 impl Cloned {
     /// Whether the filesystem cloned every file; `None` when there was no regular file to tell.
-    pub fn all_reflinked(&self) -> Option<bool> {
+    pub(crate) fn all_reflinked(&self) -> Option<bool> {
         (self.files > 0).then_some(self.reflinked == self.files)
     }
 }
@@ -58,7 +58,7 @@ impl Cloned {
 /// Clones trees, one after another, learning from the first file whether the destination's
 /// filesystem clones at all.
 #[derive(Debug)]
-pub struct Cloner {
+pub(crate) struct Cloner {
     /// False once a clone failed because the filesystem cannot clone (ext4, tmpfs, another
     /// device): every later file is copied straight away. Each failed clone creates and removes
     /// its destination, which made a tree of 30000 small files half as slow again on ext4.
@@ -78,7 +78,7 @@ impl Cloner {
 
     /// Clones `from` (a file, a link, or a directory and everything in it, no link followed) to
     /// `to`, which must not exist; its parent must.
-    pub fn clone_tree(&mut self, from: &Path, to: &Path) -> Result<Cloned, Error> {
+    pub(crate) fn clone_tree(&mut self, from: &Path, to: &Path) -> Result<Cloned, Error> {
         let mut tree = Tree {
             cloner: self,
             cloned: Cloned::default(),

@@ -5,7 +5,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
 /// How a process ended, in words: "exited with status 1", "was killed by signal 9".
-pub fn how_it_ended(status: ExitStatus) -> String {
+pub(crate) fn how_it_ended(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with status {code}"),
         (None, Some(signal)) => format!("was killed by signal {signal}"),
@@ -14,7 +14,7 @@ pub fn how_it_ended(status: ExitStatus) -> String {
 }
 
 /// The exit code a shell would report for `status` (128 + signal when killed).
-pub fn exit_code(status: ExitStatus) -> u8 {
+pub(crate) fn exit_code(status: ExitStatus) -> u8 {
     match (status.code(), status.signal()) {
         (Some(code), _) => u8::try_from(code).unwrap_or(1),
         (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(1),

@@ -35,7 +35,7 @@ pub fn hostname() -> String {
 }
 
 /// Where [`id`] comes from, for the message that says it is missing.
-pub const SOURCE: &str = if cfg!(target_os = "linux") {
+pub(crate) const SOURCE: &str = if cfg!(target_os = "linux") {
     "/etc/machine-id"
 } else {
     "the platform's machine id"

@@ -54,7 +54,7 @@ pub enum HookCommand {
 /// `git-hand hook <name> <args>...` exactly as the shims run it, read without clap: the hooks run
 /// inside every push and checkout, and building the whole command line first cost a quarter of
 /// a millisecond there. Anything else (e.g. `-C`) goes through clap as usual.
-pub fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookCommand> {
+pub(crate) fn parse_direct(mut argv: impl Iterator<Item = OsString>) -> Option<HookCommand> {
     argv.next()?; // the program
     if argv.next()? != "hook" {
         return None;

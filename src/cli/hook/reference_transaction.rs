@@ -18,7 +18,7 @@ use crate::ops::Context;
 use crate::ops::on_hook::Said;
 use crate::ops::on_hook::ref_fence;
 
-pub fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
+pub(crate) fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
     let mut stdin = Vec::new();
     if let Err(e) = std::io::stdin().read_to_end(&mut stdin) {
         say(&[format!(

@@ -42,7 +42,7 @@ pub use section::{Excluded, Included, check_includable, exclude, include};
 use section::{Section, has_header, included_as_written, section};
 
 /// The section of `<common>/config`, as `git config --remove-section` names it.
-pub const SECTION: &str = "includeIf.gitdir:./worktrees/**";
+pub(crate) const SECTION: &str = "includeIf.gitdir:./worktrees/**";
 
 /// Its one key, as `git config` names it.
 const KEY: &str = "includeIf.gitdir:./worktrees/**.path";
@@ -51,11 +51,11 @@ const KEY: &str = "includeIf.gitdir:./worktrees/**.path";
 const KEY_LISTED: &str = "includeif.gitdir:./worktrees/**.path";
 
 /// What [`KEY`] holds: relative to the config file's directory, so it survives a moved repository.
-pub const INCLUDE_PATH: &str = "git-hand/linked.config";
+pub(crate) const INCLUDE_PATH: &str = "git-hand/linked.config";
 
 /// Every hook name in githooks(5) for git 2.47, in its order. L holds an entry for each but
 /// reference-transaction (which is git-hand's shim there).
-pub const HOOK_NAMES: [&str; 28] = [
+pub(crate) const HOOK_NAMES: [&str; 28] = [
     "applypatch-msg",
     "pre-applypatch",
     "post-applypatch",
@@ -223,7 +223,7 @@ pub struct LinkedChange {
 /// D: the main worktree's hooks directory, `core.hooksPath` as the common dir reads it (where
 /// the includeIf never matches, so `linked.config` is ignored), else `<common>/hooks`. A
 /// relative value stays relative: it is relative to the top of whichever worktree runs a hook.
-pub fn main_hooks_dir(common: &Path) -> Result<PathBuf, LinkedError> {
+pub(crate) fn main_hooks_dir(common: &Path) -> Result<PathBuf, LinkedError> {
     let common = canonical(common)?;
     let out = git_output(
         &common,
@@ -338,7 +338,7 @@ pub struct Check {
 
 impl Check {
     /// Everything is as a [`sync`] and [`include`] leave it.
-    pub fn is_current(&self) -> bool {
+    pub(crate) fn is_current(&self) -> bool {
         self.included
             && self.config_current
             && self.shim_current
@@ -372,7 +372,7 @@ pub fn check(common: &Path, d: &Path, reftx_shim: &str) -> Result<Check, LinkedE
 
 /// Whether `<common>/config` holds git-hand's section: read as text, and asked of git only for a
 /// section not in the spelling git writes it in (a header of another case, a comment after it).
-pub fn is_included(common: &Path) -> Result<bool, LinkedError> {
+pub(crate) fn is_included(common: &Path) -> Result<bool, LinkedError> {
     included(&Paths::of(&canonical(common)?))
 }
 
@@ -389,7 +389,7 @@ pub fn hooks_dir(common: &Path) -> PathBuf {
 /// The `core.hooksPath` that `<common>/git-hand/linked.config` sets, read from the file (no git):
 /// a worktree whose hooks directory is that value runs hooks through git-hand's layout, also when
 /// it is not L any more (a moved repository).
-pub fn recorded_hooks_path(common: &Path) -> Option<PathBuf> {
+pub(crate) fn recorded_hooks_path(common: &Path) -> Option<PathBuf> {
     let text = fs::read(Paths::of(common).config).ok()?;
     text.split(|b| *b == b'\n').find_map(|line| {
         let value = line.trim_ascii().strip_prefix(b"hooksPath = ")?;
@@ -401,7 +401,7 @@ pub fn recorded_hooks_path(common: &Path) -> Option<PathBuf> {
 
 /// Writes git-hand's reference-transaction shim into L again even when it is current
 /// (`git hand install --force`).
-pub fn rewrite_shim(common: &Path, reftx_shim: &str) -> Result<PathBuf, LinkedError> {
+pub(crate) fn rewrite_shim(common: &Path, reftx_shim: &str) -> Result<PathBuf, LinkedError> {
     let paths = Paths::of(&canonical(common)?);
     own_dir(&paths.own)?;
     own_dir(&paths.hooks)?;
@@ -412,7 +412,7 @@ pub fn rewrite_shim(common: &Path, reftx_shim: &str) -> Result<PathBuf, LinkedEr
 
 /// Removes L's entries (those [`sync`] writes), `linked.config` and the directories when empty:
 /// rule 1's "go with it", after [`exclude`]. Files in L git-hand did not write stay.
-pub fn remove_files(common: &Path) -> Result<Vec<PathBuf>, LinkedError> {
+pub(crate) fn remove_files(common: &Path) -> Result<Vec<PathBuf>, LinkedError> {
     let paths = Paths::of(&canonical(common)?);
     let mut removed = Vec::new();
     if fs::symlink_metadata(&paths.hooks).is_ok_and(|m| m.is_dir()) {
@@ -524,7 +524,7 @@ fn own_dir(dir: &Path) -> Result<(), LinkedError> {
 }
 
 /// What follows a name in L for a file git-hand moved aside: git runs no hook of such a name.
-pub const DISPLACED_SUFFIX: &str = ".git-hand-displaced";
+pub(crate) const DISPLACED_SUFFIX: &str = ".git-hand-displaced";
 
 /// Renames `path` to the first free `<path>.git-hand-displaced[-<n>]` (no-clobber: a link, then
 /// the unlink of the old name), so two displaced copies never overwrite each other.

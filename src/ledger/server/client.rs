@@ -120,12 +120,12 @@ impl Client {
     }
 
     /// Whether the connection is known to be closed (it broke, or a wait passed its deadline).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
 
     /// Begins a transaction at `isolation`, read-only or not.
-    pub fn transaction_with(
+    pub(crate) fn transaction_with(
         &mut self,
         isolation: IsolationLevel,
         read_only: bool,
@@ -184,7 +184,7 @@ impl Transaction<'_> {
     }
 
     /// Like [`Transaction::query_typed`], for the number of rows changed.
-    pub fn execute_typed(
+    pub(crate) fn execute_typed(
         &mut self,
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],

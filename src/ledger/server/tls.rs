@@ -29,7 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// How much of the server's certificate is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Encrypt, check nothing (libpq's `require` without a root certificate).
     Nothing,
     /// The chain up to the root certificate, not the name (`verify-ca`).
@@ -40,7 +40,7 @@ pub enum Check {
 
 /// Why TLS could not be set up before connecting.
 #[derive(Debug, thiserror::Error)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     #[error("cannot read the root certificate {path}: {reason}")]
     RootCert { path: String, reason: String },
     #[error("TLS setup failed: {0}")]
@@ -49,7 +49,7 @@ pub enum SetupError {
 
 /// The connector handed to `postgres::Config::connect`.
 #[derive(Clone)]
-pub struct Connector {
+pub(crate) struct Connector {
     config: Arc<rustls::ClientConfig>,
 }
 
@@ -211,7 +211,7 @@ where
 }
 
 /// One handshake with one server name.
-pub struct Connect {
+pub(crate) struct Connect {
     config: Arc<rustls::ClientConfig>,
     name: Option<ServerName<'static>>,
 }
@@ -241,7 +241,7 @@ where
 }
 
 /// A TLS stream to the server.
-pub struct Stream<S>(tokio_rustls::client::TlsStream<S>);
+pub(crate) struct Stream<S>(tokio_rustls::client::TlsStream<S>);
 
 impl<S: AsyncRead + AsyncWrite + Unpin> postgres::tls::TlsStream for Stream<S> {
     fn channel_binding(&self) -> ChannelBinding {

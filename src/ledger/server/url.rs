@@ -160,7 +160,7 @@ impl Password {
     }
 
     /// The password itself, for the one place that hands it to the server.
-    pub fn reveal(&self) -> &str {
+    pub(crate) fn reveal(&self) -> &str {
         &self.0
     }
 }
@@ -331,7 +331,7 @@ impl ServerUrl {
 
     /// The root certificate to verify the server against: `sslrootcert`, else
     /// `~/.postgresql/root.crt` when that file exists (libpq's rule).
-    pub fn root_certificate(&self) -> Option<PathBuf> {
+    pub(crate) fn root_certificate(&self) -> Option<PathBuf> {
         self.sslrootcert
             .clone()
             .or_else(|| self.default_rootcert.clone().filter(|p| p.is_file()))

@@ -145,7 +145,7 @@ impl Team {
     }
 
     /// How long a writer waits for another (tests use a short one).
-    pub fn set_lock_timeout(&mut self, timeout: Duration) -> Result<()> {
+    pub(crate) fn set_lock_timeout(&mut self, timeout: Duration) -> Result<()> {
         set_lock_timeout(&mut self.client, timeout)?;
         self.lock_timeout = timeout;
         Ok(())
@@ -169,7 +169,7 @@ impl Team {
     /// When the first run's `COMMIT` went unanswered, the second run's [`Tx`] says so
     /// ([`Tx::retries_an_unanswered_commit`]): a release then takes its tenure already ended as
     /// released for the first run's work, whoever acquired the resource in between.
-    pub fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
+    pub(crate) fn write_retrying<T>(&mut self, f: impl Fn(&Tx<'_>) -> Result<T>) -> Result<T> {
         let out = self.once_more_if_lost(|team, unanswered| team.write_tx(&f, unanswered));
         self.refusal(out)
     }
@@ -406,7 +406,7 @@ fn lost(e: LedgerError, url: &ServerUrl, fate: Fate) -> LedgerError {
 /// it closed, the socket failed, or the server ended the session (a terminated backend gets
 /// `FATAL: terminating connection due to administrator command`, a server shutting down or
 /// crashing likewise; a FATAL error always ends the session).
-pub fn connection_lost(e: &postgres::Error) -> bool {
+pub(crate) fn connection_lost(e: &postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }

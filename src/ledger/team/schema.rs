@@ -252,7 +252,7 @@ fn version_in(tx: &mut Transaction<'_>) -> Result<i64> {
 /// database (a reading verb then sees an empty ledger, as where there is no ledger file),
 /// `Ok(true)` at this binary's version; an older ledger is refused (a reader never migrates:
 /// any writing verb, with a role that may, does), a newer one too.
-pub fn check_for_reading(client: &mut Client, at: &str) -> Result<bool> {
+pub(crate) fn check_for_reading(client: &mut Client, at: &str) -> Result<bool> {
     let found = version(client)?;
     refuse_newer(found, LATEST_VERSION, at)?;
     match found {

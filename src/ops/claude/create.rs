@@ -270,7 +270,7 @@ fn claude_base(repo: &crate::git::Repo) -> String {
 /// A task name made from Claude Code's worktree name: every character a task name cannot hold
 /// becomes `-`, and what git refuses in a branch (`..`, a trailing `.` or `.lock`) is taken
 /// out, so `hand/<task>` is a branch; room is left for a variant's suffix.
-pub fn task_name_for(name: &str) -> String {
+pub(crate) fn task_name_for(name: &str) -> String {
     let mut out: String = name
         .chars()
         .map(|c| {

@@ -16,10 +16,10 @@ use crate::ops::{Error, Result};
 const BEGIN: &str = "# git-hand: what Claude Code writes in a worktree (git hand install --claude)";
 
 /// The patterns: the per-user settings Claude Code writes in a project it runs in.
-pub const PATTERNS: &[&str] = &["/.claude/settings.local.json"];
+pub(crate) const PATTERNS: &[&str] = &["/.claude/settings.local.json"];
 
 /// Appends git-hand's block to the repository's `info/exclude` unless it is there.
-pub fn ensure(repo: &Repo) -> Result<()> {
+pub(crate) fn ensure(repo: &Repo) -> Result<()> {
     let path = repo.loc.common_dir.join("info").join("exclude");
     let have = match crate::repo_file::read_regular(&path, crate::repo_file::SETTINGS_CAP) {
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),

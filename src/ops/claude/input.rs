@@ -22,7 +22,7 @@ pub struct SessionId(String);
 
 impl SessionId {
     /// What [`SessionId::parse`] takes, in the words of the errors that refuse a session id.
-    pub const RULE: &str = "letters, digits, - and _, at most 64";
+    pub(crate) const RULE: &str = "letters, digits, - and _, at most 64";
 
     pub fn parse(s: &str) -> Option<Self> {
         let ok = (1..=64).contains(&s.len())

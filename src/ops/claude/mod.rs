@@ -21,7 +21,7 @@ pub use input::{HookInput, SessionId};
 pub const HOLDER_PREFIX: &str = "claude:";
 
 /// The environment variable Claude Code sets in every Bash command of a session.
-pub const SESSION_ENV: &str = "CLAUDE_CODE_SESSION_ID";
+pub(crate) const SESSION_ENV: &str = "CLAUDE_CODE_SESSION_ID";
 
 /// Who holds a slot leased for a Claude Code session: the session (when Claude Code said which)
 /// and the worktree name it asked for.
@@ -54,7 +54,7 @@ impl SessionHolder {
     }
 
     /// The prefix every holder of `session`'s leases starts with, whatever worktree name.
-    pub fn prefix_of(session: &SessionId) -> String {
+    pub(crate) fn prefix_of(session: &SessionId) -> String {
         format!("{HOLDER_PREFIX}{}:", session.as_str())
     }
 }
@@ -62,7 +62,7 @@ impl SessionHolder {
 /// The session id the environment carries (`CLAUDE_CODE_SESSION_ID`), when it is one. Read only
 /// as a refusal signal: a session that held an earlier tenure of a slot is refused there, but
 /// the variable never grants anything (any process can set it).
-pub fn session_in_env() -> Option<SessionId> {
+pub(crate) fn session_in_env() -> Option<SessionId> {
     std::env::var(SESSION_ENV)
         .ok()
         .and_then(|s| SessionId::parse(&s))

@@ -18,7 +18,7 @@ use crate::ops::fence::verdict::Subject;
 use crate::ops::{Context, Error, Result, fence::credential_push};
 
 /// The variable naming the file whose lines reach the session's Bash commands.
-pub const ENV_FILE_ENV: &str = "CLAUDE_ENV_FILE";
+pub(crate) const ENV_FILE_ENV: &str = "CLAUDE_ENV_FILE";
 
 /// What `SessionStart` did.
 // Made once per session start and matched at once: its size does not matter.

@@ -27,16 +27,16 @@ mod ordered;
 use ordered::{Json, Obj};
 
 /// What every command git-hand writes calls: an entry whose command contains it is ours.
-pub const CALL: &str = "git-hand hook claude ";
+pub(crate) const CALL: &str = "git-hand hook claude ";
 
 /// The file in the repository's common git dir that records each settings file install
 /// `--claude` wrote, with the bytes it replaced.
-pub const RECORD_FILE: &str = "git-hand-claude.json";
+pub(crate) const RECORD_FILE: &str = "git-hand-claude.json";
 
 /// Seconds each entry's timeout adds to `hand.setupTimeout`: `WorktreeCreate` runs a spawn,
 /// whose `git worktree add`, checkout and includes come on top of the setup command (`npm ci`),
 /// and Claude Code kills a hook at its timeout.
-pub const GIT_MARGIN_SECS: u64 = 300;
+pub(crate) const GIT_MARGIN_SECS: u64 = 300;
 
 /// The Claude Code hook events git-hand answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -84,7 +84,7 @@ pub enum Which {
 
 impl Which {
     /// The file in the main worktree `top` (`None` for [`Which::File`]).
-    pub fn in_worktree(&self, top: &Path) -> Option<PathBuf> {
+    pub(crate) fn in_worktree(&self, top: &Path) -> Option<PathBuf> {
         let name = match self {
             Which::Local => "settings.local.json",
             Which::Shared => "settings.json",
@@ -94,7 +94,7 @@ impl Which {
     }
 
     /// The install that writes `file` again.
-    pub fn install_command(&self, file: &Path) -> String {
+    pub(crate) fn install_command(&self, file: &Path) -> String {
         match self {
             Which::Local => "git hand install --claude".into(),
             Which::Shared => "git hand install --claude-shared".into(),
@@ -160,7 +160,7 @@ fn retried<T>(mut once: impl FnMut() -> Result<T, SettingsError>) -> Result<T, S
 }
 
 /// The seconds each entry's `timeout` needs for `hand.setupTimeout` = `setup`.
-pub fn timeout_secs(setup: Duration) -> u64 {
+pub(crate) fn timeout_secs(setup: Duration) -> u64 {
     let whole = setup.as_secs() + u64::from(setup.subsec_nanos() > 0);
     whole.saturating_add(GIT_MARGIN_SECS)
 }

@@ -22,7 +22,7 @@ use crate::ops::{Context, Error, Result};
 
 /// The ledger's own problems, and whether a sound ledger is there now (it was, or `repair`
 /// just rebuilt it), so that doctor may go on to check the repository against it.
-pub fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, bool)> {
+pub(crate) fn ledger_problems(ctx: &Context, repair: bool) -> Result<(Vec<Problem>, bool)> {
     // A team ledger has no file to look at: it is sound when the server lets doctor connect.
     let Place::File(path) = ctx.ledger_location()?.place else {
         return Ok((vec![], true));

@@ -10,15 +10,15 @@ use crate::ledger::{LeaseId, Task, Tenure};
 use crate::ops::pool::stamp::Stamp;
 
 /// The lease id a holder presents.
-pub const LEASE_ENV: &str = "GIT_HAND_LEASE";
+pub(crate) const LEASE_ENV: &str = "GIT_HAND_LEASE";
 /// The fencing token that came with it.
-pub const TOKEN_ENV: &str = "GIT_HAND_TOKEN";
+pub(crate) const TOKEN_ENV: &str = "GIT_HAND_TOKEN";
 /// The task's name (for people and scripts; never judged).
-pub const TASK_ENV: &str = "GIT_HAND_TASK";
+pub(crate) const TASK_ENV: &str = "GIT_HAND_TASK";
 
 /// The variables that carry a task's credential, as `git hand env` prints them and `spawn --exec`
 /// sets them.
-pub fn env_vars(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String)> {
+pub(crate) fn env_vars(task: &Task, tenure: &Tenure) -> Vec<(&'static str, String)> {
     vec![
         (LEASE_ENV, tenure.lease_id.to_string()),
         (TOKEN_ENV, tenure.token.to_string()),

@@ -20,9 +20,9 @@ use crate::ops::repo::settings::Settings;
 
 /// The push options a push presents its lease with (what the server's pre-receive reads,
 /// [`crate::ops::on_hook::pre_receive`]).
-pub const LEASE_OPTION: &str = "hand.lease";
-pub const TOKEN_OPTION: &str = "hand.token";
-pub const TASK_OPTION: &str = "hand.task";
+pub(crate) const LEASE_OPTION: &str = "hand.lease";
+pub(crate) const TOKEN_OPTION: &str = "hand.token";
+pub(crate) const TASK_OPTION: &str = "hand.task";
 
 /// The key every option is an entry of.
 const KEY: &str = "push.pushOption";
@@ -70,7 +70,7 @@ pub fn carried(repo: &Repo) -> Result<bool> {
 /// The variables that add `options` to the configuration in the environment `var` reads (for
 /// `spawn --exec`, the current process's): appended after its entries, or in place of an
 /// earlier credential's. Empty when `GIT_CONFIG_COUNT` is not a count git accepts.
-pub fn config_vars(
+pub(crate) fn config_vars(
     options: &[String; 3],
     var: impl Fn(&str) -> Option<String>,
 ) -> Vec<(String, String)> {

@@ -26,14 +26,14 @@ pub mod verdict;
 /// The remote a new task's branch is recorded against, and so the one a local ref update is
 /// fenced on: origin's push URL (`pushurl`, rewrites applied), normalized, a local path resolved
 /// from the main worktree. `None` for a repository without an origin.
-pub fn task_remote(repo: &Repo) -> Option<String> {
+pub(crate) fn task_remote(repo: &Repo) -> Option<String> {
     repo.push_url("origin")
         .map(|url| remote_key(&url, &repo.main_dir()))
 }
 
 /// The remote a push goes to, from the pre-push hook's `<url>` argument. git resolves a relative
 /// local path from the worktree it pushes from, which is where the hook runs (`cwd`).
-pub fn pushed_remote(url: &str, cwd: &Path) -> String {
+pub(crate) fn pushed_remote(url: &str, cwd: &Path) -> String {
     remote_key(url, cwd)
 }
 
@@ -82,7 +82,7 @@ pub fn branches<'a>(refnames: impl IntoIterator<Item = &'a str>) -> Vec<String> 
 }
 
 /// A live task whose branch the push would update, with the branch and the tenure.
-pub type Fenced = (String, Task, Tenure);
+pub(crate) type Fenced = (String, Task, Tenure);
 
 /// The first open task, among those a push of `branches` to `remote` would update, whose slot
 /// lease is live and is not `presented` (the pusher's current lease). Without a remote (the hook

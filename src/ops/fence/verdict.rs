@@ -109,7 +109,7 @@ pub enum CredentialRule {
 /// started in, and every Bash command of the session carries it, also a subagent's in its own
 /// slot; a credential of the same session for another slot, where the session holds a tenure
 /// of this one, is set aside and the stamp judged instead, as for a process presenting none.
-pub fn judge_in_session(
+pub(crate) fn judge_in_session(
     view: &View<'_>,
     workdir: &WorktreeKey,
     stamp: Option<&Stamp>,
@@ -237,7 +237,7 @@ pub fn judge(
 /// The worktree a verdict is about: its stamp, its key in the ledger, the ledger that granted its
 /// lease, and whether the environment must carry the credential. Shared by `status`, `check`
 /// and the pre-push hook, so all three look in the same ledger.
-pub struct Subject {
+pub(crate) struct Subject {
     pub stamp: Option<Stamp>,
     /// The work tree's realpath (a slot's ledger key).
     pub key: WorktreeKey,
@@ -253,7 +253,7 @@ pub struct Subject {
 
 impl Subject {
     /// The work tree's realpath, as [`Subject::key`] (the ledger key of a slot).
-    pub fn key_of(ctx: &Context) -> Result<WorktreeKey> {
+    pub(crate) fn key_of(ctx: &Context) -> Result<WorktreeKey> {
         let workdir = ctx.repo()?.loc.workdir.clone().unwrap_or_default();
         Ok(WorktreeKey::from_canonical(&workdir))
     }

@@ -18,7 +18,7 @@ use crate::ops::{Context, Error, Result, pool};
 
 /// A worktree git-hand leased, found on disk.
 #[derive(Debug, Clone)]
-pub struct Trace {
+pub(crate) struct Trace {
     /// The work tree (a realpath).
     pub worktree: PathBuf,
     /// Its repository's common dir, read from its admin dir.
@@ -32,7 +32,7 @@ pub struct Trace {
 
 /// A slot's place in a pool: `<root>/<repo-name>-<id6>/<n>/<repo-name>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolSlot {
+pub(crate) struct PoolSlot {
     pub pool_dir: PathBuf,
     pub id6: String,
     pub n: i64,
@@ -40,7 +40,7 @@ pub struct PoolSlot {
 
 /// The traces that say a ledger existed.
 #[derive(Debug, Clone, Default)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     pub traces: Vec<Trace>,
 }
 
@@ -78,7 +78,7 @@ impl Evidence {
 /// naming it (in every pool under this repository's pool root, and in this repository's
 /// linked worktrees) and unstamped slots in this repository's pool. Without a repository there
 /// is nothing to look at.
-pub fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
+pub(crate) fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
     let Some(repo) = ctx.repo_opt() else {
         return Ok(Evidence::default());
     };
@@ -110,7 +110,7 @@ pub fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
 }
 
 /// The error for a missing ledger that the disk says existed.
-pub fn missing_error(ledger: &Path, evidence: &Evidence) -> Error {
+pub(crate) fn missing_error(ledger: &Path, evidence: &Evidence) -> Error {
     Error::precondition(
         format!(
             "the ledger {} is missing, but {}; a new ledger would issue their tokens again from 1 \
@@ -130,7 +130,7 @@ pub fn missing_error(ledger: &Path, evidence: &Evidence) -> Error {
 }
 
 /// Refuses when the missing ledger at `ledger` left traces (see the module docs).
-pub fn refuse_if_it_existed(ctx: &Context, ledger: &Path) -> Result<()> {
+pub(crate) fn refuse_if_it_existed(ctx: &Context, ledger: &Path) -> Result<()> {
     let evidence = gather(ctx, ledger)?;
     if evidence.is_empty() {
         Ok(())

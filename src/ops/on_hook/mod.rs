@@ -37,7 +37,7 @@ pub struct PushedRef {
 
 /// Parses pre-push stdin; malformed lines are errors, because a hook that cannot tell what is
 /// being pushed must refuse. Both object names must be full hex object ids (sha1 or sha256).
-pub fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, String> {
+pub(crate) fn parse_push_lines(stdin: &str) -> std::result::Result<Vec<PushedRef>, String> {
     stdin
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -66,7 +66,7 @@ pub(super) fn is_object_name(oid: &str) -> bool {
 }
 
 /// An all-zero object id (sha1 or sha256 length): "no commit".
-pub fn is_null_oid(oid: &str) -> bool {
+pub(crate) fn is_null_oid(oid: &str) -> bool {
     matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b == b'0')
 }
 
@@ -314,7 +314,7 @@ fn unreachable_server(e: &super::Error) -> Option<String> {
 /// is something to fence, since a local remote's key costs a realpath (`None`: no remote, the
 /// repository's own tasks are fenced). Writes nothing; returns the ledger it read, for the caller
 /// that records a refusal.
-pub fn decide(
+pub(crate) fn decide(
     ctx: &Context,
     subject: &verdict::Subject,
     remote: impl FnOnce() -> Option<String>,
@@ -611,7 +611,7 @@ pub enum PostCheckout {
 }
 
 /// Runs the post-checkout logic. `prev`/`flag` are git's arguments.
-pub fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostCheckout> {
+pub(crate) fn post_checkout(ctx: &Context, prev: &str, flag: &str) -> Result<PostCheckout> {
     let repo = ctx.repo()?;
     let Some(workdir) = repo.loc.workdir.clone() else {
         return Ok(PostCheckout::Nothing);

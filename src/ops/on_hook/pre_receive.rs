@@ -53,7 +53,7 @@ pub struct Presented {
 impl Presented {
     /// From the `<key>=<value>` push options, in order; options that are not git-hand's are
     /// left to whoever else reads them.
-    pub fn from_options<'a>(options: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn from_options<'a>(options: impl IntoIterator<Item = &'a str>) -> Self {
         let mut p = Self::default();
         for option in options {
             let Some((key, value)) = option.split_once('=') else {
@@ -74,7 +74,7 @@ impl Presented {
     /// (set only when the server advertises push options and the client sent some). Never
     /// `GIT_HAND_LEASE`: on a local remote the hook inherits the pusher's environment, and only
     /// what the push itself carries is presented.
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let count = std::env::var("GIT_PUSH_OPTION_COUNT")
             .ok()
             .and_then(|c| c.parse::<usize>().ok())
@@ -135,7 +135,7 @@ const PUSHER_VARIABLES: [&str; 4] = [
 impl Pusher {
     /// From the hook's environment.
     /// From the hook's environment.
-    pub fn from_env() -> Option<Self> {
+    pub(crate) fn from_env() -> Option<Self> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
 
@@ -178,7 +178,7 @@ pub struct ReceivedRef {
 
 /// Parses pre-receive stdin; a malformed line is an error (the hook then refuses: it cannot tell
 /// what is being pushed).
-pub fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>, String> {
+pub(crate) fn parse_receive_lines(stdin: &str) -> std::result::Result<Vec<ReceivedRef>, String> {
     stdin
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -407,7 +407,7 @@ impl PresentedLease {
 /// whose URL the server cannot see). With no `hand.remoteUrl`, a client over the network gets
 /// no branch fence, and `install --server`, `config` and `doctor` say so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     pub repository: std::path::PathBuf,
     /// Each `hand.remoteUrl`, as written.
     pub remote_urls: Vec<String>,

@@ -86,11 +86,14 @@ pub fn other_worktree(name: &str, own_id: Option<&str>) -> bool {
 
 /// The outcome: pre-push's decision, with `head_oid` set to the commit the refused transaction
 /// would have written (for the rescue advice).
-pub type RefDecision = PrePush;
+pub(crate) type RefDecision = PrePush;
 
 /// Judges a prepared transaction made in the worktree of `ctx`, and records a refusal.
 /// `hand.fenceRefs=false` allows every transaction.
-pub fn reference_transaction(ctx: &Context, updates: &[RefUpdate]) -> Result<Option<RefDecision>> {
+pub(crate) fn reference_transaction(
+    ctx: &Context,
+    updates: &[RefUpdate],
+) -> Result<Option<RefDecision>> {
     let moving: Vec<&RefUpdate> = updates.iter().filter(|u| guards(u)).collect();
     if moving.is_empty() {
         return Ok(None);

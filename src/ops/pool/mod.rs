@@ -69,13 +69,13 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
 const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
-pub fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
+pub(crate) fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
     let id6 = &repo_id.as_str()[..6.min(repo_id.as_str().len())];
     Ok(root(repo)?.join(format!("{}-{id6}", repo.name())))
 }
 
 /// The paths of the slots the ledger knows for a repository.
-pub fn known_slot_paths(
+pub(crate) fn known_slot_paths(
     view: &View<'_>,
     repo_id: &RepoId,
 ) -> crate::ledger::Result<Vec<WorktreeKey>> {
@@ -113,7 +113,7 @@ pub fn slot_path(pool_dir: &Path, n: i64, repo: &Repo) -> PathBuf {
 /// killed alone may leave its `worktree add` running for a moment: that spawn then fails, and
 /// nothing is lost); the slot's own task is stuck in spawning and its repair removes the rest,
 /// as for any killed spawn.
-pub fn add_worktree(
+pub(crate) fn add_worktree(
     git: &crate::git::Git,
     args: &[&str],
     common: &Path,
@@ -158,7 +158,7 @@ fn half_written_slot_admin(stderr: &str, common: &Path, pool_dir: &Path) -> Opti
 /// git-hand's post-checkout shim, which does nothing for git-hand's calls: saves starting a shell
 /// per switch. With any other hook in play (a chained post-checkout, a reference-transaction
 /// hook, a core.hooksPath) hooks run as usual.
-pub fn switch_hook_args(repo: &Repo) -> &'static [&'static str] {
+pub(crate) fn switch_hook_args(repo: &Repo) -> &'static [&'static str] {
     let quiet = crate::hooks::not_moved_by_another_tool(repo)
         && crate::hooks::only_our_switch_hooks(&repo.loc.common_dir);
     if quiet {
@@ -231,7 +231,7 @@ impl Plan {
     /// Whether this spawn makes the worktree (a new slot, or one the disk lost) rather than
     /// switching one that is there. Asked after the claim is settled, when a claimed free slot
     /// has become [`Plan::Reuse`].
-    pub fn makes_worktree(&self) -> bool {
+    pub(crate) fn makes_worktree(&self) -> bool {
         matches!(self, Plan::Create { .. } | Plan::Recreate(_))
     }
 }
@@ -366,7 +366,7 @@ fn leased(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = Skipped> {
 /// the processes of a PID namespace this scan's `/proc` does not show (one above or beside it,
 /// such as the host's from inside a container with its own `/proc`), so a process of its task
 /// may sit in it unseen. Such a slot is skipped and never reset (see [`crate::platform::procs::Table::sees`]).
-pub fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
+pub(crate) fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
     let ns = info.slot.pid_ns?;
     if scan.sees(Some(ns)) {
         return None;
@@ -392,7 +392,7 @@ fn unproven(info: &SlotInfo, e: &slot::NotTheSlot) -> Skipped {
 /// is free, and which, if an old pruned slot had it, comes back at the same path (so its token
 /// history continues). Spawn asks again inside its intent transaction, where the answer cannot
 /// change under it.
-pub fn new_slot(
+pub(crate) fn new_slot(
     present: &[i64],
     numbers_used: &[(i64, WorktreeKey)],
     pool_dir: &Path,

@@ -11,7 +11,7 @@ use crate::platform::procs::{Scan, Sighting};
 
 /// A process whose working directory (or a thread's) is inside a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Occupant {
+pub(crate) struct Occupant {
     pub pid: i64,
     pub command: String,
     pub cwd: PathBuf,
@@ -124,12 +124,12 @@ fn examine(scan: Scan, sighting: &Sighting, dir: &Path) -> Option<PathBuf> {
 /// Every process whose current directory (or a thread's) is `dir` or below it, except a live
 /// git-hand's own git children (see [`is_git_hands_own_git`]). `Err` when this cannot be proven
 /// (no process table): the caller must then treat the directory as occupied.
-pub fn occupants(scan: Scan, dir: &Path) -> std::io::Result<Vec<Occupant>> {
+pub(crate) fn occupants(scan: Scan, dir: &Path) -> std::io::Result<Vec<Occupant>> {
     occupants_of(scan, &[dir])
 }
 
 /// [`occupants`] of any of `dirs`, in one walk of the process table.
-pub fn occupants_of(scan: Scan, dirs: &[&Path]) -> std::io::Result<Vec<Occupant>> {
+pub(crate) fn occupants_of(scan: Scan, dirs: &[&Path]) -> std::io::Result<Vec<Occupant>> {
     let mut found = vec![];
     for sighting in scan.inside(dirs)? {
         let Some(dir) = dirs.iter().find(|d| scan.is_inside(&sighting.cwd, d)) else {

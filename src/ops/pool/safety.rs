@@ -10,7 +10,7 @@ use crate::platform::procs::Scan;
 
 /// Commits reachable from `tips` and from none of `--branches --remotes --tags` nor `also`:
 /// work that exists only in this slot. Oldest last, as `oid subject`.
-pub fn commits_only_in(
+pub(crate) fn commits_only_in(
     git: &Git,
     tips: &[&str],
     refs: &[&str],
@@ -28,14 +28,14 @@ pub fn commits_only_in(
 
 /// Why a slot may not be reused, or nothing when its reuse is proven safe. `repo` is the
 /// repository the slot belongs to (its refs prove most slots hold no stray commit).
-pub fn reuse_blockers(scan: Scan, repo: &Repo, path: &Path) -> Vec<String> {
+pub(crate) fn reuse_blockers(scan: Scan, repo: &Repo, path: &Path) -> Vec<String> {
     Probe::run(scan, path).blockers(repo, path)
 }
 
 /// The part of the proof that needs no repository handle: whether the slot is a worktree on
 /// disk, what `git status` reports and which processes sit inside. It may run on another
 /// thread; spawn runs it while its intent transaction commits.
-pub struct Probe {
+pub(crate) struct Probe {
     on_disk: bool,
     dirty: Result<Vec<String>, GitError>,
     occupants: std::io::Result<Vec<crate::ops::pool::procs::Occupant>>,
@@ -69,7 +69,7 @@ impl Probe {
     }
 
     /// The rest of the proof (no commit only this slot holds), and every reason found.
-    pub fn blockers(self, repo: &Repo, path: &Path) -> Vec<String> {
+    pub(crate) fn blockers(self, repo: &Repo, path: &Path) -> Vec<String> {
         if let Err(e) = crate::ops::pool::slot::prove(&repo.loc.common_dir, path)
             && !e.is_gone()
         {

@@ -29,7 +29,7 @@ use crate::platform::procs::Scan;
 /// Takes the lock that serializes changes to the repository's worktree list (see
 /// [`WorktreeListLock`]: every slot is a worktree), with an error that says nothing was changed
 /// and what to check.
-pub fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
+pub(crate) fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
     WorktreeListLock::acquire(common).map_err(|e| {
         Error::failed(
             format!(
@@ -60,7 +60,7 @@ pub enum NotTheSlot {
 impl NotTheSlot {
     /// Whether nothing is there at all (a slot the disk lost), as opposed to something else
     /// being there.
-    pub fn is_gone(&self) -> bool {
+    pub(crate) fn is_gone(&self) -> bool {
         matches!(self, NotTheSlot::Gone { .. })
     }
 }
@@ -107,7 +107,7 @@ pub fn prove(common_dir: &Path, path: &Path) -> std::result::Result<PathBuf, Not
 
 /// Whether a slot's path is free to create a worktree at: nothing there, and nothing on the way
 /// that is a symlink (its parent's realpath is itself).
-pub fn prove_absent(path: &Path) -> std::result::Result<(), NotTheSlot> {
+pub(crate) fn prove_absent(path: &Path) -> std::result::Result<(), NotTheSlot> {
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(NotTheSlot::NotADirectory {
             path: path.to_path_buf(),
@@ -138,7 +138,7 @@ pub fn prove_absent(path: &Path) -> std::result::Result<(), NotTheSlot> {
 /// Released when dropped or when the process dies, so a crash never leaves a slot locked.
 #[derive(Debug)]
 #[must_use = "the slot is locked only while this lives"]
-pub struct SlotLock {
+pub(crate) struct SlotLock {
     _file: File,
 }
 
@@ -179,7 +179,7 @@ fn fnv1a(s: &std::ffi::OsStr) -> u64 {
 
 /// What a spawn being undone was doing to its slot's worktree (its [`Step`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpawnWork {
+pub(crate) enum SpawnWork {
     /// Switching a worktree that was there before (`preparing`, or an earlier step).
     Switching,
     /// Making the worktree (`creating`: a new slot, or one the disk lost).
@@ -201,7 +201,7 @@ impl SpawnWork {
 /// git command through [`SlotGuard::git`] checks again first.
 #[derive(Debug)]
 #[must_use = "the slot is locked only while this lives"]
-pub struct SlotGuard {
+pub(crate) struct SlotGuard {
     scan: Scan,
     common_dir: PathBuf,
     path: PathBuf,
@@ -228,7 +228,7 @@ impl SlotGuard {
     }
 
     /// Fails unless this guard's lease is still the slot's held tenure.
-    pub fn ensure_still_held(&self, ledger: &mut Ledger) -> Result<()> {
+    pub(crate) fn ensure_still_held(&self, ledger: &mut Ledger) -> Result<()> {
         let res = Resource::worktree_on(ledger.machine(), &WorktreeKey::from_canonical(&self.path));
         let held = ledger.read(|v| v.held(&res))?;
         match held {
@@ -270,7 +270,7 @@ impl SlotGuard {
     /// Like [`SlotGuard::git`], but `meanwhile` runs on this thread, with the ledger, while the
     /// first run of git does (spawn trims the ledger's WAL while `git switch` works). The lease
     /// is checked before git starts, as always; `meanwhile` must not change the slot.
-    pub fn git_meanwhile(
+    pub(crate) fn git_meanwhile(
         &self,
         ledger: &mut Ledger,
         args: &[&str],
@@ -432,7 +432,7 @@ impl SlotGuard {
     /// after it proved the slot clean (or made it new) leaves behind. Only this spawn's half-done
     /// checkout is discarded: the slot was clean before, and nobody was handed it since. Ignored
     /// files (the build cache) stay.
-    pub fn restore_clean(&self, ledger: &mut Ledger) -> Result<()> {
+    pub(crate) fn restore_clean(&self, ledger: &mut Ledger) -> Result<()> {
         self.git(ledger, &["reset", "--hard", "--quiet"])?;
         self.git(ledger, &["clean", "-d", "--force", "--quiet"])?;
         self.git(ledger, &["switch", "--detach", "--quiet"])?;
@@ -460,7 +460,7 @@ fn locked_file(stderr: &str) -> Option<PathBuf> {
 }
 
 /// The error for a slot that is not itself: nothing was touched.
-pub fn not_the_slot(e: &NotTheSlot) -> Error {
+pub(crate) fn not_the_slot(e: &NotTheSlot) -> Error {
     Error::precondition(
         format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
         vec![Hint::hand("doctor").why("reports it; git hand doctor --repair sets it aside")],

@@ -33,7 +33,7 @@ use crate::ops::{Error, Result};
 
 /// Copies the repository's generated hooks directory into `slot` when the slot lacks it (see
 /// the module docs). Returns the directory copied, if any.
-pub fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
+pub(crate) fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
     let Some(rel) = relative_hooks_path(repo) else {
         return Ok(None);
     };

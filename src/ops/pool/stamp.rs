@@ -84,7 +84,11 @@ pub fn write(admin_dir: &Path, stamp: &Stamp) -> Result<(), StampError> {
 
 /// Writes the stamp after putting the `REQUIRE_FILE` marker in step with `required`, so the
 /// stamp never stands without the marker its worktree needs.
-pub fn write_marked(admin_dir: &Path, stamp: &Stamp, required: bool) -> Result<(), StampError> {
+pub(crate) fn write_marked(
+    admin_dir: &Path,
+    stamp: &Stamp,
+    required: bool,
+) -> Result<(), StampError> {
     mark_required(admin_dir, required).map_err(|source| StampError::Mark {
         dir: admin_dir.to_path_buf(),
         source,
@@ -93,7 +97,7 @@ pub fn write_marked(admin_dir: &Path, stamp: &Stamp, required: bool) -> Result<(
 }
 
 /// Puts the [`REQUIRE_FILE`] marker in `admin_dir` when `required`, removes it otherwise.
-pub fn mark_required(admin_dir: &Path, required: bool) -> std::io::Result<()> {
+pub(crate) fn mark_required(admin_dir: &Path, required: bool) -> std::io::Result<()> {
     let marker = admin_dir.join(REQUIRE_FILE);
     match required {
         true if !marker.exists() => std::fs::write(
@@ -110,7 +114,7 @@ pub fn mark_required(admin_dir: &Path, required: bool) -> std::io::Result<()> {
 
 /// [`mark_required`] for every linked worktree of the repository at `common_dir` that carries a
 /// stamp (the slots and adopted worktrees git-hand leased): a directory listing and a stat each.
-pub fn refresh_required(common_dir: &Path, required: bool) -> std::io::Result<()> {
+pub(crate) fn refresh_required(common_dir: &Path, required: bool) -> std::io::Result<()> {
     for admin in crate::git::link::admin_dirs(common_dir)? {
         if path(&admin).exists() {
             mark_required(&admin, required)?;
@@ -199,7 +203,7 @@ fn parse(text: &str) -> Result<Stamp, String> {
 }
 
 /// Reads the stamp for a lease check: damage becomes an error that says how to get out of it.
-pub fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
+pub(crate) fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
     read(admin_dir).map_err(|e| {
         crate::ops::Error::failed(
             format!("{e}; this worktree's lease cannot be checked"),
@@ -212,7 +216,7 @@ pub fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
 }
 
 /// The error when the ledger a stamp names is gone: nothing can be checked, nothing is lost.
-pub fn ledger_gone(ledger: &Place, admin_dir: &Path) -> crate::ops::Error {
+pub(crate) fn ledger_gone(ledger: &Place, admin_dir: &Path) -> crate::ops::Error {
     crate::ops::Error::failed(
         format!(
             "this worktree was leased from the ledger {ledger}, which is gone, so its lease \

@@ -179,7 +179,7 @@ fn keep_reasons(
 
 /// Whether `remove_slot` expects the slot's directory to be there (prune) or gone (doctor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnDisk {
+pub(crate) enum OnDisk {
     Present,
     Missing,
 }
@@ -191,7 +191,7 @@ pub enum OnDisk {
 /// that no tenure holds it and marks it pruned, so a spawn that chose it meanwhile either
 /// claimed it before (and the slot is kept) or finds it pruned and picks another. A decision
 /// taken from an older read must never delete a worktree that was leased since.
-pub fn remove_slot(
+pub(crate) fn remove_slot(
     git: &Git,
     common: &Path,
     ledger: &mut Ledger,

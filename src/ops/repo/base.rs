@@ -32,13 +32,13 @@ impl Base {
 
 /// The short name of a branch or remote-tracking branch's full name (`refs/heads/release` is
 /// `release`, `refs/remotes/origin/main` is `origin/main`), as git shows it.
-pub fn short_ref(full: &str) -> &str {
+pub(crate) fn short_ref(full: &str) -> &str {
     full.strip_prefix("refs/heads/")
         .or_else(|| full.strip_prefix("refs/remotes/"))
         .unwrap_or(full)
 }
 
-pub fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
+pub(crate) fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base> {
     if let Some(base) = rev.and_then(|rev| read_in_process(repo, rev)) {
         return Ok(base);
     }

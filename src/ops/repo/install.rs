@@ -12,7 +12,7 @@ use crate::ops::{Context, Error, Result};
 
 /// Marks (or unmarks) every slot's admin dir for `hand.requireCredential`, as the setting now
 /// says, so a slot's reference-transaction shim knows without reading git's configuration.
-pub fn mark_slots_for_required_credential(repo: &Repo) -> Result<()> {
+pub(crate) fn mark_slots_for_required_credential(repo: &Repo) -> Result<()> {
     let required = require_credential(repo).map_err(|e| Error::failed(e.to_string(), vec![]))?;
     stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
         Error::failed(
@@ -26,7 +26,11 @@ pub fn mark_slots_for_required_credential(repo: &Repo) -> Result<()> {
 /// only place the pre-receive hook takes its ledger from (issue 22), unless that file already
 /// names it. The setting is written as given (a URL with its password and options, as the hook
 /// needs it to connect); a path absolute. Whether it wrote.
-pub fn write_server_ledger(ctx: &Context, git: &Git, ledger: &LedgerLocation) -> Result<bool> {
+pub(crate) fn write_server_ledger(
+    ctx: &Context,
+    git: &Git,
+    ledger: &LedgerLocation,
+) -> Result<bool> {
     let setting = match (&ledger.place, ledger.source) {
         (Place::Server(_), "GIT_HAND_LEDGER") => std::env::var("GIT_HAND_LEDGER").ok(),
         (Place::Server(_), _) => ctx.repo()?.config_string("hand.ledger"),
@@ -46,7 +50,7 @@ pub fn write_server_ledger(ctx: &Context, git: &Git, ledger: &LedgerLocation) ->
 
 /// The repository belongs to another user than this process's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OwnedByAnother {
+pub(crate) struct OwnedByAnother {
     pub owner: u32,
     pub me: u32,
 }
@@ -56,7 +60,7 @@ pub struct OwnedByAnother {
 /// usual case), and the ledger was found where only this user looks (`GIT_HAND_LEDGER` in this
 /// shell, this user's default place or global configuration), not in the repository's own or
 /// the system's configuration, which the hook reads too.
-pub fn ledger_another_user_may_miss(
+pub(crate) fn ledger_another_user_may_miss(
     repo: &Repo,
     git: &Git,
     ledger: &LedgerLocation,

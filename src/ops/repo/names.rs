@@ -18,7 +18,7 @@ use crate::ops::{Error, Result};
 /// Whether `c` may not appear in anything a user names: a control character or one of the
 /// bidirectional-formatting characters (embeddings and overrides U+202A–U+202E, isolates
 /// U+2066–U+2069, the marks U+200E, U+200F and U+061C).
-pub fn is_deceptive(c: char) -> bool {
+pub(crate) fn is_deceptive(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -31,7 +31,7 @@ fn deceptive_in(s: &str) -> Option<char> {
     s.chars().find(|c| is_deceptive(*c))
 }
 
-pub fn task_name(name: &str) -> Result<&str> {
+pub(crate) fn task_name(name: &str) -> Result<&str> {
     let ok = (1..=64).contains(&name.len())
         && name
             .bytes()
@@ -50,7 +50,7 @@ pub fn task_name(name: &str) -> Result<&str> {
 }
 
 /// An issue id as typed (`42`, `#42`, `PROJ-123`): a leading `#` is dropped.
-pub fn issue_id(id: &str) -> Result<&str> {
+pub(crate) fn issue_id(id: &str) -> Result<&str> {
     let id = id.strip_prefix('#').unwrap_or(id);
     let ok = (1..=128).contains(&id.len()) && id.chars().all(|c| c.is_ascii_graphic());
     if ok {
@@ -134,14 +134,14 @@ pub fn path<'p>(path: &'p Path, what: &str, fix: &str) -> Result<&'p str> {
 }
 
 /// `U+000A`: how a character that cannot be shown is named in a message.
-pub fn code_point(c: char) -> String {
+pub(crate) fn code_point(c: char) -> String {
     format!("U+{:04X}", u32::from(c))
 }
 
 /// Whether `id` may name a machine on a team ledger (`hand.machine`, `/etc/machine-id`): 1 to
 /// 64 letters, digits, `.`, `_` and `-`. Never a `:`, which separates the machine from the path
 /// in a worktree resource's key.
-pub fn is_machine_id(id: &str) -> bool {
+pub(crate) fn is_machine_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
         && id
             .chars()

@@ -60,7 +60,7 @@ fn main_worktree(repo: &Repo) -> Result<PathBuf> {
 /// What `status` says in a linked worktree whose repository has a relative remote URL spawn has
 /// not pinned (set after the last spawn): git resolves it here, so a push from here goes
 /// somewhere else than the main worktree's. `None` elsewhere.
-pub fn unpinned_here(repo: &Repo) -> Option<String> {
+pub(crate) fn unpinned_here(repo: &Repo) -> Option<String> {
     if !repo.loc.is_linked() {
         return None;
     }

@@ -43,7 +43,7 @@ pub struct SetupCommand {
 
 /// The commands a spawn runs, read and (for the file's) trusted before anything is leased.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub on_create: Option<SetupCommand>,
     pub on_reuse: Option<SetupCommand>,
     pub timeout: Duration,
@@ -51,7 +51,7 @@ pub struct Plan {
 
 impl Plan {
     /// The command for a slot just created (`created`) or a reused one.
-    pub fn for_slot(&self, created: bool) -> Option<&SetupCommand> {
+    pub(crate) fn for_slot(&self, created: bool) -> Option<&SetupCommand> {
         if created {
             self.on_create.as_ref()
         } else {

@@ -87,7 +87,7 @@ pub fn state(file: &ConfigFile) -> Result<Trust> {
 
 /// Records the user's approval of `file`'s content as it was read, replacing any earlier one
 /// (written whole, then renamed into place). Returns the record's path.
-pub fn approve(file: &ConfigFile) -> Result<PathBuf> {
+pub(crate) fn approve(file: &ConfigFile) -> Result<PathBuf> {
     let target = record(file.path())?;
     let failed = |e: std::io::Error| {
         Error::failed(
@@ -117,7 +117,7 @@ pub fn approve(file: &ConfigFile) -> Result<PathBuf> {
 /// `git hand trust` approves none of it unless asked (`--allow-control-characters`): such a
 /// character makes what a terminal shows differ from what runs (an `ESC[8m` once hid
 /// `; touch PWNED`, in the listing and in `cat`).
-pub fn control_characters(file: &ConfigFile) -> Vec<String> {
+pub(crate) fn control_characters(file: &ConfigFile) -> Vec<String> {
     let odd = |s: &str| s.chars().any(|c| c != '\t' && crate::shown::is_unsafe(c));
     let text = String::from_utf8_lossy(file.bytes());
     let lines = text

@@ -8,7 +8,7 @@ use crate::ops::{Context, Result};
 
 /// The names of the repository's open tasks (spawning, active or tearing down), oldest first;
 /// none where git-hand never saw the repository or there is no ledger.
-pub fn task_names(ctx: &Context) -> Result<Vec<String>> {
+pub(crate) fn task_names(ctx: &Context) -> Result<Vec<String>> {
     let place = ctx.ledger_location()?.place;
     let Some(mut ledger) = ctx.open_existing(&place)? else {
         return Ok(vec![]);

@@ -58,7 +58,7 @@ pub struct Slot {
 
 /// The facts of each worktree in `slots`, in order (`None` for one git could not read), each
 /// measured against its own base commit when it has one.
-pub fn gather(repo: &Repo, slots: &[Slot]) -> Vec<Option<Facts>> {
+pub(crate) fn gather(repo: &Repo, slots: &[Slot]) -> Vec<Option<Facts>> {
     let next = AtomicUsize::new(0);
     let mut read: Vec<(usize, Option<Facts>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..READERS.min(slots.len()))

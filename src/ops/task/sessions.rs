@@ -100,7 +100,11 @@ pub fn session_id(text: &str) -> Result<SessionId> {
 
 /// The open tasks of this repository (on this machine) whose holder names `session`, oldest
 /// first: one for each worktree name the session asked for (its own, its subagents').
-pub fn session_tasks(ctx: &Context, ledger: &mut Ledger, session: &SessionId) -> Result<Vec<Task>> {
+pub(crate) fn session_tasks(
+    ctx: &Context,
+    ledger: &mut Ledger,
+    session: &SessionId,
+) -> Result<Vec<Task>> {
     let Some(repo_id) = ctx.repo_id(ledger)? else {
         return Ok(vec![]);
     };
@@ -136,7 +140,7 @@ const SUBAGENT_PREFIX: &str = "agent-";
 /// the session asked for itself when all the others are its subagents' (`agent-<id>`), so
 /// `cd "$(git hand path --session "$CLAUDE_CODE_SESSION_ID")"` finds the session's worktree
 /// however many subagents it started. Else a usage error naming each task's `git hand path`.
-pub fn session_task_for_path(
+pub(crate) fn session_task_for_path(
     ctx: &Context,
     ledger: &mut Ledger,
     session: &SessionId,
@@ -178,7 +182,7 @@ fn pick_for_path(session: &SessionId, tasks: &[(&str, String)]) -> Result<usize>
 }
 
 /// Where `teardown --session` hands each setup command's events, with the task's name.
-pub type ShowSetup<'a> = &'a dyn Fn(&str, SetupEvent<'_>);
+pub(crate) type ShowSetup<'a> = &'a dyn Fn(&str, SetupEvent<'_>);
 
 /// One task of a session as `teardown --session` left it.
 pub struct Ended {
@@ -191,7 +195,7 @@ pub struct Ended {
 /// refusals: a slot holding work that is not landed is kept unless `force`), going on past a
 /// refusal so that each task's fate is reported. `show` gets each setup command's events, with
 /// the task's name; `None` runs no `hand.onTeardown`.
-pub fn teardown_session(
+pub(crate) fn teardown_session(
     ctx: &Context,
     ledger: &mut Ledger,
     session: &SessionId,

@@ -270,7 +270,7 @@ fn compared_with(
 
 /// A task's directory and its slot's number, for `git hand path`: the task's ([`named_task`],
 /// or unnamed [`this_task`]), whose slot is on disk.
-pub fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Option<i64>)> {
+pub(crate) fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Option<i64>)> {
     let slot = match &task.slot_path {
         Some(key) => ledger.read(|v| v.slot_by_path(key))?.map(|s| s.n),
         None => None,
@@ -287,7 +287,7 @@ pub fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf, Optio
 
 /// The open task of that name; a name only done tasks had is a precondition (exit 3), a name
 /// never used a failure (exit 1).
-pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
+pub(crate) fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
     let name = crate::ops::repo::names::task_name(name)?;
     let unknown = || {
         Error::failed(
@@ -321,7 +321,7 @@ pub fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task
 /// A Claude Code session with no credential in its environment that held an earlier tenure of
 /// this slot is refused as stale ([`verdict::judge_in_session`]): its `done` would end the task
 /// that holds the slot now.
-pub fn own_task(
+pub(crate) fn own_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
@@ -360,7 +360,7 @@ pub fn own_task(
 /// the slot, and asking who holds the slot handed it the new holder's credential (`env`) and
 /// re-timed the new holder's lease (`renew`). A credential of a task in another worktree is
 /// refused, as [`own_task`] refuses it.
-pub fn this_task(
+pub(crate) fn this_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
@@ -471,7 +471,7 @@ fn no_task_holds(lease: &LeaseId) -> Error {
 }
 
 /// The task named, or the one whose slot is the current worktree.
-pub fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> Result<Task> {
+pub(crate) fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> Result<Task> {
     let repo_id = ctx.repo_id(ledger)?.ok_or_else(|| {
         Error::failed(
             "git-hand has no tasks in this repository",
@@ -528,7 +528,7 @@ pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Re
 }
 
 /// Which of a task's leases could not be renewed.
-pub(crate) enum Lost {
+pub enum Lost {
     Slot,
     Issue,
 }
@@ -605,7 +605,7 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
 }
 
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
-pub fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
+pub(crate) fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Millis)> {
     let (tenure, now) = ledger.read(|v| {
         let tenure = match &task.lease_id {
             Some(id) => v.tenure(id)?,

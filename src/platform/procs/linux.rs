@@ -10,7 +10,7 @@ use super::{ProcessId, Seen, Sighting, Table};
 
 /// The inode of the kernel's first PID namespace (`PROC_PID_INIT_INO`): every other namespace
 /// is below it, so a scan of a `/proc` of this namespace sees every process there is.
-pub const ROOT_PID_NS: i64 = 0xEFFF_FFFC;
+pub(crate) const ROOT_PID_NS: i64 = 0xEFFF_FFFC;
 
 /// `PF_EXITING` in the flags word of `/proc/<pid>/stat` (field 9): the process is in `exit()`.
 const PF_EXITING: i64 = 0x4;
@@ -253,7 +253,7 @@ fn depth_of(ns: i64) -> Option<usize> {
 }
 
 /// Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot.
-pub fn start_time(pid: i64) -> Option<i64> {
+pub(crate) fn start_time(pid: i64) -> Option<i64> {
     stat_field(pid, 22)
 }
 

@@ -63,7 +63,7 @@ pub struct Sighting {
 }
 
 /// `pid:[4026531836]`, as the kernel spells a namespace.
-pub fn ns_name(ns: i64) -> String {
+pub(crate) fn ns_name(ns: i64) -> String {
     format!("pid:[{ns}]")
 }
 
@@ -199,7 +199,7 @@ impl std::fmt::Debug for Scan {
 
 /// This process's effective user id, which owns what it creates.
 #[cfg(target_os = "linux")]
-pub fn effective_uid() -> Option<u32> {
+pub(crate) fn effective_uid() -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     // /proc/self belongs to the process's effective user.
     std::fs::metadata("/proc/self").ok().map(|m| m.uid())
@@ -207,7 +207,7 @@ pub fn effective_uid() -> Option<u32> {
 
 /// This process's effective user id, which owns what it creates.
 #[cfg(not(target_os = "linux"))]
-pub fn effective_uid() -> Option<u32> {
+pub(crate) fn effective_uid() -> Option<u32> {
     portable::effective_uid()
 }
 

@@ -33,7 +33,7 @@ use sysinfo::{UpdateKind::Always, UpdateKind::OnlyIfNotSet};
 use super::{ProcessId, Seen, Sighting, Table};
 
 /// The process table as `sysinfo` reads it.
-pub struct Sysinfo;
+pub(crate) struct Sysinfo;
 
 impl Table for Sysinfo {
     fn name(&self) -> &'static str {
@@ -215,7 +215,7 @@ impl Table for Sysinfo {
 /// case on disk: an exact comparison would then miss a process in a slot. Ignoring case can only
 /// make a directory look occupied (on a case-sensitive volume, by a process in a directory whose
 /// name differs in case alone), never hide one.
-pub fn starts_with_ignoring_case(cwd: &Path, dir: &Path) -> bool {
+pub(crate) fn starts_with_ignoring_case(cwd: &Path, dir: &Path) -> bool {
     let fold = |c: std::path::Component<'_>| {
         let name = c.as_os_str();
         name.to_str().map_or_else(

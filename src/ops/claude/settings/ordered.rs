@@ -23,14 +23,14 @@ pub enum Json {
 /// An object's members, in order; a key given twice keeps its first place and its last value
 /// (serde_json keeps the last value too).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Obj(Vec<(String, Json)>);
+pub(crate) struct Obj(Vec<(String, Json)>);
 
 impl Obj {
     pub fn get(&self, key: &str) -> Option<&Json> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
         self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -84,7 +84,7 @@ impl Json {
         }
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
         match self {
             Json::Object(o) => o.get_mut(key),
             _ => None,
@@ -127,7 +127,7 @@ impl Json {
     }
 
     /// serde_json's value of it: for comparing as JSON, whatever the key order.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match self {
             Json::Null => Value::Null,
             Json::Bool(b) => Value::Bool(*b),

@@ -22,17 +22,17 @@ use crate::ops::repo::setup::{Hook, SetupCommand};
 pub mod report;
 
 /// Default `hand.maxSlots`.
-pub const DEFAULT_MAX_SLOTS: i64 = 16;
+pub(crate) const DEFAULT_MAX_SLOTS: i64 = 16;
 
 /// The settings file's name, at the top of the main worktree.
-pub const FILE_NAME: &str = ".handconfig";
+pub(crate) const FILE_NAME: &str = ".handconfig";
 
 /// Default `hand.setupTimeout`: a cold `npm ci` or `cargo fetch` fits; a hang does not last.
-pub const DEFAULT_SETUP_TIMEOUT: &str = "10m";
+pub(crate) const DEFAULT_SETUP_TIMEOUT: &str = "10m";
 
 /// A `hand.*` key git-hand reads.
 #[derive(Debug, Clone, Copy)]
-pub struct Key {
+pub(crate) struct Key {
     pub name: &'static str,
     /// Whether the repository's `.handconfig` may set it: not a key that is the user's own
     /// (where the ledger and the pool live, this machine's id) nor one a server reads.
@@ -64,7 +64,7 @@ const fn multi(name: &'static str, committable: bool) -> Key {
 
 /// Every `hand.*` key, in the order `git hand config` shows them: the repository's, the user's
 /// and this machine's, then the server's (read in a bare repository the remote fence guards).
-pub const KEYS: &[Key] = &[
+pub(crate) const KEYS: &[Key] = &[
     key("hand.maxSlots", true, Some("16")),
     key("hand.requireCredential", true, Some("false")),
     key("hand.fenceBranches", true, Some("true")),
@@ -112,7 +112,7 @@ pub struct Settings<'r> {
 }
 
 /// `path` with a leading `~/` made the home directory (`hand.root`, `hand.ledger`).
-pub fn expand_home(path: &str) -> PathBuf {
+pub(crate) fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
         _ => PathBuf::from(path),
@@ -121,13 +121,13 @@ pub fn expand_home(path: &str) -> PathBuf {
 
 /// The `.handconfig` git-hand reads for `repo` (whether or not it exists): in the main
 /// worktree's checkout; none for a bare repository.
-pub fn file_path(repo: &Repo) -> Option<PathBuf> {
+pub(crate) fn file_path(repo: &Repo) -> Option<PathBuf> {
     Some(repo.main_workdir()?.join(FILE_NAME))
 }
 
 /// A key only git's configuration sets (`hand.ledger`, `hand.root`, `hand.installHooks`): the
 /// file is not even read.
-pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
+pub(crate) fn git_string(repo: &Repo, name: &str) -> Option<String> {
     debug_assert!(!committable(name), "{name} may come from {FILE_NAME}");
     repo.config_string(name)
 }
@@ -136,7 +136,7 @@ pub fn git_string(repo: &Repo, name: &str) -> Option<String> {
 /// its clients push to it by (only git's configuration sets it; the server hook reads no
 /// `.handconfig`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RemoteUrls {
+pub(crate) struct RemoteUrls {
     /// Every value that is not blank, as written, in git's order.
     pub urls: Vec<String>,
     /// How many values were blank (skipped: `git config --add hand.remoteUrl ""` names no
@@ -146,7 +146,7 @@ pub struct RemoteUrls {
 
 /// `hand.remoteUrl`, read ([`RemoteUrls`]): the hook and `git hand config` both read it here,
 /// so what the config shows is what the hook fences.
-pub fn remote_urls(repo: &Repo) -> RemoteUrls {
+pub(crate) fn remote_urls(repo: &Repo) -> RemoteUrls {
     let mut read = RemoteUrls::default();
     for url in repo.config_strings("hand.remoteUrl") {
         if url.trim().is_empty() {
@@ -208,7 +208,7 @@ impl BadPattern {
     }
 
     /// The command line of [`BadPattern::hint`], for a sentence that names it.
-    pub fn unset_command(&self, dir: &std::path::Path) -> String {
+    pub(crate) fn unset_command(&self, dir: &std::path::Path) -> String {
         let quote = crate::hooks::shim::sh_quote;
         format!(
             "git -C {} config --fixed-value --unset-all hand.requireLease {}",
@@ -240,7 +240,7 @@ pub fn require_lease(repo: &Repo) -> RequireLease {
 }
 
 /// `hand.requireCredential`, for a caller that reads no other setting.
-pub fn require_credential(repo: &Repo) -> Result<bool, ConfigError> {
+pub(crate) fn require_credential(repo: &Repo) -> Result<bool, ConfigError> {
     Settings::load(repo)?.require_credential()
 }
 
@@ -280,7 +280,7 @@ impl<'r> Settings<'r> {
     }
 
     /// Keys the file sets that only git's configuration may set: ignored.
-    pub fn ignored_in_file(&self) -> Vec<&'static str> {
+    pub(crate) fn ignored_in_file(&self) -> Vec<&'static str> {
         let Some(file) = &self.file else {
             return vec![];
         };
@@ -344,15 +344,15 @@ impl<'r> Settings<'r> {
         }
     }
 
-    pub fn require_credential(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn require_credential(&self) -> Result<bool, ConfigError> {
         self.bool("hand.requireCredential", false)
     }
 
-    pub fn fence_branches(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn fence_branches(&self) -> Result<bool, ConfigError> {
         self.fence_switch("hand.fenceBranches")
     }
 
-    pub fn fence_refs(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn fence_refs(&self) -> Result<bool, ConfigError> {
         self.fence_switch("hand.fenceRefs")
     }
 
@@ -389,18 +389,18 @@ impl<'r> Settings<'r> {
         self.bool("hand.remoteFence", false)
     }
 
-    pub fn adopt_worktrees(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn adopt_worktrees(&self) -> Result<bool, ConfigError> {
         self.bool("hand.adoptWorktrees", false)
     }
 
     /// `hand.installHooks`: only git's configuration sets it (`git hand uninstall` writes it
     /// there), so a committed file can neither opt a clone out of the hooks nor back in.
-    pub fn install_hooks(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn install_hooks(&self) -> Result<bool, ConfigError> {
         self.repo.config_bool("hand.installHooks", true)
     }
 
     /// `hand.issueNamespace` as written (the caller judges it).
-    pub fn issue_namespace(&self) -> Option<String> {
+    pub(crate) fn issue_namespace(&self) -> Option<String> {
         self.string("hand.issueNamespace")
     }
 
@@ -410,7 +410,7 @@ impl<'r> Settings<'r> {
     }
 
     /// `hand.setupTimeout`: how long one setup command may run before it is killed.
-    pub fn setup_timeout(&self) -> Result<Duration, ConfigError> {
+    pub(crate) fn setup_timeout(&self) -> Result<Duration, ConfigError> {
         const KEY: &str = "hand.setupTimeout";
         let text = self
             .string(KEY)
@@ -427,7 +427,7 @@ impl<'r> Settings<'r> {
 
     /// `hand.claudeTtl`: the TTL of a slot leased to a Claude Code session (`WorktreeCreate`);
     /// unset, or `none`, is open-ended: a session's task ends at `WorktreeRemove` or teardown.
-    pub fn claude_ttl(&self) -> Result<Option<crate::clock::Millis>, ConfigError> {
+    pub(crate) fn claude_ttl(&self) -> Result<Option<crate::clock::Millis>, ConfigError> {
         const KEY: &str = "hand.claudeTtl";
         match self.string(KEY).as_deref().map(str::trim) {
             None | Some("" | "none") => Ok(None),
@@ -439,7 +439,7 @@ impl<'r> Settings<'r> {
 
     /// The command `hook` runs, if any: an empty value is none, so `git config hand.onCreate ""`
     /// turns off a command the file sets.
-    pub fn setup_command(&self, hook: Hook) -> Option<SetupCommand> {
+    pub(crate) fn setup_command(&self, hook: Hook) -> Option<SetupCommand> {
         let command = self.string(hook.key())?;
         if command.trim().is_empty() {
             return None;
@@ -452,7 +452,7 @@ impl<'r> Settings<'r> {
     }
 
     /// What a spawn runs: `hand.onCreate` and `hand.onReuse`, and the timeout.
-    pub fn setup_plan(&self) -> Result<crate::ops::repo::setup::Plan, ConfigError> {
+    pub(crate) fn setup_plan(&self) -> Result<crate::ops::repo::setup::Plan, ConfigError> {
         Ok(crate::ops::repo::setup::Plan {
             on_create: self.setup_command(Hook::OnCreate),
             on_reuse: self.setup_command(Hook::OnReuse),

@@ -65,7 +65,7 @@ pub(super) struct Groundwork<'a> {
 impl<'a> Groundwork<'a> {
     /// Resolves the base (unless `check` did), refuses a branch spawn may not use, and makes the
     /// pool directory.
-    pub fn lay(
+    pub(crate) fn lay(
         ctx: &'a Context,
         ledger: &mut Ledger,
         opts: &SpawnOptions<'a>,
