@@ -1,6 +1,8 @@
 //! Rendering: JSON for scripts, aligned text for people, colour only where a person sees it.
 //! Each verb's JSON is a `#[derive(Serialize)]` struct in its own file; the parts several verbs
 //! share (a tenure's fields, an instant) are here.
+//!
+//! `say` is the one writer of `git-hand:` lines, and it never panics (a closed stderr is ignored).
 
 use serde::{Serialize, Serializer};
 

@@ -9,6 +9,10 @@
 //!
 //! A task row is history: it is marked done, never deleted (except an intent taken back before
 //! it touched anything, [`Tx::withdraw_intent`]); a done task's name may be spawned again.
+//!
+//! Three ways a slot is held against others: spawn's claim (taken before the slot is proven safe,
+//! given back if it is not), teardown's pin (the task's own tenure, made open-ended), and prune's or
+//! doctor's retirement of a free slot (a tenure of their own, ended when the slot is gone).
 
 use super::events::EventKind;
 use super::leases::By;

@@ -8,6 +8,9 @@
 //! migrations ([`schema`]), the errors (`error`), and the tables' queries (leases, tasks, repos,
 //! events, copy). It knows nothing of git or of the command line; callers hand it paths and
 //! names, it hands back domain values.
+//!
+//! The machine is bound once ([`Ledger::on_machine`]): every [`Tx`] and [`View`], retries included,
+//! carries it, so `ops` never passes a machine around.
 
 mod connection;
 mod copy;

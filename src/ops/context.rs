@@ -1,6 +1,10 @@
 //! Where an operation runs: the current directory, the repository around it (if any), the
 //! ledger's location and the default holder, with the environment reads that decide them.
 //!
+//! The seam a test holds: a context reads its environment from an [`Env`] (the process's, or
+//! one the test spells out, [`Context::with_env`]) and asks its process table of a [`Scan`]
+//! ([`Context::with_scan`]), so a library test can build the world an operation decides in.
+//!
 //! Every ledger an operation uses is opened here, so that a missing ledger the disk says existed
 //! is never created again or read as an empty one, and what opening did that the user should
 //! hear about (a ledger file made private) is kept as notices for the command line to print.
@@ -8,6 +12,7 @@
 //! migrates its schema and creates nothing else, so the read-only verbs and the hooks write
 //! nothing to the server.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -28,6 +33,50 @@ pub struct Context {
     /// The process table every question of who is inside a slot, or whether a recorded process
     /// still runs, is asked of.
     scan: Scan,
+    /// The environment this context's own decisions read (the ledger's place, the holder).
+    env: Env,
+}
+
+/// The environment variables an operation reads: the process's own, read when asked (the
+/// binary), or a fixed set (a test), so that a test never sets the variables of the process
+/// every other test runs in.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `None`: the process's environment.
+    vars: Option<BTreeMap<OsString, OsString>>,
+}
+
+impl Env {
+    /// The process's environment.
+    pub fn process() -> Self {
+        Self { vars: None }
+    }
+
+    /// Exactly these variables, and no other.
+    pub fn of<K: Into<OsString>, V: Into<OsString>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self {
+            vars: Some(
+                vars.into_iter()
+                    .map(|(k, v)| (k.into(), v.into()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Variable `key`, as `std::env::var_os` answers.
+    pub fn var_os(&self, key: &str) -> Option<OsString> {
+        match &self.vars {
+            None => std::env::var_os(key),
+            Some(vars) => vars.get(std::ffi::OsStr::new(key)).cloned(),
+        }
+    }
+
+    /// Variable `key` when it is UTF-8, as `std::env::var(key).ok()` answers.
+    pub fn var(&self, key: &str) -> Option<String> {
+        self.var_os(key).and_then(|v| v.into_string().ok())
+    }
 }
 
 impl Context {
@@ -47,6 +96,7 @@ impl Context {
             notices: Mutex::new(vec![]),
             server: false,
             scan: Scan::native(),
+            env: Env::process(),
         }
     }
 
@@ -63,12 +113,23 @@ impl Context {
             notices: Mutex::new(vec![]),
             server: true,
             scan: Scan::native(),
+            env: Env::process(),
         }
     }
 
     /// The same place, with processes asked of `scan` (a test holds the table it runs against).
     pub fn with_scan(self, scan: Scan) -> Self {
         Self { scan, ..self }
+    }
+
+    /// The same place, reading `env` instead of the process's environment (a test's world).
+    pub fn with_env(self, env: Env) -> Self {
+        Self { env, ..self }
+    }
+
+    /// The environment this context reads.
+    pub fn env(&self) -> &Env {
+        &self.env
     }
 
     /// The process table this operation asks.
@@ -105,13 +166,13 @@ impl Context {
     /// line) or a URL that does not parse is a usage error, before anything opens it.
     pub fn ledger_location(&self) -> Result<LedgerLocation> {
         if self.server {
-            return server_ledger(self.repo()?);
+            return server_ledger(self.repo()?, &self.env);
         }
         let config = match self.repo_opt() {
             Some(repo) => configured_ledger(repo)?,
             None => None,
         };
-        let location = ledger::default_location(|k| std::env::var_os(k), config)
+        let location = ledger::default_location(|k| self.env.var_os(k), config)
             .map_err(bad_url)?
             .ok_or_else(|| {
                 Error::usage(
@@ -237,13 +298,11 @@ impl Context {
 
     /// `--holder`, else `GIT_HAND_HOLDER`, else `user@host`.
     pub fn holder(&self, explicit: Option<&str>) -> Result<String> {
-        let env = std::env::var("GIT_HAND_HOLDER")
-            .ok()
-            .filter(|h| !h.is_empty());
+        let env = self.env.var("GIT_HAND_HOLDER").filter(|h| !h.is_empty());
         let holder = match (explicit, env) {
             (Some(h), _) => h.to_string(),
             (None, Some(h)) => h,
-            (None, None) => default_holder(),
+            (None, None) => default_holder(&self.env),
         };
         super::repo::names::holder(&holder)?;
         Ok(holder)
@@ -251,10 +310,10 @@ impl Context {
 }
 
 /// `user@host` from the environment and the kernel's host name.
-pub(crate) fn default_holder() -> String {
+pub(crate) fn default_holder(env: &Env) -> String {
     let user = ["USER", "LOGNAME"]
         .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .find_map(|k| env.var(k).filter(|v| !v.is_empty()))
         .unwrap_or_else(|| "user".into());
     format!("{user}@{}", crate::platform::machine::hostname())
 }
@@ -277,7 +336,7 @@ fn bad_url(e: ledger::server::UrlError) -> Error {
 /// sets it (the hook then refuses every push: a server fails closed). A `GIT_HAND_LEDGER` in
 /// the hook's environment is the pusher's: naming any other ledger, it refuses the push; it is
 /// never used.
-fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
+fn server_ledger(repo: &Repo, env: &Env) -> Result<LedgerLocation> {
     let common = &repo.loc.common_dir;
     let set = Hint::run(format!(
         "git -C {} config hand.ledger <the clients' ledger: a path or a postgres:// URL>",
@@ -298,7 +357,7 @@ fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
             vec![set],
         ));
     };
-    let place = server_place(setting.clone().into()).map_err(bad_url)?;
+    let place = server_place(setting.clone().into(), env).map_err(bad_url)?;
     if let Place::File(path) = &place
         && !(path.is_absolute()
             && path
@@ -314,8 +373,8 @@ fn server_ledger(repo: &Repo) -> Result<LedgerLocation> {
             )
             .into());
     }
-    if let Some(theirs) = std::env::var_os("GIT_HAND_LEDGER").filter(|v| !v.is_empty()) {
-        let same = server_place(theirs.clone()).is_ok_and(|t| same_place(&t, &place));
+    if let Some(theirs) = env.var_os("GIT_HAND_LEDGER").filter(|v| !v.is_empty()) {
+        let same = server_place(theirs.clone(), env).is_ok_and(|t| same_place(&t, &place));
         if !same {
             return Err(Error::failed(
                 format!(
@@ -342,10 +401,11 @@ pub(crate) const SERVER_LEDGER_SOURCE: &str = "the repository's own hand.ledger"
 /// A server's ledger setting read as a place, with none of libpq's environment but `HOME` (the
 /// password file's default place): `PGHOST`, `PGDATABASE` and friends in the hook's environment
 /// are the pusher's, and a server URL names its host and database itself.
-fn server_place(setting: OsString) -> std::result::Result<Place, crate::ledger::server::UrlError> {
-    Place::from_setting(setting, &|k| {
-        (k == "HOME").then(|| std::env::var_os(k)).flatten()
-    })
+fn server_place(
+    setting: OsString,
+    env: &Env,
+) -> std::result::Result<Place, crate::ledger::server::UrlError> {
+    Place::from_setting(setting, &|k| (k == "HOME").then(|| env.var_os(k)).flatten())
 }
 
 /// Whether two places are one ledger: the same file (by its real path where it exists) or the
@@ -384,5 +444,56 @@ fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
                 Some("~/.local/state/git-hand/ledger.sqlite".into()),
             )
             .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A context outside any repository, reading only `vars`.
+    fn outside_a_repo(vars: &[(&str, &str)]) -> (tempfile::TempDir, Context) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf()).with_env(Env::of(vars.iter().copied()));
+        (dir, ctx)
+    }
+
+    #[test]
+    fn the_ledger_is_where_the_contexts_environment_says_not_the_processes() {
+        let (_dir, ctx) = outside_a_repo(&[("GIT_HAND_LEDGER", "/team/ledger.sqlite")]);
+        let location = ctx.ledger_location().unwrap();
+        assert_eq!(location.place, Place::File("/team/ledger.sqlite".into()));
+        assert_eq!(location.source, "GIT_HAND_LEDGER");
+
+        let (_dir, ctx) = outside_a_repo(&[("XDG_STATE_HOME", "/state"), ("HOME", "/home/a")]);
+        assert_eq!(
+            ctx.ledger_location().unwrap().place,
+            Place::File("/state/git-hand/ledger.sqlite".into())
+        );
+
+        let (_dir, ctx) = outside_a_repo(&[]);
+        let Err(Error::Usage { message, hints }) = ctx.ledger_location() else {
+            panic!("an environment without HOME names no ledger");
+        };
+        assert!(
+            message.contains("neither HOME nor XDG_STATE_HOME"),
+            "{message}"
+        );
+        assert_eq!(
+            hints,
+            [Hint::run("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")]
+        );
+    }
+
+    #[test]
+    fn the_holder_is_the_flag_then_git_hand_holder_then_user_at_host() {
+        let (_dir, ctx) = outside_a_repo(&[("GIT_HAND_HOLDER", "agent-7"), ("USER", "ann")]);
+        assert_eq!(ctx.holder(Some("bob")).unwrap(), "bob");
+        assert_eq!(ctx.holder(None).unwrap(), "agent-7");
+        let (_dir, ctx) = outside_a_repo(&[("LOGNAME", "ann")]);
+        let host = crate::platform::machine::hostname();
+        assert_eq!(ctx.holder(None).unwrap(), format!("ann@{host}"));
+        let (_dir, ctx) = outside_a_repo(&[("GIT_HAND_HOLDER", "two\nlines")]);
+        assert!(ctx.holder(None).is_err(), "a holder a stamp cannot carry");
     }
 }

@@ -43,8 +43,12 @@ pub fn run(ctx: &Context, event: ClaudeEvent) -> Result<Done, Failure> {
 fn worktree_create(ctx: &Context, input: &HookInput) -> Result<Done, Failure> {
     // The hook runs in the project directory; the input says which.
     let here = match &input.cwd {
-        Some(cwd) => Context::new(cwd.clone()).with_scan(ctx.scan()),
-        None => Context::new(ctx.cwd.clone()).with_scan(ctx.scan()),
+        Some(cwd) => Context::new(cwd.clone())
+            .with_scan(ctx.scan())
+            .with_env(ctx.env().clone()),
+        None => Context::new(ctx.cwd.clone())
+            .with_scan(ctx.scan())
+            .with_env(ctx.env().clone()),
     };
     if let Err(e) = here.repo() {
         return Err(Failure::from(e).hint(Hint::run(

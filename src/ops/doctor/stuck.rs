@@ -1,5 +1,8 @@
 //! Tasks left in `spawning` or `tearing-down` by a process that is gone: a crashed spawn is
 //! undone, a crashed teardown finished.
+//!
+//! A crashed spawn's slot is put back only at step `preparing` or `creating`, never at `intent`
+//! (not yet proven clean); at `creating`, a worktree git cannot read is removed instead.
 
 use std::path::Path;
 

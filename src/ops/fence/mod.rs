@@ -12,6 +12,10 @@
 //! A room of `ops` (issue 26): with its children, what a holder presents and how it is judged:
 //! the credential (`credential`), the same lease as push options (`credential_push`), the
 //! verdict every hook and `status`/`check` share (`verdict`), and the branch fence here.
+//!
+//! The query: one indexed query per branch (`View::fence_candidates`), the pusher's own lease left
+//! out in SQL, a candidate's tenure read before its task row, and the remote's key worked out only
+//! when there is a branch to fence.
 
 use std::path::Path;
 

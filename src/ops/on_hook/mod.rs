@@ -14,6 +14,9 @@
 //! A room of `ops` (issue 26): with its children, what each git hook decides: pre-push and
 //! post-checkout here, reference-transaction (`ref_fence`), the server's pre-receive
 //! (`pre_receive`), and the adoption of a plain `git worktree add` (`adopt`).
+//!
+//! `check`, `status` and `git hand` itself also ask `hooks::in_force`; the hook never does, so its
+//! allow path stays one ledger read.
 
 use std::path::PathBuf;
 

@@ -5,6 +5,10 @@
 //! slot is the worktree git-hand made and who may change it (`slot`), that it is safe to reuse
 //! (`safety`), who is inside it (`procs`), the stamp in its admin dir (`stamp`), and the hooks
 //! directory it shares with the repository's other worktrees (`slot_hooks`).
+//!
+//! Choosing ([`choose`]): an expired slot is proven safe before it is claimed, because claiming ends
+//! its task's lease for good; a free slot is claimed first and proven after, so two parallel
+//! spawns never probe or switch the same slot.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};

@@ -32,7 +32,7 @@ pub(crate) fn write_server_ledger(
     ledger: &LedgerLocation,
 ) -> Result<bool> {
     let setting = match (&ledger.place, ledger.source) {
-        (Place::Server(_), "GIT_HAND_LEDGER") => std::env::var("GIT_HAND_LEDGER").ok(),
+        (Place::Server(_), "GIT_HAND_LEDGER") => ctx.env().var("GIT_HAND_LEDGER"),
         (Place::Server(_), _) => ctx.repo()?.config_string("hand.ledger"),
         (Place::File(path), _) => Some(path.display().to_string()),
     }

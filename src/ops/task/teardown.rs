@@ -4,6 +4,12 @@
 //! Each step is recorded, so a retry after a crash resumes. A retry compares lease ids, never
 //! paths: once this task's slot tenure has ended, the slot may belong to someone else and
 //! teardown touches nothing on disk.
+//!
+//! The pin takes back an expired slot tenure (a new tenure, a new token, the same holder) and makes a
+//! live one open-ended; its check that no other teardown of the task is running is inside the same
+//! transaction, so two teardowns never both pass. The stamp stays after `switch --detach`, so a
+//! zombie without a credential is refused as `released`. Most teardowns are proven safe from refs
+//! alone.
 
 use std::path::Path;
 

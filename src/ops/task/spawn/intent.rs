@@ -1,6 +1,13 @@
 //! The intent: one transaction that records the task as `spawning` with every lease it needs
 //! (the slot, and the issue with `--issue`), or nothing. From its commit on, the claimed slot is
 //! this spawn's and a crash leaves a row `doctor` can settle; before it, nothing was written.
+//!
+//! A new slot's number is picked inside this transaction, so parallel spawns get distinct numbers.
+//! Both leases stay open-ended until activation, so a TTL shorter than the checkout cannot hand the
+//! slot to another spawn. The intent's fsync runs on another thread while git works
+//! ([`crate::ledger::Durability::SyncedMeanwhileTrimmedByCaller`]; the WAL is trimmed during `git
+//! switch`, `SlotGuard::git_meanwhile`), and `Claimed::durable` is waited for before the stamp names
+//! the lease.
 
 use std::path::{Path, PathBuf};
 

@@ -16,6 +16,10 @@
 //! - `stamping`: the stamp written into the slot's admin dir;
 //! - `activate`: the transaction that makes the task `active`;
 //! - `undo`: what a failure after the claim takes back; `resume`: a task already open.
+//!
+//! A slot lost to a concurrent spawn means planning again, at most `MAX_ATTEMPTS` (32) times; a
+//! claimed slot that proves unsafe is left out of later plans (`plan::UnsafeSlots`), a lost one is
+//! not.
 
 mod activate;
 mod casefold;

@@ -1,6 +1,10 @@
 //! Preparing the slot: git creates or switches it to the task's branch, under the slot's lock,
 //! each git command checked against the ledger first (see [`SlotGuard`]), with no transaction
 //! open. A failure here is undone by `undo::failed_spawn`, under the same lock.
+//!
+//! A new slot is `git worktree add --no-checkout --lock --detach` under the worktree-list lock, then
+//! `git switch --discard-changes -c`; both skip git-hand's own post-checkout shim when it is the only
+//! hook (`pool::switch_hook_args`).
 
 use std::path::{Path, PathBuf};
 
