@@ -44,6 +44,6 @@ impl Hint {
 
     /// Whether this hint runs git-hand's `verb` (its arguments start with it).
     pub(crate) fn runs_hand(&self, verb: &str) -> bool {
-        matches!(&self.run, Run::Hand(args) if args == verb || args.starts_with(&format!("{verb} ")))
+        matches!(&self.run, Run::Hand(args) if args.split_whitespace().next() == Some(verb))
     }
 }

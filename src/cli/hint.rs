@@ -12,7 +12,6 @@ impl serde::Serialize for Hint {
 /// How a user runs what `run` names.
 pub fn command(run: &Run) -> String {
     match run {
-        Run::Hand(args) if args.is_empty() => "git hand".to_string(),
         Run::Hand(args) => format!("git hand {args}"),
         Run::Other(line) => line.clone(),
     }

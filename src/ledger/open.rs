@@ -37,27 +37,29 @@ impl Ledger {
     /// server's). `Ok(None)` only where `mode` may not create it and there is none. A file that
     /// is there but is no ledger is refused ([`LedgerError::Damaged`]), never replaced.
     pub fn open(place: impl Into<Place>, mode: Mode) -> Result<Option<Self>> {
-        match place.into() {
-            Place::File(path) => open_file(&path, mode),
-            Place::Server(url) => {
-                let team = match mode {
-                    Mode::Create | Mode::Write => Some(team::Team::open(&url)?),
-                    // Reading changes nothing on the server: no schema made where there is
-                    // none, none migrated.
-                    Mode::Read => team::Team::open_existing(&url)?,
-                };
-                Ok(team.map(Self::team))
+        match (place.into(), mode) {
+            // Every writer of a server makes or migrates its schema: there `Write` is `Create`.
+            (place, Mode::Create) | (place @ Place::Server(_), Mode::Write) => {
+                Self::open_creating(place).map(Some)
+            }
+            (Place::File(path), mode) => match file::inspect(&path)? {
+                Some(on_disk) => connect(&path, on_disk, mode).map(Some),
+                None => Ok(None),
+            },
+            // Reading changes nothing on the server: no schema made where there is none, none
+            // migrated.
+            (Place::Server(url), Mode::Read) => {
+                Ok(team::Team::open_existing(&url)?.map(Self::team))
             }
         }
     }
 
     /// [`Ledger::open`] with [`Mode::Create`], which always gives a ledger.
     pub fn open_creating(place: impl Into<Place>) -> Result<Self> {
-        let place = place.into();
-        Self::open(place.clone(), Mode::Create)?.ok_or_else(|| LedgerError::Open {
-            path: PathBuf::from(place.to_string()),
-            source: std::io::Error::other("the new ledger vanished as it was published"),
-        })
+        match place.into() {
+            Place::File(path) => create_or_open_file(&path),
+            Place::Server(url) => Ok(Self::team(team::Team::open(&url)?)),
+        }
     }
 
     /// This ledger judging time by `clock` instead of the wall clock or the server's (tests and
@@ -123,12 +125,11 @@ impl Ledger {
     }
 }
 
-/// [`Ledger::open`] of a file.
-fn open_file(path: &Path, mode: Mode) -> Result<Option<Ledger>> {
-    let on_disk = match (file::inspect(path)?, mode) {
-        (Some(found), _) => found,
-        (None, Mode::Write | Mode::Read) => return Ok(None),
-        (None, Mode::Create) => {
+/// [`Ledger::open_creating`] of a file: made with the latest schema where there is none.
+fn create_or_open_file(path: &Path) -> Result<Ledger> {
+    let on_disk = match file::inspect(path)? {
+        Some(found) => found,
+        None => {
             file::create(path, |conn| schema::migrate(conn, path))?;
             file::inspect(path)?.ok_or_else(|| LedgerError::Open {
                 path: path.to_path_buf(),
@@ -136,7 +137,7 @@ fn open_file(path: &Path, mode: Mode) -> Result<Option<Ledger>> {
             })?
         }
     };
-    connect(path, on_disk, mode).map(Some)
+    connect(path, on_disk, Mode::Create)
 }
 
 /// Connects to the ledger file found at `path`, which must hold git-hand's schema.
