@@ -642,7 +642,7 @@ fn manual(
     refusal: Option<&HookError>,
     claude: Option<&ClaudeJson>,
 ) -> Result<Done, Failure> {
-    let recipe = hooks::manual::recipe(&Scene {
+    let recipe = super::recipe::recipe(&Scene {
         location,
         work_tree,
     });

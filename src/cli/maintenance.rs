@@ -132,7 +132,7 @@ pub fn prune(ctx: &Context, args: PruneArgs, json: bool) -> Result<Done, Failure
     for k in &r.kept {
         out.push_str(&format!("kept: {}: {}\n", k.path, k.why.join("; ")));
         if let Some(hint) = &k.hint {
-            out.push_str(&format!("  hint: {hint}\n"));
+            out.push_str(&format!("  hint: {}\n", super::hint::line(hint)));
         }
     }
     if r.removed.is_empty() && r.kept.is_empty() {

@@ -19,6 +19,7 @@ mod maintenance;
 mod manpage;
 pub mod output;
 mod path;
+mod recipe;
 mod refusal;
 mod renew;
 mod setup;

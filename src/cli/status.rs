@@ -218,7 +218,7 @@ fn claude_text(here: &Here, p: Paint) -> String {
         return String::new();
     };
     let mut out = String::new();
-    let mut fixes: Vec<&str> = vec![];
+    let mut fixes: Vec<&crate::hint::Words> = vec![];
     for l in &c.lapses {
         out.push_str(&format!(
             "{} {}: {}\n",
@@ -226,7 +226,7 @@ fn claude_text(here: &Here, p: Paint) -> String {
             l.file.display(),
             l.message
         ));
-        if !fixes.contains(&l.fix.as_str()) {
+        if !fixes.contains(&&l.fix) {
             fixes.push(&l.fix);
         }
     }

@@ -18,7 +18,7 @@ use super::install::{
 use super::locate::{HooksLocation, locate};
 use super::{HookError, HookName};
 use crate::git::Git;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 
 /// What [`ensure_installed`] did and whether a stale holder's push will be refused.
 #[derive(Debug)]
@@ -770,16 +770,24 @@ fn linked_lapses(
     if !files.is_empty() {
         lapses.push(Lapse {
             kind: LapseKind::LinkedHooks,
-            message: format!(
+            message: say(format!(
                 "{} in {}: not git-hand's (an installer run in a slot writes there), so slots \
                  run it instead of the main worktree's hook of that name; a repair moves it \
-                 aside, and the tool's installer belongs in the main worktree (then git hand \
-                 install)",
+                 aside, and the tool's installer belongs in the main worktree (then ",
                 names(&files),
                 l.display()
-            ),
+            ))
+            .hand("install")
+            .text(")")
+            .into(),
             hints: vec![
-                Hint::hand("doctor --repair").why("moves it aside (<name>.git-hand-displaced) and puts git-hand's back; then run the tool's installer in the main worktree, and git hand install"),
+                Hint::hand("doctor --repair").why(
+                    say(
+                        "moves it aside (<name>.git-hand-displaced) and puts git-hand's back; \
+                         then run the tool's installer in the main worktree, and ",
+                    )
+                    .hand("install"),
+                ),
             ],
             repairable: true,
         });
@@ -802,7 +810,7 @@ fn linked_lapses(
                         .collect::<Vec<_>>()
                         .join(" ")
                 ))
-                .why("then git hand doctor --repair"),
+                .why(say("then ").hand("doctor --repair")),
             ],
             repairable: false,
         });

@@ -46,6 +46,7 @@ use super::locate::{HooksLocation, locate};
 use super::manual::precommit;
 use super::{HookError, HookName, shim};
 use crate::git::Git;
+use crate::hint::say;
 
 /// How often a hook that changes under our feet is looked at again before giving up.
 const ATTEMPTS: usize = 3;
@@ -163,11 +164,14 @@ pub struct InstallReport {
 /// What to say of a file another tool wrote into the hooks directory of linked worktrees that
 /// an install moved aside to `to` (`install` and `spawn` both say it).
 pub fn displaced_line(to: &Path) -> String {
-    format!(
-        "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that tool's \
-         installer in the main worktree, then git hand install)",
+    say(format!(
+        "moved aside {} (another tool wrote it where slots run git-hand's hooks: run that \
+         tool's installer in the main worktree, then ",
         to.display()
-    )
+    ))
+    .hand("install")
+    .text(")")
+    .into()
 }
 
 impl InstallReport {

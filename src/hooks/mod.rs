@@ -22,7 +22,7 @@ pub mod shim;
 use std::path::PathBuf;
 
 use crate::git::GitError;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 
 pub use chain::{CHAINED_SUFFIX, HOOK_DIR_ENV, IN_HOOK_ENV, chained_path, run_chained};
 pub use ensure::{
@@ -35,7 +35,7 @@ pub use install::{
     displaced_line, install, install_into, uninstall, uninstall_from,
 };
 pub use locate::{HooksLocation, locate, not_moved_by_another_tool};
-pub use manual::{Manager, Recipe, Scene};
+pub use manual::{Manager, Scene};
 pub use server::{Layout, ServerReport, ServerTarget, install_server, uninstall_server};
 
 /// The hooks git-hand installs. Serialized as its file name.
@@ -172,7 +172,7 @@ impl HookError {
         match self {
             HookError::Configure { key, dir, .. } => vec![
                 Hint::run(format!("git -C {} config {key} true", show(dir)))
-                    .why("then run git hand install --server again"),
+                    .why(say("then run ").hand("install --server").text(" again")),
             ],
             HookError::Locate { dir, .. } => vec![
                 Hint::run(format!("git -C {} rev-parse --git-path hooks", show(dir)))
@@ -193,40 +193,58 @@ impl HookError {
                     .why("the lines to add to .husky/pre-push and .husky/post-checkout"),
             ],
             HookError::ChainOccupied { path, chained, .. } => vec![
-                Hint::run(format!(
-                    "keep both: append what {} does to {}, delete {}, then run: git hand install",
-                    show(path),
-                    show(chained),
-                    show(path)
-                )),
-                Hint::run(format!(
-                    "keep only the new hook: rm {}, then run: git hand install",
-                    show(chained)
-                )),
-                Hint::run(format!(
-                    "keep only the chained hook: rm {}, then run: git hand install",
-                    show(path)
-                )),
+                Hint::run(
+                    say(format!(
+                        "keep both: append what {} does to {}, delete {}, then run: ",
+                        show(path),
+                        show(chained),
+                        show(path)
+                    ))
+                    .hand("install"),
+                ),
+                Hint::run(
+                    say(format!(
+                        "keep only the new hook: rm {}, then run: ",
+                        show(chained)
+                    ))
+                    .hand("install"),
+                ),
+                Hint::run(
+                    say(format!(
+                        "keep only the chained hook: rm {}, then run: ",
+                        show(path)
+                    ))
+                    .hand("install"),
+                ),
             ],
             HookError::RestoreBlocked { path, chained, .. } => vec![
-                Hint::run(format!(
-                    "keep {}: merge what you need from {}, rm {}, then run: git hand uninstall",
-                    show(path),
-                    show(chained),
-                    show(chained)
-                )),
-                Hint::run(format!(
-                    "restore the chained hook instead: mv {} {}, then run: git hand uninstall",
-                    show(chained),
-                    show(path)
-                )),
+                Hint::run(
+                    say(format!(
+                        "keep {}: merge what you need from {}, rm {}, then run: ",
+                        show(path),
+                        show(chained),
+                        show(chained)
+                    ))
+                    .hand("uninstall"),
+                ),
+                Hint::run(
+                    say(format!(
+                        "restore the chained hook instead: mv {} {}, then run: ",
+                        show(chained),
+                        show(path)
+                    ))
+                    .hand("uninstall"),
+                ),
             ],
             HookError::Contended { .. } => vec![Hint::run("run the same command again")],
             HookError::Linked(e) => e.hints(),
-            HookError::NameTaken { path } => vec![Hint::run(format!(
-                "mv {} <another name in the same directory>, then run: git hand install --server",
-                show(path)
-            ))],
+            HookError::NameTaken { path } => vec![Hint::run(
+                say(format!(
+                    "mv {} <another name in the same directory>, then run: ",
+                    show(path)
+                ))
+                .hand("install --server"),
+            )],
             HookError::LayoutAmbiguous {
                 dispatched,
                 custom_hooks,

@@ -124,8 +124,9 @@ pub enum LedgerError {
     /// A reading verb found an older schema: readers never migrate.
     #[error(
         "the team ledger at {at} has schema version {found}, older than this git-hand's \
-         {supported}; a command that only reads does not migrate it: run git hand doctor once, \
-         with the role that owns the schema"
+         {supported}; a command that only reads does not migrate it: run {doctor} once, with \
+         the role that owns the schema",
+        doctor = crate::hint::hand("doctor")
     )]
     ServerNeedsMigration {
         at: String,

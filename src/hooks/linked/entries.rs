@@ -12,6 +12,7 @@ use super::{
     EntryChange, FORWARDER_MARKER, HOOK_NAMES, LinkedError, Paths, RECORD_PREFIX,
     REFERENCE_TRANSACTION, is_hook, main_worktree,
 };
+use crate::hint::say;
 use crate::hooks::{CHAINED_SUFFIX, chain::is_our_shim, files::io_err, shim};
 
 /// The target of a forwarder [`sync`](super::sync) wrote (`<D>/<name>`, or `./<D>/<name>` for a relative
@@ -240,7 +241,11 @@ pub(super) fn linked_config(paths: &Paths, d: &Path) -> Vec<u8> {
     text.extend_from_slice(&config_quote(d.as_os_str().as_bytes()));
     text.extend_from_slice(b" and common dir ");
     text.extend_from_slice(&config_quote(paths.common.as_os_str().as_bytes()));
-    text.extend_from_slice(b"\n# by git-hand, for linked worktrees only (docs/hooks.md); git hand install rewrites it\n[core]\n\thooksPath = ");
+    let record: String = say("\n# by git-hand, for linked worktrees only (docs/hooks.md); ")
+        .hand("install")
+        .text(" rewrites it\n[core]\n\thooksPath = ")
+        .into();
+    text.extend_from_slice(record.as_bytes());
     text.extend_from_slice(&config_quote(paths.hooks.as_os_str().as_bytes()));
     text.push(b'\n');
     text

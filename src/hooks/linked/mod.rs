@@ -29,7 +29,7 @@ use std::process::Output;
 use super::HookError;
 use super::files::{Over, TEMP_PREFIX, io_err, sweep_temp_files, write_atomic, write_atomic_mode};
 use crate::git::{Git, GitError};
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 
 mod entries;
 mod section;
@@ -173,10 +173,10 @@ impl LinkedError {
             e if e.is_lock_contention() => vec![Hint::run("run the same command again")],
             LinkedError::Git { file, .. } if file.is_dir() => vec![Hint::run(format!("git -C {} config --list", file.display())).why("must work for git-hand to read the repository's configuration")],
             LinkedError::Git { file, .. } => vec![Hint::run(format!("git config -f {} --list", file.display())).why("must work for git-hand to read it")],
-            LinkedError::SectionTaken { config, .. } => vec![Hint::run(format!("git config -f {} --remove-section 'includeIf.gitdir:./worktrees/**'", config.display())).why("or move what you keep there to another section, then run git hand install")],
-            LinkedError::NotADirectory { path } => vec![Hint::run(format!("ls -ld {}", path.display())).why("git-hand writes only into a directory of its own there; move it away, then run git hand install")],
+            LinkedError::SectionTaken { config, .. } => vec![Hint::run(format!("git config -f {} --remove-section 'includeIf.gitdir:./worktrees/**'", config.display())).why(say("or move what you keep there to another section, then run ").hand("install"))],
+            LinkedError::NotADirectory { path } => vec![Hint::run(format!("ls -ld {}", path.display())).why(say("git-hand writes only into a directory of its own there; move it away, then run ").hand("install"))],
             LinkedError::Loop { .. } => vec![
-                Hint::run("git config --unset core.hooksPath").why("the main worktree's hooks then are the repository's own, and git hand install puts its layout back"),
+                Hint::run("git config --unset core.hooksPath").why(say("the main worktree's hooks then are the repository's own, and ").hand("install").text(" puts its layout back")),
             ],
         }
     }

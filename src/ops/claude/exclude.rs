@@ -10,10 +10,16 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::git::Repo;
+use crate::hint::say;
 use crate::ops::{Error, Result};
 
 /// The first line of git-hand's block in `info/exclude`.
-const BEGIN: &str = "# git-hand: what Claude Code writes in a worktree (git hand install --claude)";
+fn begin() -> String {
+    say("# git-hand: what Claude Code writes in a worktree (")
+        .hand("install --claude")
+        .text(")")
+        .into()
+}
 
 /// The patterns: the per-user settings Claude Code writes in a project it runs in.
 pub(crate) const PATTERNS: &[&str] = &["/.claude/settings.local.json"];
@@ -35,7 +41,7 @@ pub(crate) fn ensure(repo: &Repo) -> Result<()> {
     if !have.is_empty() && !have.ends_with('\n') {
         block.push('\n');
     }
-    block.push_str(BEGIN);
+    block.push_str(&begin());
     block.push('\n');
     for p in PATTERNS {
         block.push_str(p);
@@ -50,7 +56,8 @@ pub(crate) fn ensure(repo: &Repo) -> Result<()> {
 }
 
 fn has_block(text: &str) -> bool {
-    text.lines().any(|l| l == BEGIN)
+    let begin = begin();
+    text.lines().any(|l| l == begin)
 }
 
 fn cannot(path: &Path, e: &dyn std::fmt::Display) -> Error {
@@ -72,7 +79,7 @@ mod tests {
 
     #[test]
     fn the_block_is_found_by_its_first_line() {
-        assert!(has_block(&format!("*.o\n{BEGIN}\n/.claude/x\n")));
+        assert!(has_block(&format!("*.o\n{}\n/.claude/x\n", begin())));
         assert!(!has_block("*.o\n# git-hand\n"));
     }
 }

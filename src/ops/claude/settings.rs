@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::hint::{Words, hand, say};
 use crate::repo_file::{self, RepoFileError};
 
 mod ordered;
@@ -94,15 +95,15 @@ impl Which {
     }
 
     /// The install that writes `file` again.
-    pub(crate) fn install_command(&self, file: &Path) -> String {
-        match self {
-            Which::Local => "git hand install --claude".into(),
-            Which::Shared => "git hand install --claude-shared".into(),
+    pub(crate) fn install_command(&self, file: &Path) -> Words {
+        hand(match self {
+            Which::Local => "install --claude".into(),
+            Which::Shared => "install --claude-shared".into(),
             Which::File => format!(
-                "git hand install --claude-settings {}",
+                "install --claude-settings {}",
                 crate::hooks::shim::sh_quote(&file.display().to_string())
             ),
-        }
+        })
     }
 }
 
@@ -171,14 +172,17 @@ pub(crate) fn timeout_secs(setup: Duration) -> u64 {
 pub fn command(event: Event, exe: Option<&Path>) -> String {
     let recorded = crate::hooks::shim::sh_quote(exe.and_then(Path::to_str).unwrap_or_default());
     let verb = event.verb();
-    format!(
+    say(format!(
         "h={recorded}; command -v git-hand >/dev/null 2>&1 && exec git-hand hook claude {verb}; \
          [ -x \"$h\" ] && exec \"$h\" hook claude {verb}; \
          echo \"git-hand: git-hand is not on PATH (nor at ${{h:-the path install recorded}}), \
          so Claude Code's {key} hook cannot run; install git-hand or put it on the PATH Claude \
-         Code starts with, then run git hand install --claude again\" >&2; exit 1",
+         Code starts with, then run ",
         key = event.key()
-    )
+    ))
+    .hand("install --claude")
+    .text(" again\" >&2; exit 1")
+    .into()
 }
 
 /// The entry git-hand wants for `event`: one command handler with its timeout.
@@ -440,7 +444,7 @@ pub struct Lapse {
     pub event: Option<Event>,
     /// What lapsed in `file` (which it does not repeat).
     pub message: String,
-    pub fix: String,
+    pub fix: Words,
 }
 
 /// The lapses of every settings file install `--claude` recorded for this repository, judged

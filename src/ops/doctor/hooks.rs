@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::Git;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::hooks::{Lapse, LapseKind};
 use crate::ledger::Ledger;
 use crate::ops::Result;
@@ -162,9 +162,17 @@ impl HooksCheck<'_> {
             subject: worktree.display().to_string(),
             detail: format!("{} ({})", lapse.message, lapse.kind.as_str()),
             action: if fixes {
-                "reinstall git-hand's hooks (git hand install)".into()
+                say("reinstall git-hand's hooks (")
+                    .hand("install")
+                    .text(")")
+                    .into()
             } else if lapse.repairable {
-                "none: hand.installHooks is false (git hand uninstall); git hand install opts back in".into()
+                say("none: hand.installHooks is false (")
+                    .hand("uninstall")
+                    .text("); ")
+                    .hand("install")
+                    .text(" opts back in")
+                    .into()
             } else {
                 "none: this needs your hand".into()
             },

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::hooks::shim::sh_quote;
 use crate::ledger::server::ServerUrl;
 use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Mode, Place, WorktreeKey};
@@ -62,7 +62,7 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
                  ledger to copy"
             ))
             .with_hint(Hint::run(
-                "GIT_HAND_LEDGER=/path/to/ledger.sqlite git hand ledger copy --to <url>",
+                say("GIT_HAND_LEDGER=/path/to/ledger.sqlite ").hand("ledger copy --to <url>"),
             )));
         }
     };
@@ -241,21 +241,25 @@ fn refused(found: &[Conflict], from: &Path, to: &ServerUrl) -> Error {
     let mut hints = vec![];
     for conflict in found {
         let hint = match conflict {
-            Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => {
-                Hint::run(format!(
-                    "ask {holder} to end it on the team ledger, or git hand teardown <task> here \
-                 first; then run git hand ledger copy again"
-                ))
-            }
+            Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => Hint::run(
+                say(format!("ask {holder} to end it on the team ledger, or "))
+                    .hand("teardown <task>")
+                    .text(" here first; then run ")
+                    .hand("ledger copy")
+                    .text(" again"),
+            ),
             Conflict::TokensAhead { .. } => {
                 Hint::hand("teardown <task>").why("here, then spawn it again on the team ledger")
             }
             Conflict::Unsettled { .. } => Hint::hand("doctor --repair").why("settle it first"),
-            Conflict::SlotNumber { repo, .. } => Hint::run(format!(
-                "cd {} && GIT_HAND_LEDGER={} git hand list --json",
-                worktree_of(repo),
-                sh_quote(&to.to_string())
-            ))
+            Conflict::SlotNumber { repo, .. } => Hint::run(
+                say(format!(
+                    "cd {} && GIT_HAND_LEDGER={} ",
+                    worktree_of(repo),
+                    sh_quote(&to.to_string())
+                ))
+                .hand("list --json"),
+            )
             .why(
                 "this machine's tasks \
                  and free slots there, with their paths",

@@ -153,7 +153,7 @@ fn lease_as_task(
             ),
             vec![
                 Hint::run("git switch -c <new-branch>").why("work here on a branch of its own"),
-                Hint::run(format!("cd \"$(git hand path {})\"", owner.name))
+                Hint::run(crate::hint::cd_to_slot(&owner.name))
                     .why("or work in the task's own slot"),
             ],
         )
@@ -175,7 +175,7 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
         Error::failed(
             format!("leased this worktree as task {name} but could not write its stamp ({e})"),
             vec![
-                Hint::run(format!("eval \"$(git hand env {name})\""))
+                Hint::run(crate::hint::present_credential(name))
                     .why("its pushes need the credential"),
                 Hint::hand(format!("teardown {name}")).why("or end the lease"),
             ],

@@ -386,9 +386,7 @@ pub(crate) fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
 fn unproven(info: &SlotInfo, e: &slot::NotTheSlot) -> Skipped {
     Skipped {
         path: info.slot.path.to_string(),
-        why: vec![format!(
-            "not the slot git-hand made ({e}): git hand doctor --repair sets it aside"
-        )],
+        why: vec![slot::sets_aside(e)],
     }
 }
 

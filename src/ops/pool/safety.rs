@@ -73,9 +73,7 @@ impl Probe {
         if let Err(e) = crate::ops::pool::slot::prove(&repo.loc.common_dir, path)
             && !e.is_gone()
         {
-            return vec![format!(
-                "not the slot git-hand made ({e}): git hand doctor --repair sets it aside"
-            )];
+            return vec![crate::ops::pool::slot::sets_aside(&e)];
         }
         if !self.on_disk {
             return vec!["not a linked worktree on disk".into()];

@@ -21,7 +21,7 @@ use crate::git::link::{self, LinkError};
 use crate::git::lock::LOCK_FILE;
 use crate::git::status::dirty_files;
 use crate::git::{Git, GitError, WorktreeListLock};
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
 use crate::ops::{Error, Result};
 use crate::platform::procs::Scan;
@@ -459,10 +459,24 @@ fn locked_file(stderr: &str) -> Option<PathBuf> {
     Some(PathBuf::from(&stderr[start..start + end]))
 }
 
+/// Why a slot that is not itself stays: a repair sets it aside.
+pub(crate) fn sets_aside(e: &NotTheSlot) -> String {
+    say(format!("not the slot git-hand made ({e}): "))
+        .hand("doctor --repair")
+        .text(" sets it aside")
+        .into()
+}
+
 /// The error for a slot that is not itself: nothing was touched.
 pub(crate) fn not_the_slot(e: &NotTheSlot) -> Error {
     Error::precondition(
         format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
-        vec![Hint::hand("doctor").why("reports it; git hand doctor --repair sets it aside")],
+        vec![
+            Hint::hand("doctor").why(
+                say("reports it; ")
+                    .hand("doctor --repair")
+                    .text(" sets it aside"),
+            ),
+        ],
     )
 }

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{LeaseId, Place};
 
 const FILE: &str = "git-hand-stamp";
@@ -208,8 +208,11 @@ pub(crate) fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>
         crate::ops::Error::failed(
             format!("{e}; this worktree's lease cannot be checked"),
             vec![
-                Hint::run(format!("rm {}", path(admin_dir).display()))
-                    .why("then present the credential: eval \"$(git hand env <task>)\""),
+                Hint::run(format!("rm {}", path(admin_dir).display())).why(
+                    say("then present the credential: eval \"$(")
+                        .hand("env <task>")
+                        .text(")\""),
+                ),
             ],
         )
     })

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::pool::{self, SlotInfo};
 use super::{Context, Error, Result, pool::safety};
 use crate::git::{Git, GitError};
+use crate::hint::{Hint, say};
 use crate::ledger::{EventKind, Ledger, WorktreeKey};
 
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub struct Kept {
     pub path: String,
     pub why: Vec<String>,
     /// The command that shows (or settles) what kept it, when there is one to run.
-    pub hint: Option<String>,
+    pub hint: Option<Hint>,
 }
 
 impl Kept {
@@ -145,7 +146,8 @@ fn refused_by_git(path: String, stderr: &str) -> Kept {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    let hint = format!("git -C {path} status   # see what git found, then: git hand prune --yes");
+    let hint = Hint::run(format!("git -C {path} status"))
+        .why(say("see what git found, then: ").hand("prune --yes"));
     Kept {
         why: vec![format!("git refused to remove it: {reason}")],
         hint: Some(hint),
@@ -164,7 +166,10 @@ fn keep_reasons(
         return vec![if t.is_live(now) {
             format!("leased to {} (token {})", t.holder, t.token)
         } else {
-            "its lease expired but was not ended (git hand doctor --repair)".to_string()
+            say("its lease expired but was not ended (")
+                .hand("doctor --repair")
+                .text(")")
+                .into()
         }];
     }
     if let Some(task) = info.tasks.first() {

@@ -4,7 +4,7 @@
 //! with no commit at all is told so, not asked about its default branch.
 
 use crate::git::{Git, Repo};
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ops::{Error, Result};
 
 /// A resolved base: the commit, and how the user would name it.
@@ -159,7 +159,7 @@ fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
         Error::usage("this repository has no commits yet: make a first commit, then spawn")
             .with_hint(
                 Hint::run("git commit --allow-empty -m \"first commit\"")
-                    .why("or add your files and commit them; then: git hand spawn <task>"),
+                    .why(say("or add your files and commit them; then: ").hand("spawn <task>")),
             ),
     ))
 }

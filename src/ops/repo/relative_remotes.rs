@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::Repo;
+use crate::hint::say;
 use crate::ops::Result;
 
 /// What was pinned: the key, the relative URL, the absolute one it now stands for.
@@ -66,9 +67,15 @@ pub(crate) fn unpinned_here(repo: &Repo) -> Option<String> {
     }
     let relative = repo.relative_remote_urls();
     let (key, url) = relative.first()?;
-    Some(format!(
-        "{key} is the relative path {url:?}, which git resolves from this worktree's top, not \
-         the main worktree's: a push or fetch from here goes somewhere else (git hand spawn pins \
-         it; or git config url.<absolute path>.insteadOf {url:?})"
-    ))
+    Some(
+        say(format!(
+            "{key} is the relative path {url:?}, which git resolves from this worktree's top, \
+             not the main worktree's: a push or fetch from here goes somewhere else ("
+        ))
+        .hand("spawn")
+        .text(format!(
+            " pins it; or git config url.<absolute path>.insteadOf {url:?})"
+        ))
+        .into(),
+    )
 }

@@ -458,7 +458,7 @@ fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
         "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
         task.name
     ))
-    .with_hint(Hint::run(format!("cd \"$(git hand path {})\"", task.name)).why("its slot")))
+    .with_hint(Hint::run(crate::hint::cd_to_slot(&task.name)).why("its slot")))
 }
 
 /// A credential whose lease no open task holds.

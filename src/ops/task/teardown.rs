@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{
     Acquire, By, Durability, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync,
     Retry, Step, Task, TaskState, Tenure, WorktreeKey,
@@ -410,7 +410,7 @@ fn in_progress(task: &Task, pid: i64) -> Error {
             task.name
         ),
         vec![
-            Hint::run("wait for it to finish, then: git hand list --all"),
+            Hint::run(say("wait for it to finish, then: ").hand("list --all")),
             Hint::hand(format!("teardown {}", task.name))
                 .why("again, if that process dies before it is done"),
         ],

@@ -9,7 +9,7 @@
 //! spawns racing with `Fix` and `fix` cannot both be recorded.
 
 use crate::git::Repo;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{Ledger, RepoId, Task};
 use crate::ops::{Error, Result};
 
@@ -62,10 +62,7 @@ pub(super) fn task_twin(task: &str, other: &Task, machine: &str) -> Error {
     let end = if other.machine == machine {
         Hint::hand(format!("teardown {}", other.name)).why("or end that task first")
     } else {
-        Hint::run(format!(
-            "ask {} to run on {}: git hand teardown {}",
-            other.holder, other.machine, other.name
-        ))
+        ask_to_end(other)
     };
     let on = if other.machine == machine {
         String::new()
@@ -81,5 +78,16 @@ pub(super) fn task_twin(task: &str, other: &Task, machine: &str) -> Error {
             Hint::hand(format!("spawn {task}-2")).why("work under another name"),
             end,
         ],
+    )
+}
+
+/// Ask the holder of `other`, a task of another machine, to end it there.
+pub(super) fn ask_to_end(other: &Task) -> Hint {
+    Hint::run(
+        say(format!(
+            "ask {} to run on {}: ",
+            other.holder, other.machine
+        ))
+        .hand(format!("teardown {}", other.name)),
     )
 }

@@ -243,10 +243,7 @@ impl NotTaken {
                     other.holder
                 ),
                 vec![
-                    Hint::run(format!(
-                        "ask {} to run on {}: git hand teardown {}",
-                        other.holder, other.machine, other.name
-                    )),
+                    super::casefold::ask_to_end(&other),
                     Hint::hand(format!("spawn {}-2", other.name)).why("or work under another name"),
                 ],
             )),
@@ -260,10 +257,7 @@ impl NotTaken {
                 vec![if other.machine == ground.machine {
                     Hint::hand(format!("teardown {}", other.name)).why("end that task first")
                 } else {
-                    Hint::run(format!(
-                        "ask {} to run on {}: git hand teardown {}",
-                        other.holder, other.machine, other.name
-                    ))
+                    super::casefold::ask_to_end(&other)
                 }],
             )),
             NotTaken::IssueHeld(t, machine) => {

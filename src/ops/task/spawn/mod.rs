@@ -41,7 +41,7 @@ pub use undo::abandon;
 
 use crate::clock::Millis;
 use crate::failpoint;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{Ledger, Task, Tenure};
 use crate::ops::pool::Skipped;
 use crate::ops::pool::slot::SlotGuard;
@@ -181,7 +181,7 @@ fn attempts(
     }
     Err(Error::precondition(
         "every free slot was taken by concurrent spawns; nothing was created",
-        vec![Hint::run("run the same git hand spawn again")],
+        vec![Hint::run(say("run the same ").hand("spawn").text(" again"))],
     ))
 }
 

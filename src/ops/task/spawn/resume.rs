@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{self, Ledger, Task, TaskState, Tenure};
 use crate::ops::{Error, Result, repo::base};
 
@@ -55,10 +55,9 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
                 task.slot_path.as_ref().map_or("?", |s| s.as_str())
             ),
             vec![
-                Hint::run(format!(
-                    "ask {} to run: git hand teardown {name}",
-                    task.holder
-                )),
+                Hint::run(
+                    say(format!("ask {} to run: ", task.holder)).hand(format!("teardown {name}")),
+                ),
                 Hint::hand(format!("spawn {name}-2")).why("or work under another name"),
             ],
         ));

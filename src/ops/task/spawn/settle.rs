@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{Durability, Idempotent, Ledger, Retry, Step, Task, TaskState};
 use crate::ops::pool::Plan;
 use crate::ops::{Error, Result, pool::safety};
@@ -113,10 +113,9 @@ fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
 /// The task was settled by someone else (`doctor --repair`) while this spawn worked on it.
 pub(super) fn settled_meanwhile(task: &str) -> Error {
     Error::failed(
-        format!(
-            "task {task} was settled by someone else (git hand doctor --repair?) while it was \
-             being spawned; it is not active and holds no lease"
-        ),
+        say(format!("task {task} was settled by someone else ("))
+            .hand("doctor --repair")
+            .text("?) while it was being spawned; it is not active and holds no lease"),
         vec![Hint::hand(format!("spawn {task}")).why("start it again")],
     )
 }

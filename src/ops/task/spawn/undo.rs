@@ -7,7 +7,7 @@ use super::plan::BranchOrigin;
 use super::plan::Groundwork;
 use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
-use crate::hint::Hint;
+use crate::hint::{Hint, say};
 use crate::ledger::{
     Durability, EndReason, Idempotent, IssueLease, Ledger, LedgerError, Retry, Task,
 };
@@ -96,11 +96,12 @@ pub(super) fn failed_spawn(
         && SpawnWork::at(task.step) == SpawnWork::Creating
         && std::fs::symlink_metadata(&claimed.path).is_err();
     drop(owned);
-    let mut left = if released {
+    let mut left: String = if released {
         "the slot is left clean and free"
     } else {
         "the slot is left clean"
-    };
+    }
+    .into();
     if unmade {
         let key = crate::ledger::WorktreeKey::from_canonical(&claimed.path);
         let common = &ground.repo.loc.common_dir;
@@ -111,15 +112,19 @@ pub(super) fn failed_spawn(
             &key,
             crate::ops::prune::OnDisk::Missing,
         ) {
-            Ok(_) => "the slot it was making is removed",
-            Err(_) => {
-                "the slot it was making is gone from disk: git hand doctor --repair forgets it"
-            }
+            Ok(_) => "the slot it was making is removed".into(),
+            Err(_) => say("the slot it was making is gone from disk: ")
+                .hand("doctor --repair")
+                .text(" forgets it")
+                .into(),
         };
     }
     let mut hints = vec![
-        Hint::hand(format!("spawn {}", task.name))
-            .why("try again; git hand doctor if it keeps failing"),
+        Hint::hand(format!("spawn {}", task.name)).why(
+            say("try again; ")
+                .hand("doctor")
+                .text(" if it keeps failing"),
+        ),
     ];
     if why.setup {
         hints.push(
