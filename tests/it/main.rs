@@ -27,6 +27,7 @@ mod install_lint;
 mod lease_cli;
 mod ledger;
 mod ledger_integrity;
+mod library;
 mod listing;
 mod log_scope;
 mod main_worktree_hooks;

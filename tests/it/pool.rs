@@ -1,9 +1,18 @@
-//! The worktree pool end to end: spawn, reuse, teardown, the guards that keep work safe.
+//! The worktree pool: spawn, reuse, teardown, the guards that keep work safe. End to end through
+//! the binary, except the decisions that need no process boundary (which slot a spawn takes,
+//! what a teardown refuses, what doctor settles), which drive the library (`library.rs`).
 
 use std::path::{Path, PathBuf};
 
+use git_hand::ledger::{TaskState, Tasks};
+use git_hand::ops::Error;
+use git_hand::ops::doctor::ProblemKind;
+use git_hand::ops::task::spawn::SlotSource;
+use git_hand::ops::task::teardown::TornDown;
+use git_hand::platform::procs::Scan;
 use serde_json::Value;
 
+use crate::library::{Sleeper, World};
 use crate::support::{GitPause, Run, TestEnv, finish, path_of, spawn};
 
 fn teardown(env: &TestEnv, repo: &Path, task: &str, extra: &[&str]) -> Run {
@@ -63,45 +72,35 @@ fn spawn_gives_a_locked_linked_worktree_on_the_task_branch_and_reuses_it_after_t
 }
 
 /// Leaves slot 1 (task `t1`) freed but in the state `make_unsafe` puts it in, then spawns:
-/// the new task must not get slot 1.
-fn assert_never_reused(make_unsafe: impl FnOnce(&TestEnv, &Path) -> Option<std::process::Child>) {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let a = spawn(&env, &repo, "t1", &[]);
-    let path = path_of(&a);
-    teardown(&env, &repo, "t1", &[]).ok();
-    let child = make_unsafe(&env, &path);
-    let b = spawn(&env, &repo, "t2", &[]);
-    assert_ne!(path_of(&b), path, "an unsafe slot was reused");
-    assert_eq!(b["slot_source"], "created");
-    let skipped = b["skipped"].to_string();
+/// the new task must not get slot 1. On the library: which slot a spawn takes is a decision
+/// over the pool's facts, with no process boundary in it.
+fn assert_never_reused(make_unsafe: impl FnOnce(&TestEnv, &Path) -> Option<Sleeper>) {
+    let world = World::new(Scan::native());
+    let a = world.spawn("t1");
+    let path = a.path.clone();
+    world.teardown("t1");
+    let _tenant = make_unsafe(&world.env, &path);
+    let b = world.spawn("t2");
+    assert_ne!(b.path, path, "an unsafe slot was reused");
+    assert_eq!(b.source, SlotSource::Created);
     assert!(
-        skipped.contains(path.to_str().unwrap()),
-        "the skipped slot is named: {skipped}"
+        b.skipped.iter().any(|s| Path::new(&s.path) == path),
+        "the skipped slot is named: {:?}",
+        b.skipped
     );
     // Spawn claimed the free slot before probing it; finding it unsafe, it let go again: the
     // slot is free, not leased to anyone.
-    let listing = env.hand(&repo, &["list", "--json"]).code(0).json();
-    let free: Vec<&str> = listing["free_slots"]
-        .as_array()
-        .unwrap()
+    let listing = world.list();
+    let free: Vec<&str> = listing
+        .free_slots
         .iter()
-        .map(|s| s["path"].as_str().unwrap())
+        .map(|s| s.info.slot.path.as_str())
         .collect();
-    assert_eq!(free, [path.to_str().unwrap()], "{listing:#}");
+    assert_eq!(free, [path.to_str().unwrap()]);
     // The taken-back intent left no task row behind: t2 is one task, in its new slot.
-    let all = env.hand(&repo, &["list", "--all", "--json"]).code(0).json();
-    let t2_rows = all["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["task"] == "t2")
-        .count();
-    assert_eq!(t2_rows, 1, "{all:#}");
-    if let Some(mut c) = child {
-        c.kill().unwrap();
-        c.wait().unwrap();
-    }
+    let all = world.list_of(Tasks::All);
+    let t2_rows = all.tasks.iter().filter(|t| t.task.name == "t2").count();
+    assert_eq!(t2_rows, 1);
 }
 
 #[test]
@@ -130,51 +129,61 @@ fn a_slot_holding_a_commit_on_no_branch_is_never_reused() {
 
 #[test]
 fn a_slot_with_a_live_process_inside_is_never_reused() {
-    assert_never_reused(|env, path| {
-        let child = env.command("sleep", path).arg("30").spawn().unwrap();
-        Some(child)
-    });
+    assert_never_reused(|env, path| Some(Sleeper::in_dir(env, path)));
 }
 
 #[test]
 fn a_process_inside_that_only_inherited_git_hands_marker_is_still_a_tenant() {
     // A hook's background job started under git-hand's own `git switch` inherits
-    // GIT_HAND_INTERNAL=1; it is no git child of a live git-hand, so it keeps the slot.
-    assert_never_reused(|env, path| {
-        let child = env
-            .command("sleep", path)
-            .arg("30")
-            .env("GIT_HAND_INTERNAL", "1")
-            .spawn()
-            .unwrap();
-        Some(child)
-    });
+    // GIT_HAND_INTERNAL=1; it is no git child of a live git-hand, so it keeps the slot. Through
+    // the binary: in this process the job would be a child of the spawner itself.
+    let env = TestEnv::new();
+    let repo = env.repo("app");
+    let path = path_of(&spawn(&env, &repo, "t1", &[]));
+    teardown(&env, &repo, "t1", &[]).ok();
+    let mut child = env
+        .command("sleep", &path)
+        .arg("30")
+        .env("GIT_HAND_INTERNAL", "1")
+        .spawn()
+        .unwrap();
+    let b = spawn(&env, &repo, "t2", &[]);
+    assert_ne!(path_of(&b), path, "an unsafe slot was reused");
+    let skipped = b["skipped"].to_string();
+    assert!(
+        skipped.contains(path.to_str().unwrap()),
+        "the skipped slot is named: {skipped}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
 
 #[test]
 fn teardown_refuses_unlanded_work_and_names_it_and_force_keeps_commits_on_the_branch() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let path = path_of(&spawn(&env, &repo, "t1", &[]));
+    let world = World::new(Scan::native());
+    let (env, repo) = (&world.env, &world.repo);
+    let path = world.spawn("t1").path;
     let oid = env.commit(&path, "feature.txt", "work\n");
     std::fs::write(path.join("scratch.txt"), "wip\n").unwrap();
-    let run = teardown(&env, &repo, "t1", &[]).code(3);
-    assert!(run.stderr.contains("scratch.txt"), "{}", run.stderr);
-    assert!(run.stderr.contains("change feature.txt"), "{}", run.stderr);
+    let refused = world.try_teardown("t1", false).unwrap_err();
+    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    let said = refused.to_string();
+    assert!(said.contains("scratch.txt"), "{said}");
+    assert!(said.contains("change feature.txt"), "{said}");
     assert!(
         path.join("scratch.txt").exists(),
         "a refused teardown changes nothing"
     );
-    let list = env.hand(&repo, &["list", "--json"]).json();
-    assert_eq!(list["tasks"][0]["state"], "active");
+    assert_eq!(world.list().tasks[0].task.state, TaskState::Active);
 
-    teardown(&env, &repo, "t1", &["--force"]).ok();
+    let torn = world.try_teardown("t1", true).unwrap();
+    assert!(matches!(torn, TornDown::Freed { .. }), "{torn:?}");
     assert!(
         !path.join("scratch.txt").exists(),
         "--force discards uncommitted files"
     );
     assert_eq!(
-        env.git(&repo, &["rev-parse", "hand/t1"]),
+        env.git(repo, &["rev-parse", "hand/t1"]),
         oid,
         "commits stay on the task's branch"
     );
@@ -183,43 +192,43 @@ fn teardown_refuses_unlanded_work_and_names_it_and_force_keeps_commits_on_the_br
         head.code, 1,
         "the slot is detached so the branch can be checked out elsewhere"
     );
-    env.git(&repo, &["switch", "hand/t1"]);
+    env.git(repo, &["switch", "hand/t1"]);
 }
 
 #[test]
 fn teardown_of_landed_work_needs_no_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let path = path_of(&spawn(&env, &repo, "t1", &[]));
+    let world = World::new(Scan::native());
+    let env = &world.env;
+    let path = world.spawn("t1").path;
     env.commit(&path, "feature.txt", "work\n");
     env.git(&path, &["push", "-q", "origin", "hand/t1"]);
-    let out = teardown(&env, &repo, "t1", &["--json"]).ok();
-    assert!(out.contains("\"freed\""), "{out}");
-    let again = teardown(&env, &repo, "t1", &["--json"]).ok();
+    let torn = world.try_teardown("t1", false).unwrap();
+    assert!(matches!(torn, TornDown::Freed { .. }), "{torn:?}");
+    let again = world.try_teardown("t1", false).unwrap();
     assert!(
-        again.contains("\"already-done\""),
-        "teardown is retryable: {again}"
+        matches!(again, TornDown::AlreadyDone(_)),
+        "teardown is retryable: {again:?}"
     );
 }
 
 #[test]
 fn spawn_is_idempotent_for_the_same_holder_and_refused_for_another() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let a = spawn(&env, &repo, "t1", &["--holder", "alice", "--ttl", "1h"]);
-    let again = spawn(&env, &repo, "t1", &["--holder", "alice", "--ttl", "2h"]);
-    assert_eq!(again["path"], a["path"]);
-    assert_eq!(again["lease_id"], a["lease_id"]);
-    assert_eq!(again["token"], a["token"]);
-    assert_eq!(again["slot_source"], "existing");
+    const HOUR: i64 = 3_600_000;
+    let world = World::new(Scan::native());
+    let a = world.try_spawn("t1", "alice", Some(HOUR)).unwrap();
+    let again = world.try_spawn("t1", "alice", Some(2 * HOUR)).unwrap();
+    assert_eq!(again.path, a.path);
+    assert_eq!(again.tenure.lease_id, a.tenure.lease_id);
+    assert_eq!(again.tenure.token, a.tenure.token);
+    assert_eq!(again.source, SlotSource::Existing);
     assert_ne!(
-        again["expires_at"], a["expires_at"],
+        again.tenure.expires_at, a.tenure.expires_at,
         "the expiry follows the new TTL"
     );
-    let run = env.hand(&repo, &["spawn", "t1", "--holder", "bob"]).code(3);
-    assert!(run.stderr.contains("alice"), "{}", run.stderr);
-    let slots = env.hand(&repo, &["list", "--json"]).json();
-    assert_eq!(slots["tasks"].as_array().unwrap().len(), 1);
+    let refused = world.try_spawn("t1", "bob", None).unwrap_err();
+    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    assert!(refused.to_string().contains("alice"), "{refused}");
+    assert_eq!(world.list().tasks.len(), 1);
 }
 
 #[test]
@@ -590,44 +599,37 @@ fn renew_env_and_done_act_on_the_task_of_the_current_worktree() {
 
 #[test]
 fn doctor_settles_missing_slots_and_expired_leases_and_reports_strangers() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let a = path_of(&spawn(&env, &repo, "gone", &[]));
-    spawn(&env, &repo, "lapsed", &["--ttl", "1s"]);
-    env.hand(&repo, &["teardown", "gone"]).ok();
+    let world = World::new(Scan::native());
+    let (env, repo) = (&world.env, &world.repo);
+    let a = world.spawn("gone").path;
+    world.try_spawn("lapsed", "tester", Some(1_000)).unwrap();
+    world.teardown("gone");
     std::fs::remove_dir_all(&a).unwrap();
     let stray = a.parent().unwrap().parent().unwrap().join("9/app");
     std::fs::create_dir_all(&stray).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1200));
-    let found = env.hand(&repo, &["doctor", "--json"]).code(3).json();
-    let kinds: Vec<&str> = found["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    for kind in ["expired-lease", "missing-slot", "unknown-slot"] {
-        assert!(kinds.contains(&kind), "{kind} not found in {found:#}");
+    let found = world.doctor(false);
+    let kinds: Vec<ProblemKind> = found.iter().map(|p| p.kind).collect();
+    for kind in [
+        ProblemKind::ExpiredLease,
+        ProblemKind::MissingSlot,
+        ProblemKind::UnknownSlot,
+    ] {
+        assert!(kinds.contains(&kind), "{kind:?} not found in {found:#?}");
     }
-    let repaired = env
-        .hand(&repo, &["doctor", "--repair", "--json"])
-        .code(3)
-        .json();
-    for p in repaired["problems"].as_array().unwrap() {
-        assert_eq!(p["repaired"], p["kind"] != "unknown-slot", "{p:#}");
+    let repaired = world.doctor(true);
+    for p in &repaired {
+        assert_eq!(p.repaired, p.kind != ProblemKind::UnknownSlot, "{p:#?}");
     }
     assert!(stray.exists(), "doctor never deletes what it did not make");
-    let list = env.hand(&repo, &["list", "--all", "--json"]).json();
+    let all = world.list_of(Tasks::All);
     assert!(
-        list["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["state"] == "done"),
-        "{list:#}"
+        all.tasks.iter().all(|t| t.task.state == TaskState::Done),
+        "{:?}",
+        all.tasks.iter().map(|t| &t.task).collect::<Vec<_>>()
     );
     assert!(
-        !env.git(&repo, &["worktree", "list"])
+        !env.git(repo, &["worktree", "list"])
             .contains(a.to_str().unwrap())
     );
 }
@@ -636,23 +638,24 @@ fn doctor_settles_missing_slots_and_expired_leases_and_reports_strangers() {
 /// them, and only for them.
 #[test]
 fn a_task_row_without_a_lease_id_still_guards_its_slot_by_path() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let slot = path_of(&spawn(&env, &repo, "t1", &[]));
-    env.hand(&repo, &["teardown", "t1"]).ok();
-    let conn = rusqlite::Connection::open(env.ledger()).unwrap();
+    let world = World::new(Scan::native());
+    let slot = world.spawn("t1").path;
+    world.teardown("t1");
+    let conn = rusqlite::Connection::open(world.env.ledger()).unwrap();
     conn.execute(
         "INSERT INTO tasks (repo_id, name, state, slot_path, lease_id, branch, holder, created_at, updated_at)
          SELECT repo_id, 'legacy', 'active', slot_path, NULL, 'old/branch', 'someone', 0, 0 FROM tasks WHERE name = 't1'",
         [],
     )
     .unwrap();
-    let next = spawn(&env, &repo, "t2", &[]);
-    assert_ne!(path_of(&next), slot, "the legacy row's slot was taken");
+    let next = world.spawn("t2");
+    assert_ne!(next.path, slot, "the legacy row's slot was taken");
     assert!(
-        next["skipped"].to_string().contains("legacy"),
-        "{}",
-        next["skipped"]
+        next.skipped
+            .iter()
+            .any(|s| s.why.join(" ").contains("legacy")),
+        "{:?}",
+        next.skipped
     );
 }
 

@@ -1,166 +1,18 @@
 //! The operations themselves (spawn, teardown, list, doctor) run in this process against each
 //! process table this platform has (`Scan::every()`: on Linux the `/proc` fast path and the
-//! portable `sysinfo` one, which macOS runs). Every other integration test goes through the
-//! binary, which on Linux scans `/proc`: without these, nothing at operation level ever ran with
-//! the portable table (issue 24).
+//! portable `sysinfo` one, which macOS runs). The binary, and the other library-level tests
+//! (`library.rs`'s world with the native table), scan `/proc` on Linux: without these, nothing
+//! at operation level ever ran with the portable table (issue 24).
 //!
-//! Each test is a real repository made with real git in a [`TestEnv`]; the library is pointed at
-//! that world through the repository's git configuration (`hand.ledger`, `hand.root`), never by
-//! changing this process's environment. [`World::context`] refuses to go on when the ledger it
-//! would use is not the world's (a `GIT_HAND_LEDGER` in the environment wins over
-//! `hand.ledger`), so a test can never write to the user's own ledger. `hand.installHooks=false`
-//! keeps spawn from installing hooks: the git that spawn runs here reads this process's `HOME`,
-//! and a global `core.hooksPath` there must not be written to.
+//! Each test is a [`World`] of its own (`library.rs`: a real repository, a real ledger, the
+//! library pointed at them through the repository's configuration).
 
-use std::path::{Path, PathBuf};
-use std::process::Child;
-use std::time::{Duration, Instant};
-
-use git_hand::ledger::Place;
-use git_hand::ops::Context;
-use git_hand::ops::doctor::{self, ProblemKind};
+use git_hand::ops::doctor::ProblemKind;
 use git_hand::ops::task::sessions::Presence;
-use git_hand::ops::task::spawn::{self, SlotSource, SpawnOptions, Spawned};
-use git_hand::ops::task::tasks::{self, Reach};
-use git_hand::ops::task::teardown::{self, TeardownOptions, TornDown};
+use git_hand::ops::task::spawn::SlotSource;
 use git_hand::platform::procs::Scan;
 
-use crate::support::{TestEnv, wait_until};
-
-/// How long a test waits for a process it started to have exec'd (far beyond a real exec).
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// A repository in a world of its own, and the process table the operations ask.
-struct World {
-    env: TestEnv,
-    repo: PathBuf,
-    scan: Scan,
-}
-
-impl World {
-    fn new(scan: Scan) -> Self {
-        let env = TestEnv::new();
-        let repo = env.repo("app");
-        let ledger = env.ledger();
-        let root = env.path("data/git-hand/pools");
-        env.git(&repo, &["config", "hand.ledger", ledger.to_str().unwrap()]);
-        env.git(&repo, &["config", "hand.root", root.to_str().unwrap()]);
-        env.git(&repo, &["config", "hand.installHooks", "false"]);
-        Self { env, repo, scan }
-    }
-
-    /// The repository's context with this world's table, once it is proven to use this world's
-    /// ledger (and no other: see the module's note).
-    fn context(&self) -> Context {
-        let ctx = Context::new(self.repo.clone()).with_scan(self.scan);
-        let location = ctx.ledger_location().unwrap();
-        assert_eq!(
-            location.place,
-            Place::File(self.env.ledger()),
-            "the library would use the ledger from {}, not this test's: unset GIT_HAND_LEDGER",
-            location.source
-        );
-        ctx
-    }
-
-    fn spawn_as(&self, task: &str, holder: &str) -> Spawned {
-        let ctx = self.context();
-        let opts = SpawnOptions {
-            task,
-            base: None,
-            branch: None,
-            issue: None,
-            holder,
-            ttl: None,
-            fetch: false,
-            no_setup: true,
-            offer_no_setup: false,
-        };
-        let checked = spawn::check(&ctx, &opts, &|_| {}).unwrap();
-        let mut ledger = ctx.open_ledger().unwrap();
-        spawn::spawn(&ctx, &mut ledger, &opts, checked, &|_| {}).unwrap()
-    }
-
-    fn spawn(&self, task: &str) -> Spawned {
-        self.spawn_as(task, "tester")
-    }
-
-    #[track_caller]
-    fn teardown(&self, task: &str) {
-        let ctx = self.context();
-        let mut ledger = ctx.open_ledger().unwrap();
-        let opts = TeardownOptions {
-            task,
-            force: false,
-            keep_unpushed: false,
-            setup: None,
-        };
-        let torn = teardown::teardown(&ctx, &mut ledger, &opts).unwrap();
-        assert!(
-            matches!(torn, TornDown::Freed { .. }),
-            "{:?}: {task} was not freed: {torn:?}",
-            self.scan
-        );
-    }
-
-    fn list(&self) -> tasks::Listing {
-        let ctx = self.context();
-        let mut ledger = ctx.ledger_for_reading().unwrap();
-        tasks::list(
-            &ctx,
-            &mut ledger,
-            git_hand::ledger::Tasks::Open,
-            Reach::Here,
-        )
-        .unwrap()
-    }
-
-    /// What `doctor` finds (and with `repair`, settles).
-    fn doctor(&self, repair: bool) -> Vec<doctor::Problem> {
-        doctor::doctor(&self.context(), repair).unwrap().problems
-    }
-
-    #[track_caller]
-    fn assert_healthy(&self, when: &str) {
-        let problems = self.doctor(false);
-        assert!(
-            problems.is_empty(),
-            "{:?}, {when}: doctor found {problems:#?}",
-            self.scan
-        );
-    }
-}
-
-/// `sleep`, started by the test with its directory in `dir`, killed and reaped when dropped
-/// (also when the test panics).
-struct Sleeper(Child);
-
-impl Sleeper {
-    /// Returns once it has exec'd: until then it is a fork of this test's binary, which the
-    /// scan may take for git-hand's own process.
-    fn in_dir(env: &TestEnv, dir: &Path) -> Self {
-        let child = env.command("sleep", dir).arg("600").spawn().unwrap();
-        let sleeper = Self(child);
-        let pid = sleeper.pid();
-        let native = Scan::native();
-        let own = native.own_exe();
-        wait_until("the sleeper exec'd", Instant::now() + DEADLINE, || {
-            native.exe(pid).is_some_and(|exe| Some(exe) != own)
-        });
-        sleeper
-    }
-
-    fn pid(&self) -> i64 {
-        i64::from(self.0.id())
-    }
-}
-
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::library::{Sleeper, World};
 
 /// A slot whose task was torn down, with nothing inside, is the next spawn's; and the listing
 /// and doctor agree that all is well.
