@@ -4,8 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
+use git_hand::ledger::TaskState;
+use git_hand::ops::Error;
+use git_hand::ops::doctor::ProblemKind;
+use git_hand::platform::procs::Scan;
 use serde_json::Value;
 
+use crate::library::World;
 use crate::support::{GitPause, SYSTEM_PATH, TestEnv, finish, path_of, spawn};
 
 fn head_of(env: &TestEnv, dir: &Path) -> String {
@@ -152,16 +157,16 @@ fn a_free_slot_replaced_by_a_symlink_is_never_taken_and_doctor_removes_only_the_
 
 #[test]
 fn teardown_of_a_slot_replaced_by_a_symlink_touches_nothing() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let slot = path_of(&spawn(&env, &repo, "a", &[]));
-    let mine = users_worktree(&env, &repo);
+    let world = World::new(Scan::native());
+    let (env, repo) = (&world.env, &world.repo);
+    let slot = world.spawn("a").path;
+    let mine = users_worktree(env, repo);
     replace_with_symlink(&slot, &mine);
-    let run = env.hand(&repo, &["teardown", "a", "--force"]).code(3);
-    assert!(run.stderr.contains("symlink"), "{}", run.stderr);
-    assert_untouched(&env, &mine);
-    let status = env.hand(&repo, &["list", "--json"]).json();
-    assert_eq!(status["tasks"][0]["state"], "active");
+    let refused = world.try_teardown("a", true).unwrap_err();
+    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    assert!(refused.to_string().contains("symlink"), "{refused}");
+    assert_untouched(env, &mine);
+    assert_eq!(world.list().tasks[0].task.state, TaskState::Active);
 }
 
 #[test]
@@ -284,19 +289,15 @@ fn a_spawn_whose_git_fails_leaves_its_slot_free_and_clean() {
 
 #[test]
 fn doctor_reports_a_free_slot_no_spawn_will_take() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    let slot = path_of(&spawn(&env, &repo, "a", &[]));
-    env.hand(&repo, &["teardown", "a"]).ok();
+    let world = World::new(Scan::native());
+    let slot = world.spawn("a").path;
+    world.teardown("a");
     std::fs::write(slot.join("stray.txt"), "whose?\n").unwrap();
-    let doctor = env
-        .hand(&repo, &["doctor", "--repair", "--json"])
-        .code(3)
-        .json();
-    assert_eq!(doctor["problems"][0]["kind"], "unusable-slot", "{doctor:#}");
+    let doctor = world.doctor(true);
+    assert_eq!(doctor[0].kind, ProblemKind::UnusableSlot, "{doctor:#?}");
     assert!(slot.join("stray.txt").exists(), "doctor threw work away");
     std::fs::remove_file(slot.join("stray.txt")).unwrap();
-    env.hand(&repo, &["doctor"]).ok();
+    world.assert_healthy("with the stray file gone");
 }
 
 /// Task `a` in a slot with a commit and an uncommitted change (so teardown --force resets it),
