@@ -8,6 +8,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::error::ErrorBody;
+use super::shape::{HookChangeJson, each};
 use super::{Done, Failure, Kind};
 use crate::git::Git;
 use crate::hint::Hint;
@@ -105,7 +106,7 @@ struct InstallJson<'a> {
     outcome: OutcomeWord,
     hooks_dir: &'a Path,
     hooks_path: Option<&'a str>,
-    hooks: &'a [HookChange],
+    hooks: Vec<HookChangeJson<'a>>,
     /// Files another tool wrote into the hooks directory of linked worktrees, moved aside to
     /// these paths (issue 25); left out when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -152,7 +153,7 @@ struct UninstallJson<'a> {
     outcome: OutcomeWord,
     hooks_dirs: &'a [PathBuf],
     hooks_path: Option<&'a str>,
-    hooks: &'a [HookChange],
+    hooks: Vec<HookChangeJson<'a>>,
     /// Always false: uninstalling opts out of spawn installing the hooks again.
     install_hooks: bool,
 }
@@ -246,7 +247,7 @@ pub fn install(ctx: &Context, args: InstallArgs, json: bool) -> Result<Done, Fai
             },
             hooks_dir: &report.dir,
             hooks_path: report.location.hooks_path.as_deref(),
-            hooks: &report.hooks,
+            hooks: each(&report.hooks),
             displaced: &report.displaced,
             git_hand: report.git_hand.as_deref(),
             warnings,
@@ -400,7 +401,7 @@ struct ServerJson<'a> {
     hooks_dir: &'a Path,
     /// `chained` or `dispatched` (git-hand's file in the server's `pre-receive.d/`).
     layout: Layout,
-    hooks: &'a [HookChange],
+    hooks: Vec<HookChangeJson<'a>>,
     /// Whether this call set `receive.advertisePushOptions=true` (false: it was already).
     advertised_push_options: bool,
     /// The ledger the hook will read, opened (created and migrated) by this call: a path, or a
@@ -455,7 +456,7 @@ fn install_server(
             outcome,
             hooks_dir: &report.dir,
             layout: report.layout,
-            hooks: &report.hooks,
+            hooks: each(&report.hooks),
             advertised_push_options: report.advertised,
             ledger: &ledger.place,
             ledger_source: ledger.source,
@@ -557,7 +558,7 @@ pub fn uninstall(ctx: &Context, args: UninstallArgs, json: bool) -> Result<Done,
             },
             hooks_dirs: &report.dirs,
             hooks_path: report.location.hooks_path.as_deref(),
-            hooks: &report.hooks,
+            hooks: each(&report.hooks),
             install_hooks: false,
         };
         return Done::json(&shape, None);

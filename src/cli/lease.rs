@@ -4,10 +4,11 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::output::{TenureJson, expiry_text, paint, table};
+use super::shape::ResourceJson;
 use super::{Done, Failure, Kind};
 use crate::clock::{Millis, parse_ttl, relative};
 use crate::hint::Hint;
-use crate::ledger::{By, LeaseId, Resource, Tenure};
+use crate::ledger::{By, LeaseId, Tenure};
 use crate::ops::lease::{self, Outcome, Report, issue_of};
 use crate::ops::{Context, repo::names};
 
@@ -171,7 +172,7 @@ enum OutcomeWord {
 #[derive(Serialize)]
 struct ReportJson<'a> {
     outcome: OutcomeWord,
-    resource: &'a Resource,
+    resource: ResourceJson<'a>,
     namespace: &'a str,
     issue: &'a str,
     #[serde(flatten)]
@@ -202,7 +203,7 @@ impl<'a> ReportJson<'a> {
         };
         Self {
             outcome: word,
-            resource: &r.resource,
+            resource: (&r.resource).into(),
             namespace: &r.namespace,
             issue: &r.issue,
             tenure: tenure.map_or(TenureJson::NONE, TenureJson::of),
@@ -220,7 +221,7 @@ struct ListJson<'a> {
 
 #[derive(Serialize)]
 struct LeaseJson<'a> {
-    resource: &'a Resource,
+    resource: ResourceJson<'a>,
     namespace: &'a str,
     issue: &'a str,
     #[serde(flatten)]
@@ -235,7 +236,7 @@ impl<'a> LeaseJson<'a> {
             .rsplit_once('#')
             .unwrap_or(("", &t.resource.key));
         Self {
-            resource: &t.resource,
+            resource: (&t.resource).into(),
             namespace,
             issue,
             tenure: TenureJson::of(t),

@@ -7,12 +7,13 @@ use clap::Args;
 use serde::Serialize;
 
 use super::output::say;
+use super::shape::{DeletedJson, KeptBranchJson, KeptJson, each};
 use super::{Done, Failure, Kind};
 use crate::ledger::recovery::Copied;
 use crate::ops::doctor::recover;
 use crate::ops::doctor::{Problem, ProblemKind};
-use crate::ops::prune::branches::{BranchReport, Deleted, KeptBranch};
-use crate::ops::prune::{Kept, Removing};
+use crate::ops::prune::Removing;
+use crate::ops::prune::branches::BranchReport;
 use crate::ops::{Context, doctor, prune};
 
 #[derive(Debug, Args)]
@@ -41,7 +42,7 @@ struct PruneJson<'a> {
     dry_run: bool,
     /// The slots removed (or, in a dry run, that would be).
     removed: &'a [String],
-    kept: &'a [Kept],
+    kept: Vec<KeptJson<'a>>,
 }
 
 /// `prune --branches --json`.
@@ -49,8 +50,8 @@ struct PruneJson<'a> {
 struct PruneBranchesJson<'a> {
     dry_run: bool,
     /// The branches deleted (or, in a dry run, that would be).
-    deleted: &'a [Deleted],
-    kept: &'a [KeptBranch],
+    deleted: Vec<DeletedJson<'a>>,
+    kept: Vec<KeptBranchJson<'a>>,
 }
 
 /// `doctor --json`: each problem and what was (or would be) done about it.
@@ -120,7 +121,7 @@ pub fn prune(ctx: &Context, args: PruneArgs, json: bool) -> Result<Done, Failure
         let shape = PruneJson {
             dry_run: r.dry_run,
             removed: &r.removed,
-            kept: &r.kept,
+            kept: each(&r.kept),
         };
         return Done::json(&shape, None);
     }
@@ -150,8 +151,8 @@ fn branches_done(r: &BranchReport, json: bool) -> Result<Done, Failure> {
     if json {
         let shape = PruneBranchesJson {
             dry_run: r.dry_run,
-            deleted: &r.deleted,
-            kept: &r.kept,
+            deleted: each(&r.deleted),
+            kept: each(&r.kept),
         };
         return Done::json(&shape, None);
     }

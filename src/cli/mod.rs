@@ -23,6 +23,7 @@ mod recipe;
 mod refusal;
 mod renew;
 mod setup;
+mod shape;
 mod spawn;
 mod status;
 mod teardown;

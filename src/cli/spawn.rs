@@ -8,12 +8,12 @@ use clap::Args;
 use serde::Serialize;
 
 use super::output::{Time, Vars, expiry_text, paint, say};
+use super::shape::{CopiedJson, NotCopiedJson, SkippedJson, each};
 use super::{Done, Failure};
 use crate::clock::{Millis, parse_ttl};
 use crate::hint::Hint;
 use crate::ledger::{LeaseId, Tenure};
-use crate::ops::pool::Skipped;
-use crate::ops::repo::include::{Copied, Copying, How, Included, NotCopied, Reason};
+use crate::ops::repo::include::{Copying, How, Included, NotCopied, Reason};
 use crate::ops::task::exec::{self, RenewalTrouble};
 use crate::ops::task::spawn::{self, HooksNotInForce, Progress, SlotSource, SpawnOptions, Spawned};
 use crate::ops::{Context, fence::credential_push};
@@ -352,9 +352,9 @@ struct SpawnJson<'a> {
     holder: &'a str,
     expires_at: Option<Time>,
     issue: Option<IssueJson<'a>>,
-    skipped: &'a [Skipped],
-    included: &'a [Copied],
-    not_included: &'a [NotCopied],
+    skipped: Vec<SkippedJson<'a>>,
+    included: Vec<CopiedJson<'a>>,
+    not_included: Vec<NotCopiedJson<'a>>,
     /// The variables `--exec` sets: the credential, and with `hand.remoteFence` the push
     /// options as configuration entries after those spawn's own environment carries.
     env: Vars<'a, String>,
@@ -408,9 +408,9 @@ impl<'a> SpawnJson<'a> {
             holder: &s.tenure.holder,
             expires_at: Time::of(s.tenure.expires_at),
             issue: s.issue_tenure.as_ref().map(issue),
-            skipped: &s.skipped,
-            included: &s.included.copied,
-            not_included: &s.included.skipped,
+            skipped: each(&s.skipped),
+            included: each(&s.included.copied),
+            not_included: each(&s.included.skipped),
             env: Vars(env),
             push_options,
             hooks: HooksJson {

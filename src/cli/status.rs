@@ -7,12 +7,15 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::output::{Paint, TenureJson, expiry_text, paint};
+use super::shape::{
+    ClaudeInForceJson, CredentialJson, EnforcerJson, LapseJson, PushTargetJson, each,
+};
 use super::{Done, Failure, Kind};
 use crate::clock::relative;
-use crate::hooks::{Enforcer, Lapse};
+use crate::hooks::Lapse;
 use crate::ledger::{Place, WorktreeKey};
 use crate::ops::Context;
-use crate::ops::fence::verdict::{Credential, Finding, Verdict};
+use crate::ops::fence::verdict::{Finding, Verdict};
 use crate::ops::on_hook::{self, Here, PushTarget, Refusal};
 
 pub fn status(ctx: &Context, json: bool) -> Result<Done, Failure> {
@@ -40,20 +43,20 @@ struct HereJson<'a> {
     worktree: Option<&'a Path>,
     slot: Option<&'a WorktreeKey>,
     task: Option<&'a str>,
-    credential: Option<&'a Credential>,
+    credential: Option<CredentialJson<'a>>,
     credential_error: Option<&'a str>,
     lease: Option<TenureJson<'a>>,
     newest: Option<TenureJson<'a>>,
     issue_lease: Option<TenureJson<'a>>,
     ledger: &'a Place,
     refusal: Option<RefusalJson<'a>>,
-    push: Option<&'a PushTarget>,
+    push: Option<PushTargetJson<'a>>,
     checked: bool,
     hooks: HooksJson<'a>,
     remote_fence: Option<bool>,
     remote_fence_error: Option<&'a str>,
     /// Whether git-hand's Claude Code hooks are in force (`null`: `install --claude` never ran).
-    claude_hooks: Option<&'a crate::ops::claude::settings::InForce>,
+    claude_hooks: Option<ClaudeInForceJson<'a>>,
 }
 
 /// What refuses the push: `{"kind": "verdict", "verdict"}` or `{"kind": "branch", "branch",
@@ -93,13 +96,13 @@ enum HooksJson<'a> {
         /// In a slot: the hooks directory of linked worktrees it runs hooks from (issue 25).
         #[serde(skip_serializing_if = "Option::is_none")]
         linked: Option<&'a Path>,
-        pre_push: &'a Enforcer,
-        lapses: &'a [Lapse],
+        pre_push: EnforcerJson<'a>,
+        lapses: Vec<LapseJson<'a>>,
     },
     Unknown {
         in_force: bool,
         error: &'a str,
-        lapses: [Option<&'a Lapse>; 1],
+        lapses: [Option<LapseJson<'a>>; 1],
     },
 }
 
@@ -129,13 +132,13 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
             dir: &h.dir,
             hooks_path: h.hooks_path.as_deref(),
             linked: h.linked.as_deref(),
-            pre_push: &h.pre_push,
-            lapses: &h.lapses,
+            pre_push: (&h.pre_push).into(),
+            lapses: each(&h.lapses),
         },
         Err(why) => HooksJson::Unknown {
             in_force: false,
             error: why,
-            lapses: [lapse.as_ref()],
+            lapses: [lapse.as_ref().map(Into::into)],
         },
     };
     let shape = HereJson {
@@ -144,19 +147,19 @@ pub(super) fn here_json(here: &Here, kind: Option<Kind>) -> Result<Done, Failure
         worktree: here.workdir.as_deref(),
         slot: f.slot.as_ref(),
         task: f.task.as_ref().map(|t| t.name.as_str()),
-        credential: f.credential.as_ref(),
+        credential: f.credential.as_ref().map(Into::into),
         credential_error: f.credential_error.as_deref(),
         lease: f.tenure.as_ref().map(TenureJson::of),
         newest: f.newest.as_ref().map(TenureJson::of),
         issue_lease: f.issue.as_ref().map(TenureJson::of),
         ledger: &here.ledger,
         refusal,
-        push: here.target.as_ref(),
+        push: here.target.as_ref().map(Into::into),
         checked: lapse.is_none(),
         hooks,
         remote_fence: here.remote_fence.as_ref().ok().copied(),
         remote_fence_error: here.remote_fence.as_ref().err().map(String::as_str),
-        claude_hooks: here.claude.as_ref(),
+        claude_hooks: here.claude.as_ref().map(Into::into),
     };
     Done::json(&shape, kind)
 }

@@ -434,7 +434,7 @@ impl LapseKind {
 }
 
 /// One thing wrong with the hooks of a worktree, with the commands that fix it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Lapse {
     pub kind: LapseKind,
     pub message: String,
@@ -445,8 +445,7 @@ pub struct Lapse {
 }
 
 /// What runs git-hand's pre-push check for a worktree.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", content = "file")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Enforcer {
     /// git-hand's shim, executable.
     Shim,
@@ -460,7 +459,7 @@ pub enum Enforcer {
 /// Whether git-hand's hooks are in force for one worktree: what git will run there on a push,
 /// asked of git in that worktree (`git rev-parse --git-path hooks` honours a per-worktree
 /// `core.hooksPath`), and what is wrong with it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct InForce {
     /// The directory git runs hooks from for this worktree.
     pub dir: PathBuf,
@@ -468,7 +467,6 @@ pub struct InForce {
     pub hooks_path: Option<String>,
     /// The hooks directory of linked worktrees this worktree runs hooks from, forwarding to
     /// [`Self::dir`] (a slot's, issue 25).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linked: Option<PathBuf>,
     pub pre_push: Enforcer,
     pub lapses: Vec<Lapse>,

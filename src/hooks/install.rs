@@ -137,7 +137,7 @@ impl Change {
 }
 
 /// One hook file's change; its JSON form is documented in docs/hooks.md.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookChange {
     pub hook: HookName,
     /// `<dir>/<hook>`.

@@ -50,7 +50,7 @@ pub enum EventKind {
 crate::word::words!(EventKind: "event kind");
 
 /// One row of the log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub id: i64,
     pub at: Millis,

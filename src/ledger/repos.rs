@@ -5,14 +5,12 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::ids::RepoId;
 use super::{LedgerError, Result, Tx, View};
 
 /// A repository the ledger has registered: its row in `repos`. (An opened repository, which
 /// git reads, is `git::Repo`; the ledger never sees one.)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegisteredRepo {
     pub id: RepoId,
     pub common_dir: String,

@@ -22,7 +22,7 @@ pub enum ResourceKind {
 crate::word::words!(ResourceKind: "resource kind");
 
 /// Something leasable.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Resource {
     pub kind: ResourceKind,
     pub key: String,

@@ -437,7 +437,7 @@ pub enum LapseKind {
 crate::word::words!(LapseKind: "Claude hooks lapse kind");
 
 /// One lapse of git-hand's Claude Code hooks, with the command that mends it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Lapse {
     pub kind: LapseKind,
     pub file: PathBuf,
@@ -460,7 +460,7 @@ pub fn lapses(common_dir: &Path, timeout: u64) -> Vec<Lapse> {
 
 /// Whether git-hand's Claude Code hooks are in force for the repository: where install
 /// `--claude` wrote and what lapsed there (`status`, `doctor`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct InForce {
     pub in_force: bool,
     pub files: Vec<PathBuf>,

@@ -40,7 +40,7 @@ pub enum CredentialSource {
 }
 
 /// What a holder presents: a lease id and, usually, the token that came with it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Credential {
     pub lease_id: LeaseId,
     pub token: Option<i64>,

@@ -369,7 +369,7 @@ pub(crate) fn decide(
 /// Where `git push` from this worktree would go, for `check` and `status`: the checked-out
 /// branch's upstream (`branch.<name>.remote` and `.merge`), else the same-named branch on
 /// origin. `None` on a detached HEAD (only the lease is judged then).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct PushTarget {
     pub remote: String,
     pub url: Option<String>,

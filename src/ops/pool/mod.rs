@@ -241,7 +241,7 @@ impl Plan {
 }
 
 /// A slot not taken, and why.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Skipped {
     pub path: String,
     pub why: Vec<String>,

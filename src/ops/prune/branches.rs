@@ -17,8 +17,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
 use super::Run;
 use crate::git::{Git, Repo};
 use crate::ledger::{Ledger, TaskState, Tasks};
@@ -37,7 +35,7 @@ pub struct BranchReport {
 }
 
 /// A branch prune deleted: where it pointed, so `git branch <branch> <oid>` brings it back.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Deleted {
     pub branch: String,
     pub oid: String,
@@ -46,7 +44,7 @@ pub struct Deleted {
 }
 
 /// A branch prune left in place.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct KeptBranch {
     pub branch: String,
     pub why: Vec<String>,

@@ -23,7 +23,7 @@ pub struct PruneReport {
 }
 
 /// A slot prune left in place.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Kept {
     pub path: String,
     pub why: Vec<String>,

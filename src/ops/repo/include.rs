@@ -124,7 +124,7 @@ pub struct Included {
 }
 
 /// One path copied whole: a file, a link or a directory with everything in it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Copied {
     /// Relative to the worktree's top; a directory ends with `/`.
     pub path: String,
@@ -146,7 +146,7 @@ pub enum How {
 }
 
 /// A path a pattern matched that was not copied.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct NotCopied {
     pub path: String,
     pub reason: Reason,
