@@ -6,6 +6,8 @@
 //! library instead.
 
 use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, UTC.
@@ -50,6 +52,30 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now_ms(&self) -> Millis {
         self.0.get()
+    }
+}
+
+/// A clock the caller moves by hand, shared: every copy reads the same time, on any thread. A
+/// test hands one to an operation's context ([`crate::ops::Context::with_clock`]), which is
+/// `Sync` (spawn probes a slot on a second thread), and moves time while it keeps a copy.
+#[derive(Debug, Clone, Default)]
+pub struct SharedClock(Arc<AtomicI64>);
+
+impl SharedClock {
+    pub fn new(now: Millis) -> Self {
+        Self(Arc::new(AtomicI64::new(now)))
+    }
+    pub fn set(&self, now: Millis) {
+        self.0.store(now, Ordering::SeqCst);
+    }
+    pub fn advance(&self, by: Millis) {
+        self.0.fetch_add(by, Ordering::SeqCst);
+    }
+}
+
+impl Clock for SharedClock {
+    fn now_ms(&self) -> Millis {
+        self.0.load(Ordering::SeqCst)
     }
 }
 

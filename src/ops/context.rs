@@ -2,8 +2,14 @@
 //! ledger's location and the default holder, with the environment reads that decide them.
 //!
 //! The seam a test holds: a context reads its environment from an [`Env`] (the process's, or
-//! one the test spells out, [`Context::with_env`]) and asks its process table of a [`Scan`]
-//! ([`Context::with_scan`]), so a library test can build the world an operation decides in.
+//! one the test spells out, [`Context::with_env`]), asks its process table of a [`Scan`]
+//! ([`Context::with_scan`]) and gives every ledger it opens its clock (the wall clock, or a
+//! [`SharedClock`] the test moves, [`Context::with_clock`]), so a library test can build the
+//! world an operation decides in (`tests/it/library.rs`). What an operation reads of the
+//! environment goes through [`Context::env`]: the ledger's place, the holder, the pool's root,
+//! `~` in `hand.root` and `hand.ledger`, the credential and the Claude Code session. Still read
+//! from the process: the approvals' directory (`repo::trust`), a server's push options, and
+//! what the layers below `ops` read for themselves (git's, the hooks' chain, libpq's).
 //!
 //! Every ledger an operation uses is opened here, so that a missing ledger the disk says existed
 //! is never created again or read as an empty one, and what opening did that the user should
@@ -12,15 +18,16 @@
 //! migrates its schema and creates nothing else, so the read-only verbs and the hooks write
 //! nothing to the server.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{Error, Result};
+use crate::clock::SharedClock;
 use crate::git::Repo;
 use crate::hint::Hint;
 use crate::ledger::{self, Ledger, LedgerLocation, Mode, Place, RepoId};
+pub use crate::platform::env::Env;
 use crate::platform::procs::Scan;
 
 pub struct Context {
@@ -35,48 +42,8 @@ pub struct Context {
     scan: Scan,
     /// The environment this context's own decisions read (the ledger's place, the holder).
     env: Env,
-}
-
-/// The environment variables an operation reads: the process's own, read when asked (the
-/// binary), or a fixed set (a test), so that a test never sets the variables of the process
-/// every other test runs in.
-#[derive(Debug, Clone, Default)]
-pub struct Env {
-    /// `None`: the process's environment.
-    vars: Option<BTreeMap<OsString, OsString>>,
-}
-
-impl Env {
-    /// The process's environment.
-    pub fn process() -> Self {
-        Self { vars: None }
-    }
-
-    /// Exactly these variables, and no other.
-    pub fn of<K: Into<OsString>, V: Into<OsString>>(
-        vars: impl IntoIterator<Item = (K, V)>,
-    ) -> Self {
-        Self {
-            vars: Some(
-                vars.into_iter()
-                    .map(|(k, v)| (k.into(), v.into()))
-                    .collect(),
-            ),
-        }
-    }
-
-    /// Variable `key`, as `std::env::var_os` answers.
-    pub fn var_os(&self, key: &str) -> Option<OsString> {
-        match &self.vars {
-            None => std::env::var_os(key),
-            Some(vars) => vars.get(std::ffi::OsStr::new(key)).cloned(),
-        }
-    }
-
-    /// Variable `key` when it is UTF-8, as `std::env::var(key).ok()` answers.
-    pub fn var(&self, key: &str) -> Option<String> {
-        self.var_os(key).and_then(|v| v.into_string().ok())
-    }
+    /// The clock every ledger this context opens reads (`None`: the wall clock).
+    clock: Option<SharedClock>,
 }
 
 impl Context {
@@ -97,6 +64,7 @@ impl Context {
             server: false,
             scan: Scan::native(),
             env: Env::process(),
+            clock: None,
         }
     }
 
@@ -114,6 +82,7 @@ impl Context {
             server: true,
             scan: Scan::native(),
             env: Env::process(),
+            clock: None,
         }
     }
 
@@ -125,6 +94,15 @@ impl Context {
     /// The same place, reading `env` instead of the process's environment (a test's world).
     pub fn with_env(self, env: Env) -> Self {
         Self { env, ..self }
+    }
+
+    /// The same place, every ledger it opens reading `clock` (a test moves time by hand; the
+    /// binary never does: no clock can be set from outside it).
+    pub fn with_clock(self, clock: SharedClock) -> Self {
+        Self {
+            clock: Some(clock),
+            ..self
+        }
     }
 
     /// The environment this context reads.
@@ -169,7 +147,7 @@ impl Context {
             return server_ledger(self.repo()?, &self.env);
         }
         let config = match self.repo_opt() {
-            Some(repo) => configured_ledger(repo)?,
+            Some(repo) => configured_ledger(repo, &self.env)?,
             None => None,
         };
         let location = ledger::default_location(|k| self.env.var_os(k), config)
@@ -276,9 +254,13 @@ impl Context {
             })
     }
 
+    /// A ledger this context opened, its notices kept and its clock this context's.
     fn noted(&self, mut ledger: Ledger) -> Ledger {
         self.note(ledger.take_notices());
-        ledger
+        match &self.clock {
+            Some(clock) => ledger.with_clock(Box::new(clock.clone())),
+            None => ledger,
+        }
     }
 
     /// Keeps notices for the command line to print.
@@ -420,7 +402,7 @@ fn same_place(a: &Place, b: &Place) -> bool {
     }
 }
 
-fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
+fn configured_ledger(repo: &Repo, env: &Env) -> Result<Option<OsString>> {
     let Some(value) =
         super::repo::settings::git_string(repo, "hand.ledger").filter(|p| !p.is_empty())
     else {
@@ -429,7 +411,7 @@ fn configured_ledger(repo: &Repo) -> Result<Option<OsString>> {
     if ledger::server::is_server_url(&value) {
         return Ok(Some(value.into()));
     }
-    let path = super::repo::settings::expand_home(&value);
+    let path = super::repo::settings::expand_home(&value, env);
     let recordable = path
         .to_str()
         .is_some_and(|p| !p.chars().any(super::repo::names::is_deceptive));

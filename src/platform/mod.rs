@@ -8,6 +8,7 @@
 //! process holds a slot. That stays in `ops/`.
 
 pub mod clone;
+pub mod env;
 pub mod exit_status;
 pub mod machine;
 pub mod procs;

@@ -5,7 +5,8 @@
 //!
 //! The library is pointed at that world through the repository's git configuration
 //! (`hand.ledger`, `hand.root`) and a context whose environment is a fixed set
-//! ([`Env::of`]: `HOME` only), never by changing this process's environment. [`World::context`]
+//! ([`Env::of`]: `HOME` only) and whose clock the test moves ([`World::clock`]), never by
+//! changing this process's environment. [`World::context`]
 //! refuses to go on when the ledger it would use is not the world's, so a test can never write
 //! to the user's own ledger. `hand.installHooks=false` keeps spawn from installing hooks: the
 //! gits that spawn runs here read this process's `HOME`, and a global `core.hooksPath` there must
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use git_hand::clock::{Clock, SharedClock, SystemClock};
 use git_hand::ledger::{Place, Tasks};
 use git_hand::ops::context::Env;
 use git_hand::ops::doctor;
@@ -34,6 +36,9 @@ pub struct World {
     pub env: TestEnv,
     pub repo: PathBuf,
     pub scan: Scan,
+    /// The time every ledger the operations open reads: it stands still until a test moves it
+    /// (`world.clock.advance(..)`), so a lease runs out when the test says and not before.
+    pub clock: SharedClock,
 }
 
 impl World {
@@ -45,7 +50,13 @@ impl World {
         env.git(&repo, &["config", "hand.ledger", ledger.to_str().unwrap()]);
         env.git(&repo, &["config", "hand.root", root.to_str().unwrap()]);
         env.git(&repo, &["config", "hand.installHooks", "false"]);
-        Self { env, repo, scan }
+        let clock = SharedClock::new(SystemClock.now_ms());
+        Self {
+            env,
+            repo,
+            scan,
+            clock,
+        }
     }
 
     /// The repository's context with this world's table, once it is proven to use this world's
@@ -54,7 +65,8 @@ impl World {
         let home = self.env.path("home");
         let ctx = Context::new(self.repo.clone())
             .with_scan(self.scan)
-            .with_env(Env::of([("HOME", home.as_os_str())]));
+            .with_env(Env::of([("HOME", home.as_os_str())]))
+            .with_clock(self.clock.clone());
         let location = ctx.ledger_location().unwrap();
         assert_eq!(
             location.place,

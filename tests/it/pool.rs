@@ -607,7 +607,7 @@ fn doctor_settles_missing_slots_and_expired_leases_and_reports_strangers() {
     std::fs::remove_dir_all(&a).unwrap();
     let stray = a.parent().unwrap().parent().unwrap().join("9/app");
     std::fs::create_dir_all(&stray).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    world.clock.advance(1_200);
     let found = world.doctor(false);
     let kinds: Vec<ProblemKind> = found.iter().map(|p| p.kind).collect();
     for kind in [

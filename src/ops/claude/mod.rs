@@ -62,10 +62,8 @@ impl SessionHolder {
 /// The session id the environment carries (`CLAUDE_CODE_SESSION_ID`), when it is one. Read only
 /// as a refusal signal: a session that held an earlier tenure of a slot is refused there, but
 /// the variable never grants anything (any process can set it).
-pub(crate) fn session_in_env() -> Option<SessionId> {
-    std::env::var(SESSION_ENV)
-        .ok()
-        .and_then(|s| SessionId::parse(&s))
+pub(crate) fn session_in_env(env: &crate::platform::env::Env) -> Option<SessionId> {
+    env.var(SESSION_ENV).and_then(|s| SessionId::parse(&s))
 }
 
 #[cfg(test)]

@@ -64,7 +64,8 @@ impl Checkup<'_> {
     /// Directories in this repository's pool that the ledger does not know as slots.
     pub(super) fn unknown_slots(&self, ledger: &mut Ledger, out: &mut Vec<Problem>) -> Result<()> {
         let (repo, repo_id, repair) = (self.repo, &self.repo_id, self.repair);
-        let Ok(pool_dir) = std::fs::canonicalize(pool::pool_dir(repo, repo_id)?) else {
+        let Ok(pool_dir) = std::fs::canonicalize(pool::pool_dir(repo, self.ctx.env(), repo_id)?)
+        else {
             return Ok(());
         };
         let known = ledger.read(|v| pool::known_slot_paths(v, repo_id))?;

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::ledger::{LeaseId, Task, Tenure};
 use crate::ops::pool::stamp::Stamp;
+use crate::platform::env::Env;
 
 /// The lease id a holder presents.
 pub(crate) const LEASE_ENV: &str = "GIT_HAND_LEASE";
@@ -47,12 +48,12 @@ pub struct Credential {
     pub source: CredentialSource,
 }
 
-/// The credential in the environment: `None` when neither `GIT_HAND_LEASE` nor
+/// The credential in the environment `env`: `None` when neither `GIT_HAND_LEASE` nor
 /// `GIT_HAND_TOKEN` is set to something; else the credential, or why it does not parse.
-pub fn env_credential() -> Option<Result<Credential, String>> {
+pub fn env_credential(env: &Env) -> Option<Result<Credential, String>> {
     parse_env_credential(
-        std::env::var_os(LEASE_ENV).as_deref(),
-        std::env::var_os(TOKEN_ENV).as_deref(),
+        env.var_os(LEASE_ENV).as_deref(),
+        env.var_os(TOKEN_ENV).as_deref(),
     )
     .map(|parsed| parsed.map_err(|e| e.in_env()))
 }

@@ -249,6 +249,8 @@ pub(crate) struct Subject {
     /// The Claude Code session the process runs in (`CLAUDE_CODE_SESSION_ID`): a refusal
     /// signal ([`judge_in_session`]).
     pub session: Option<SessionId>,
+    /// The credential the context's environment presents, if any (or why it does not parse).
+    pub presented: Option<std::result::Result<Credential, String>>,
 }
 
 impl Subject {
@@ -276,7 +278,8 @@ impl Subject {
             key,
             ledger,
             rule,
-            session: crate::ops::claude::session_in_env(),
+            session: crate::ops::claude::session_in_env(ctx.env()),
+            presented: env_credential(ctx.env()),
         })
     }
 
@@ -299,7 +302,7 @@ impl Subject {
             view,
             &self.key,
             self.stamp.as_ref(),
-            env_credential(),
+            self.presented.clone(),
             self.rule,
             self.session.as_ref(),
         )

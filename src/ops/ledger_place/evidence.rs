@@ -83,7 +83,7 @@ pub(crate) fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
         return Ok(Evidence::default());
     };
     let mut traces = vec![];
-    if let Ok(root) = pool::root(repo) {
+    if let Ok(root) = pool::root(repo, ctx.env()) {
         traces.extend(pool_slots(&root));
     }
     for w in repo.linked_worktrees().unwrap_or_default() {

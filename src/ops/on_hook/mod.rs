@@ -124,7 +124,7 @@ pub fn pre_push(ctx: &Context, url: Option<&str>, refs: &[PushedRef]) -> Result<
     let (out, ledger) = match decide(ctx, &subject, remote, &branches) {
         Err(e)
             if subject.stamp.is_none()
-                && super::fence::credential::env_credential().is_none()
+                && super::fence::credential::env_credential(ctx.env()).is_none()
                 && !in_a_pool(ctx, &subject.key) =>
         {
             match unreachable_server(&e) {
@@ -155,7 +155,7 @@ fn in_a_pool(ctx: &Context, workdir: &WorktreeKey) -> bool {
     let Ok(repo) = ctx.repo() else {
         return false;
     };
-    super::pool::root(repo)
+    super::pool::root(repo, ctx.env())
         .ok()
         .and_then(|root| std::fs::canonicalize(root).ok())
         .is_some_and(|root| std::path::Path::new(workdir.as_str()).starts_with(root))

@@ -17,6 +17,7 @@ use super::{Error, Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
 use crate::hint::Hint;
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::platform::env::Env;
 use crate::platform::procs::{Scan, ns_name};
 
 pub mod procs;
@@ -28,12 +29,12 @@ pub mod stamp;
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
 /// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
 /// directory) or that git-hand could not record (a newline would break the stamp's lines) is a
-/// usage error naming where it came from.
-pub fn root(repo: &Repo) -> Result<PathBuf> {
+/// usage error naming where it came from. `env` is the environment the operation reads.
+pub fn root(repo: &Repo, env: &Env) -> Result<PathBuf> {
     if let Some(value) =
         super::repo::settings::git_string(repo, "hand.root").filter(|r| !r.is_empty())
     {
-        let root = super::repo::settings::expand_home(&value);
+        let root = super::repo::settings::expand_home(&value, env);
         let recordable = root
             .to_str()
             .is_some_and(|r| !r.chars().any(names::is_deceptive));
@@ -49,7 +50,7 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
         return Ok(root);
     }
     let nonempty = |k: &'static str| {
-        std::env::var_os(k)
+        env.var_os(k)
             .filter(|v| !v.is_empty())
             .map(|v| (k, PathBuf::from(v)))
     };
@@ -73,9 +74,9 @@ pub fn root(repo: &Repo) -> Result<PathBuf> {
 const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
-pub(crate) fn pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
+pub(crate) fn pool_dir(repo: &Repo, env: &Env, repo_id: &RepoId) -> Result<PathBuf> {
     let id6 = &repo_id.as_str()[..6.min(repo_id.as_str().len())];
-    Ok(root(repo)?.join(format!("{}-{id6}", repo.name())))
+    Ok(root(repo, env)?.join(format!("{}-{id6}", repo.name())))
 }
 
 /// The paths of the slots the ledger knows for a repository.
@@ -88,8 +89,8 @@ pub(crate) fn known_slot_paths(
 
 /// This repository's pool directory, created (0700) and canonicalized, so slot paths built on
 /// it are realpaths and can be ledger keys before the slot exists.
-pub fn ensure_pool_dir(repo: &Repo, repo_id: &RepoId) -> Result<PathBuf> {
-    let dir = pool_dir(repo, repo_id)?;
+pub fn ensure_pool_dir(repo: &Repo, env: &Env, repo_id: &RepoId) -> Result<PathBuf> {
+    let dir = pool_dir(repo, env, repo_id)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)

@@ -325,8 +325,12 @@ pub(crate) fn own_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
-    let Some(presented) = crate::ops::fence::credential::env_credential() else {
-        return slots_task(ctx, ledger, crate::ops::claude::session_in_env().as_ref());
+    let Some(presented) = crate::ops::fence::credential::env_credential(ctx.env()) else {
+        return slots_task(
+            ctx,
+            ledger,
+            crate::ops::claude::session_in_env(ctx.env()).as_ref(),
+        );
     };
     let lease = presented
         .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint(Hint::hand("list")))?
@@ -364,8 +368,8 @@ pub(crate) fn this_task(
     ctx: &Context,
     ledger: &mut Ledger,
 ) -> Result<std::result::Result<Task, Box<Finding>>> {
-    let session = crate::ops::claude::session_in_env();
-    let Some(presented) = crate::ops::fence::credential::env_credential() else {
+    let session = crate::ops::claude::session_in_env(ctx.env());
+    let Some(presented) = crate::ops::fence::credential::env_credential(ctx.env()) else {
         return slots_task(ctx, ledger, session.as_ref());
     };
     let credential = presented.map_err(|why| {

@@ -111,9 +111,9 @@ pub struct Settings<'r> {
     file: Option<&'r ConfigFile>,
 }
 
-/// `path` with a leading `~/` made the home directory (`hand.root`, `hand.ledger`).
-pub(crate) fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+/// `path` with a leading `~/` made the home directory `env` names (`hand.root`, `hand.ledger`).
+pub(crate) fn expand_home(path: &str, env: &crate::platform::env::Env) -> PathBuf {
+    match (path.strip_prefix("~/"), env.var_os("HOME")) {
         (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
         _ => PathBuf::from(path),
     }

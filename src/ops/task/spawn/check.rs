@@ -63,7 +63,7 @@ pub fn check(
     let max_slots = settings.max_slots()?;
     let install_hooks = settings.install_hooks()?;
     let setup = setup_plan(&settings, opts)?;
-    pool::root(repo)?;
+    pool::root(repo, ctx.env())?;
     ctx.ledger_location()?;
     let namespace = match issue {
         Some(_) => crate::ops::lease::configured_namespace(ctx)?,

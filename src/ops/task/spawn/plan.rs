@@ -117,7 +117,7 @@ impl<'a> Groundwork<'a> {
             None => None,
         };
         Ok(Groundwork {
-            pool_dir: pool::ensure_pool_dir(repo, &repo_id)?,
+            pool_dir: pool::ensure_pool_dir(repo, ctx.env(), &repo_id)?,
             max: checked.max_slots,
             setup: checked.setup,
             me: ctx.scan().me(),
