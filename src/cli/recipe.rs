@@ -170,19 +170,9 @@ mod tests {
     use super::*;
     use crate::hooks::locate::HooksLocation;
 
-    fn location(active: &str, default: &str) -> HooksLocation {
-        HooksLocation {
-            active: active.into(),
-            default: default.into(),
-            hooks_path: (active != default).then(|| active.into()),
-            linked: None,
-            main_hooks_path: None,
-        }
-    }
-
     #[test]
     fn one_recipe_for_the_manager_in_use_and_the_hand_written_one_otherwise() {
-        let husky = location("/r/.husky/_", "/r/.git/hooks");
+        let husky = HooksLocation::at("/r/.husky/_", "/r/.git/hooks");
         let scene = Scene {
             location: &husky,
             work_tree: None,
@@ -192,7 +182,7 @@ mod tests {
         assert!(recipe.text.contains(".husky/pre-push"));
         assert!(!recipe.text.contains("lefthook"));
 
-        let plain = location("/r/.githooks", "/r/.git/hooks");
+        let plain = HooksLocation::at("/r/.githooks", "/r/.git/hooks");
         let scene = Scene {
             location: &plain,
             work_tree: None,
@@ -221,7 +211,7 @@ mod tests {
     #[test]
     fn the_manager_recipes_say_to_run_their_installers_in_the_main_worktree() {
         let recipe_in = |default: &str, manager: Manager| {
-            let at = location(default, default);
+            let at = HooksLocation::at(default, default);
             text(
                 manager,
                 &Scene {

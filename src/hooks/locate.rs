@@ -33,6 +33,21 @@ pub struct HooksLocation {
     pub main_hooks_path: Option<String>,
 }
 
+#[cfg(test)]
+impl HooksLocation {
+    /// Hooks run from `active`, the repository's own directory being `default` (`core.hooksPath`
+    /// set when the two differ), outside any slot: for a test of what is decided from it.
+    pub(crate) fn at(active: &str, default: &str) -> Self {
+        HooksLocation {
+            active: active.into(),
+            default: default.into(),
+            hooks_path: (active != default).then(|| active.into()),
+            linked: None,
+            main_hooks_path: None,
+        }
+    }
+}
+
 impl HooksLocation {
     /// Whether `core.hooksPath` sends git somewhere other than the repository's hooks directory.
     pub(crate) fn is_redirected(&self) -> bool {

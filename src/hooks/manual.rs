@@ -227,16 +227,6 @@ pub(super) mod precommit {
 mod tests {
     use super::*;
 
-    fn location(active: &str, default: &str) -> HooksLocation {
-        HooksLocation {
-            active: active.into(),
-            default: default.into(),
-            hooks_path: (active != default).then(|| active.into()),
-            linked: None,
-            main_hooks_path: None,
-        }
-    }
-
     #[test]
     fn pre_commit_script_is_known_by_any_of_its_ids_wherever_it_stands() {
         let dir = tempfile::tempdir().unwrap();
@@ -265,14 +255,14 @@ mod tests {
 
     #[test]
     fn one_manager_in_use_and_the_hand_written_one_otherwise() {
-        let husky = location("/r/.husky/_", "/r/.git/hooks");
+        let husky = HooksLocation::at("/r/.husky/_", "/r/.git/hooks");
         let scene = Scene {
             location: &husky,
             work_tree: None,
         };
         assert_eq!(manager(&scene), Manager::Husky);
 
-        let plain = location("/r/.githooks", "/r/.git/hooks");
+        let plain = HooksLocation::at("/r/.githooks", "/r/.git/hooks");
         let scene = Scene {
             location: &plain,
             work_tree: None,
