@@ -5,7 +5,6 @@
 //! not be able to turn time back and revive its lease. Tests inject a [`ManualClock`] through the
 //! library instead.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -33,35 +32,14 @@ impl Clock for SystemClock {
     }
 }
 
-/// A clock the caller moves by hand (tests, simulations).
-#[derive(Debug, Default)]
-pub struct ManualClock(Cell<Millis>);
+/// A clock the caller moves by hand (tests, simulations). Every clone reads the same time, on
+/// any thread: a test hands a clone to an operation's context
+/// ([`crate::ops::Context::with_clock`]), which must stay `Sync` (spawn probes a slot on a
+/// second thread), and moves time with the copy it keeps.
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock(Arc<AtomicI64>);
 
 impl ManualClock {
-    pub fn new(now: Millis) -> Self {
-        Self(Cell::new(now))
-    }
-    pub fn set(&self, now: Millis) {
-        self.0.set(now);
-    }
-    pub fn advance(&self, by: Millis) {
-        self.0.set(self.0.get() + by);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> Millis {
-        self.0.get()
-    }
-}
-
-/// A clock the caller moves by hand, shared: every copy reads the same time, on any thread. A
-/// test hands one to an operation's context ([`crate::ops::Context::with_clock`]), which is
-/// `Sync` (spawn probes a slot on a second thread), and moves time while it keeps a copy.
-#[derive(Debug, Clone, Default)]
-pub struct SharedClock(Arc<AtomicI64>);
-
-impl SharedClock {
     pub fn new(now: Millis) -> Self {
         Self(Arc::new(AtomicI64::new(now)))
     }
@@ -73,7 +51,7 @@ impl SharedClock {
     }
 }
 
-impl Clock for SharedClock {
+impl Clock for ManualClock {
     fn now_ms(&self) -> Millis {
         self.0.load(Ordering::SeqCst)
     }

@@ -4,7 +4,7 @@
 //! The seam a test holds: a context reads its environment from an [`Env`] (the process's, or
 //! one the test spells out, [`Context::with_env`]), asks its process table of a [`Scan`]
 //! ([`Context::with_scan`]) and gives every ledger it opens its clock (the wall clock, or a
-//! [`SharedClock`] the test moves, [`Context::with_clock`]), so a library test can build the
+//! [`ManualClock`] the test moves, [`Context::with_clock`]), so a library test can build the
 //! world an operation decides in (`tests/it/library.rs`). What an operation reads of the
 //! environment goes through [`Context::env`]: the ledger's place, the holder, the pool's root,
 //! `~` in `hand.root` and `hand.ledger`, the credential and the Claude Code session. Still read
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{Error, Result};
-use crate::clock::SharedClock;
+use crate::clock::ManualClock;
 use crate::git::Repo;
 use crate::hint::Hint;
 use crate::ledger::{self, Ledger, LedgerLocation, Mode, Place, RepoId};
@@ -43,7 +43,7 @@ pub struct Context {
     /// The environment this context's own decisions read (the ledger's place, the holder).
     env: Env,
     /// The clock every ledger this context opens reads (`None`: the wall clock).
-    clock: Option<SharedClock>,
+    clock: Option<ManualClock>,
 }
 
 impl Context {
@@ -98,7 +98,7 @@ impl Context {
 
     /// The same place, every ledger it opens reading `clock` (a test moves time by hand; the
     /// binary never does: no clock can be set from outside it).
-    pub fn with_clock(self, clock: SharedClock) -> Self {
+    pub fn with_clock(self, clock: ManualClock) -> Self {
         Self {
             clock: Some(clock),
             ..self

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use git_hand::clock::{Clock, SharedClock, SystemClock};
+use git_hand::clock::{Clock, ManualClock, SystemClock};
 use git_hand::ledger::{Place, Tasks};
 use git_hand::ops::context::Env;
 use git_hand::ops::doctor;
@@ -38,7 +38,7 @@ pub struct World {
     pub scan: Scan,
     /// The time every ledger the operations open reads: it stands still until a test moves it
     /// (`world.clock.advance(..)`), so a lease runs out when the test says and not before.
-    pub clock: SharedClock,
+    pub clock: ManualClock,
 }
 
 impl World {
@@ -50,7 +50,7 @@ impl World {
         env.git(&repo, &["config", "hand.ledger", ledger.to_str().unwrap()]);
         env.git(&repo, &["config", "hand.root", root.to_str().unwrap()]);
         env.git(&repo, &["config", "hand.installHooks", "false"]);
-        let clock = SharedClock::new(SystemClock.now_ms());
+        let clock = ManualClock::new(SystemClock.now_ms());
         Self {
             env,
             repo,
