@@ -1,28 +1,10 @@
 //! One spelling per word. Every enum whose variants are words a user or a ledger row sees
 //! (`unknown-lease`, `tearing-down`, `pre-push`) is spelled by its serde derive and by nothing
-//! else: [`words!`] gives it `as_str`, `Display` and `FromStr` through serde's names, so its JSON,
-//! its text and the value stored in the ledger cannot drift apart.
+//! else: [`words!`] gives it `Display` and `FromStr` through serde's names (read and
+//! written by `serde_plain`), so its JSON, its text and the value stored in the ledger cannot
+//! drift apart.
 //!
 //! It knows no type of the crate; it must not grow a hand-written table of words.
-
-use serde::de::DeserializeOwned;
-use serde::de::IntoDeserializer;
-use serde::de::value::StrDeserializer;
-use serde::ser::{self, Impossible, Serialize};
-
-/// The serde name of a unit variant: `Verdict::UnknownLease` → `"unknown-lease"`.
-///
-/// Only for enums of unit variants (the ones [`words!`] is used on): anything else has no one
-/// word and gets `""`, which the tests of each such enum would catch.
-pub fn name<T: Serialize>(value: &T) -> &'static str {
-    value.serialize(VariantName).unwrap_or_default()
-}
-
-/// The unit variant serde spells `word`, if there is one.
-pub fn parse<T: DeserializeOwned>(word: &str) -> Option<T> {
-    let de: StrDeserializer<'_, serde::de::value::Error> = word.into_deserializer();
-    T::deserialize(de).ok()
-}
 
 /// A word that names no variant: `unknown TaskState "paused"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,26 +15,16 @@ pub struct Unknown {
     pub word: String,
 }
 
-/// `as_str`, `Display` and `FromStr` from serde's spelling, for enums of unit variants that
+/// `Display` and `FromStr` from serde's spelling, for enums of unit variants that
 /// derive `Serialize` and `Deserialize`. `words!(TaskState: "TaskState")`: the literal names the
 /// type in [`Unknown`]'s message.
 macro_rules! words {
     ($($ty:ident: $what:literal),+ $(,)?) => {$(
-        impl $ty {
-            /// Its one spelling (serde's): in JSON, in text and in the ledger.
-            pub fn as_str(self) -> &'static str {
-                $crate::word::name(&self)
-            }
-        }
-        impl ::std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
+        ::serde_plain::derive_display_from_serialize!($ty);
         impl ::std::str::FromStr for $ty {
             type Err = $crate::word::Unknown;
             fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-                $crate::word::parse(s).ok_or_else(|| $crate::word::Unknown {
+                ::serde_plain::from_str(s).map_err(|_| $crate::word::Unknown {
                     what: $what,
                     word: s.to_string(),
                 })
@@ -61,101 +33,6 @@ macro_rules! words {
     )+};
 }
 pub(crate) use words;
-
-/// A serializer that accepts only a unit variant and returns its name.
-struct VariantName;
-
-#[derive(Debug)]
-struct NotAWord;
-
-impl std::fmt::Display for NotAWord {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not a unit variant")
-    }
-}
-impl std::error::Error for NotAWord {}
-impl ser::Error for NotAWord {
-    fn custom<M: std::fmt::Display>(_: M) -> Self {
-        NotAWord
-    }
-}
-
-/// The methods of [`VariantName`] that refuse: every shape but a unit variant.
-macro_rules! refuse {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {$(
-        fn $method(self, $(_: $arg),*) -> Result<$ok, NotAWord> {
-            Err(NotAWord)
-        }
-    )*};
-}
-
-impl ser::Serializer for VariantName {
-    type Ok = &'static str;
-    type Error = NotAWord;
-    type SerializeSeq = Impossible<&'static str, NotAWord>;
-    type SerializeTuple = Impossible<&'static str, NotAWord>;
-    type SerializeTupleStruct = Impossible<&'static str, NotAWord>;
-    type SerializeTupleVariant = Impossible<&'static str, NotAWord>;
-    type SerializeMap = Impossible<&'static str, NotAWord>;
-    type SerializeStruct = Impossible<&'static str, NotAWord>;
-    type SerializeStructVariant = Impossible<&'static str, NotAWord>;
-
-    fn serialize_unit_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        variant: &'static str,
-    ) -> Result<&'static str, NotAWord> {
-        Ok(variant)
-    }
-
-    refuse! {
-        serialize_bool(bool) -> &'static str;
-        serialize_i8(i8) -> &'static str;
-        serialize_i16(i16) -> &'static str;
-        serialize_i32(i32) -> &'static str;
-        serialize_i64(i64) -> &'static str;
-        serialize_u8(u8) -> &'static str;
-        serialize_u16(u16) -> &'static str;
-        serialize_u32(u32) -> &'static str;
-        serialize_u64(u64) -> &'static str;
-        serialize_f32(f32) -> &'static str;
-        serialize_f64(f64) -> &'static str;
-        serialize_char(char) -> &'static str;
-        serialize_str(&str) -> &'static str;
-        serialize_bytes(&[u8]) -> &'static str;
-        serialize_none() -> &'static str;
-        serialize_unit() -> &'static str;
-        serialize_unit_struct(&'static str) -> &'static str;
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    }
-
-    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<&'static str, NotAWord> {
-        Err(NotAWord)
-    }
-    fn serialize_newtype_struct<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<&'static str, NotAWord> {
-        Err(NotAWord)
-    }
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<&'static str, NotAWord> {
-        Err(NotAWord)
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -169,7 +46,6 @@ mod tests {
     /// them, scripts read the others, so none may change.
     macro_rules! assert_words {
         ($($ty:ident { $($variant:ident = $word:literal),+ $(,)? })+) => {$($(
-            assert_eq!($ty::$variant.as_str(), $word);
             assert_eq!($ty::$variant.to_string(), $word);
             assert_eq!($word.parse::<$ty>(), Ok($ty::$variant));
         )+)+};

@@ -21,7 +21,7 @@ pub fn check(ctx: &Context, json: bool) -> Result<Done, Failure> {
     let mut text = if allowed {
         format!(
             "{}: a push from here would be allowed\n",
-            here.finding().verdict.as_str()
+            here.finding().verdict
         )
     } else {
         super::refusal::lines(&here.decision, Said::Check)

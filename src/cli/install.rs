@@ -693,7 +693,7 @@ fn change_line(c: &HookChange) -> String {
         (_, Some(n)) => format!(" (chained: {n})"),
         _ => String::new(),
     };
-    let (hook, change) = (c.hook.as_str(), c.change.as_str());
+    let (hook, change) = (c.hook.to_string(), c.change.to_string());
     format!("  {hook:<14} {change:<10} {}{note}\n", c.path.display())
 }
 

@@ -321,7 +321,7 @@ fn row(
     }
     cells.extend([
         v.slot_n.map_or_else(dash, |n| n.to_string()),
-        v.task.state.as_str().to_string(),
+        v.task.state.to_string().to_string(),
         tree,
         f.and_then(|f| f.base).map_or_else(dash, counts),
         upstream,

@@ -158,7 +158,7 @@ fn hand_written_recipe(dir: &Path) -> String {
     for hook in HookName::ALL {
         out.push_str(&format!(
             "# {}:\n{}",
-            dir.join(hook.as_str()).display(),
+            dir.join(hook.to_string()).display(),
             hook_lines(hook)
         ));
     }

@@ -25,7 +25,7 @@ pub fn lines(p: &PrePush, said: Said) -> Vec<String> {
         Refusal::Verdict(f) => {
             lines.push(format!(
                 "{refused} ({}): {}",
-                f.verdict.as_str(),
+                f.verdict,
                 verdict_reason(f, now, &voice)
             ));
             if f.credential_error.is_some() {
@@ -120,7 +120,7 @@ pub(crate) fn not_current(f: &Finding, verb: &str) -> Failure {
             format!(
                 "git hand {verb} refused ({}): {} This Claude Code session held an earlier lease \
                  of this worktree{whose}, which belongs to another task now; nothing was changed.",
-                f.verdict.as_str(),
+                f.verdict,
                 verdict_reason(f, f.now, &voice)
             ),
         )
@@ -135,7 +135,7 @@ pub(crate) fn not_current(f: &Finding, verb: &str) -> Failure {
         Kind::Precondition,
         format!(
             "git hand {verb} refused ({}): {} The credential in this environment{whose}; nothing was changed.",
-            f.verdict.as_str(),
+            f.verdict,
             verdict_reason(f, f.now, &voice)
         ),
     );

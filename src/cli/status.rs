@@ -170,9 +170,9 @@ pub(crate) fn render_here(here: &Here, p: Paint) -> String {
     let lapse = here.lapse();
     let allowed = here.decision.refusal.is_none();
     let verdict = if allowed {
-        p.green(f.verdict.as_str())
+        p.green(&f.verdict.to_string())
     } else {
-        p.red(f.verdict.as_str())
+        p.red(&f.verdict.to_string())
     };
     let would = match (allowed, &lapse) {
         (true, _) => "allowed".to_string(),
@@ -280,9 +280,7 @@ fn render_finding(f: &Finding) -> String {
     if let Some(task) = &f.task {
         out.push_str(&format!(
             "task:    {} on {} ({})\n",
-            task.name,
-            task.branch,
-            task.state.as_str()
+            task.name, task.branch, task.state
         ));
     }
     if let Some(t) = f.tenure.as_ref().filter(|t| t.ended_at.is_some()) {

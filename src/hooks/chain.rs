@@ -45,7 +45,7 @@ pub(crate) const IN_HOOK_PATH_ENV: &str = "GIT_HAND_IN_HOOK_PATH";
 /// Whether this process runs inside the chain of a `git-hand hook` of the same name, of this
 /// same git operation: the marker names `hook` and is bound to this `PATH`.
 pub(crate) fn inside_own_chain(hook: HookName) -> bool {
-    std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str())
+    std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.to_string().as_str())
         && std::env::var_os(IN_HOOK_PATH_ENV) == Some(std::env::var_os("PATH").unwrap_or_default())
 }
 
@@ -83,10 +83,10 @@ pub fn run_chained(
     // Below a chain of this hook, not bound to it (a git started inside it, or a chain that
     // changed PATH): this call is judged, but the chained hook already ran for the outer one,
     // and running it again could recurse without bound.
-    if std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.as_str()) {
+    if std::env::var_os(IN_HOOK_ENV).is_some_and(|v| v == hook.to_string().as_str()) {
         return Ok(None);
     }
-    let marker = (IN_HOOK_ENV, hook.as_str());
+    let marker = (IN_HOOK_ENV, hook.to_string());
     let bound = (
         IN_HOOK_PATH_ENV,
         std::env::var_os("PATH").unwrap_or_default(),
@@ -94,7 +94,7 @@ pub fn run_chained(
     let mut child = match spawn(
         Command::new(&path)
             .args(args)
-            .env(marker.0, marker.1)
+            .env(marker.0, &marker.1)
             .env(bound.0, &bound.1),
     ) {
         // A hook without a `#!` line: git runs it with sh, and so do we.
@@ -102,7 +102,7 @@ pub fn run_chained(
             Command::new("sh")
                 .arg(&path)
                 .args(args)
-                .env(marker.0, marker.1)
+                .env(marker.0, &marker.1)
                 .env(bound.0, &bound.1),
         )?,
         other => other?,
@@ -159,7 +159,7 @@ pub(crate) fn run_lfs_pre_push(
     let mut cmd = Command::new("git");
     cmd.args(["lfs", "pre-push"])
         .args(args)
-        .env(IN_HOOK_ENV, HookName::PrePush.as_str());
+        .env(IN_HOOK_ENV, HookName::PrePush.to_string());
     let mut child = spawn(&mut cmd)?;
     feed(&mut child, stdin)?;
     child.wait().map(|s| Some(LfsRun::Ran(s)))

@@ -141,10 +141,10 @@ pub fn current_in(common: &Path) -> bool {
     let hooks_dir = common.join("hooks");
     let shim = shim_text();
     HookName::MAIN.into_iter().all(|hook| {
-        let path = hooks_dir.join(hook.as_str());
+        let path = hooks_dir.join(hook.to_string());
         std::fs::read(&path).is_ok_and(|bytes| super::shim::is_current(hook, &bytes))
             && is_executable(&path)
-    }) && !is_our_shim(&hooks_dir.join(HookName::ReferenceTransaction.as_str()))
+    }) && !is_our_shim(&hooks_dir.join(HookName::ReferenceTransaction.to_string()))
         && super::linked::check(common, &hooks_dir, shim).is_ok_and(|c| c.is_current())
         && not_on_path().is_none()
 }
@@ -160,7 +160,7 @@ pub fn only_our_switch_hooks(common: &Path) -> bool {
         .into_iter()
         .all(|hook| {
             dirs.iter().all(|dir| {
-                let ours_or_none = match std::fs::read(dir.join(hook.as_str())) {
+                let ours_or_none = match std::fs::read(dir.join(hook.to_string())) {
                     Ok(bytes) => {
                         super::shim::is_ours(&bytes)
                             || super::linked::forward_target(&bytes).is_some()
@@ -651,7 +651,7 @@ fn beside_the_shim(
 /// Whether `<l>/<hook>` is git-hand's forwarder (or link) to `<dir>/<hook>`: a slot then runs
 /// the main worktree's hook.
 fn forwards(l: &Path, dir: &Path, hook: HookName) -> bool {
-    let (entry, target) = (l.join(hook.as_str()), dir.join(hook.as_str()));
+    let (entry, target) = (l.join(hook.to_string()), dir.join(hook.to_string()));
     match std::fs::symlink_metadata(&entry) {
         Ok(m) if m.file_type().is_symlink() => {
             std::fs::read_link(&entry).is_ok_and(|t| t == target)
@@ -674,7 +674,7 @@ fn linked_lapses(
     let l = super::linked::hooks_dir(common);
     let paths = super::linked::Paths::of(common);
     let mut check = super::linked::check(common, d, shim_text())?;
-    let l_shim = l.join(HookName::ReferenceTransaction.as_str());
+    let l_shim = l.join(HookName::ReferenceTransaction.to_string());
     // lefthook's launcher in L's place (lefthook installed in a slot) with git-hand's lefthook
     // recipe: its script runs git-hand's reference-transaction check, so the fence holds.
     if workdir.is_some_and(|top| {
@@ -682,7 +682,7 @@ fn linked_lapses(
     }) {
         check.shim_current = true;
     }
-    let old = is_our_shim(&d.join(HookName::ReferenceTransaction.as_str()));
+    let old = is_our_shim(&d.join(HookName::ReferenceTransaction.to_string()));
     let repair = || {
         vec![Hint::hand("doctor --repair").why("rewrites git-hand's hooks for linked worktrees")]
     };
@@ -988,8 +988,11 @@ mod tests {
         ] {
             std::fs::create_dir_all(&hooks).unwrap();
             for hook in [HookName::PostCheckout, HookName::ReferenceTransaction] {
-                std::fs::write(hooks.join(hook.as_str()), super::super::shim::content(hook))
-                    .unwrap();
+                std::fs::write(
+                    hooks.join(hook.to_string()),
+                    super::super::shim::content(hook),
+                )
+                .unwrap();
             }
             assert!(only_our_switch_hooks(common), "only git-hand's shims");
             let chained = chained_path(&hooks, HookName::ReferenceTransaction);

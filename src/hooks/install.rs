@@ -348,7 +348,7 @@ pub(super) fn install_layout(
     super::linked::check_includable(common)?;
     let mut changes = install_hooks_into(dir, &HookName::MAIN, rewrite)?;
     remove_our_old_hooks(dir)?;
-    let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.as_str());
+    let l_shim = super::linked::hooks_dir(common).join(HookName::ReferenceTransaction.to_string());
     let existed = fs::symlink_metadata(&l_shim).is_ok();
     let synced = super::linked::sync(common, shim_text)?;
     displaced.extend(
@@ -423,7 +423,7 @@ pub(super) fn drop_layout(location: &HooksLocation) -> Result<Vec<HookChange>, H
         return Ok(vec![]);
     }
     super::linked::exclude(common)?;
-    let l_shim = paths.hooks.join(HookName::ReferenceTransaction.as_str());
+    let l_shim = paths.hooks.join(HookName::ReferenceTransaction.to_string());
     let removed = super::linked::remove_files(common)?;
     if !removed.contains(&l_shim) {
         return Ok(vec![]);
@@ -570,7 +570,7 @@ pub(super) fn look(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
 
 /// One look at the hook's files (see [`look`] for why one may not be enough).
 fn look_once(dir: &Path, hook: HookName) -> Result<Seen, HookError> {
-    let head = dir.join(hook.as_str());
+    let head = dir.join(hook.to_string());
     let head_meta = fs::symlink_metadata(&head);
     // The hook file is read once: its bytes say whether it is pre-commit's script and, when it
     // is not, everything else judged below.
@@ -875,7 +875,7 @@ fn with_retries(
         }
     }
     Err(HookError::Contended {
-        path: dir.join(hook.as_str()),
+        path: dir.join(hook.to_string()),
     })
 }
 
@@ -990,7 +990,7 @@ mod tests {
     fn a_look_reads_the_hook_file_once_and_pre_commits_legacy_hook_once_more() {
         let dir = tempfile::tempdir().unwrap();
         let hook = HookName::PrePush;
-        let head = dir.path().join(hook.as_str());
+        let head = dir.path().join(hook.to_string());
         fs::write(&head, "#!/bin/sh\necho a hook of the user's own\n").unwrap();
         let one_file = reads_of(|| drop(fs::read(&head).unwrap()));
 

@@ -72,7 +72,7 @@ const TABLE: &[Row] = &[
                 && (s.has(".pre-commit-config.yaml")
                     || HookName::ALL
                         .iter()
-                        .any(|h| precommit::is_script(&s.location.default.join(h.as_str()))))
+                        .any(|h| precommit::is_script(&s.location.default.join(h.to_string()))))
         },
     },
     Row {
@@ -219,7 +219,7 @@ pub(super) mod precommit {
 
     /// `<dir>/<hook>.legacy`: the hook pre-commit's script runs first.
     pub(crate) fn legacy_path(dir: &Path, hook: HookName) -> PathBuf {
-        dir.join(format!("{}.legacy", hook.as_str()))
+        dir.join(format!("{hook}.legacy"))
     }
 }
 

@@ -68,7 +68,7 @@ impl HookName {
 
     /// The name a foreign hook is kept under once chained: `pre-push.git-hand-chained`.
     pub fn chained_file_name(self) -> String {
-        format!("{}{CHAINED_SUFFIX}", self.as_str())
+        format!("{self}{CHAINED_SUFFIX}")
     }
 }
 
@@ -297,9 +297,9 @@ mod tests {
     #[test]
     fn hook_names_round_trip_and_name_their_chained_file() {
         for hook in HookName::ALL.into_iter().chain(HookName::SERVER) {
-            assert_eq!(hook.as_str().parse::<HookName>(), Ok(hook));
+            assert_eq!(hook.to_string().parse::<HookName>(), Ok(hook));
         }
-        assert_eq!(HookName::PreReceive.as_str(), "pre-receive");
+        assert_eq!(HookName::PreReceive.to_string(), "pre-receive");
         assert_eq!(
             HookName::PrePush.chained_file_name(),
             "pre-push.git-hand-chained"

@@ -176,7 +176,7 @@ fn detect_dispatch_dir(
             .then(|| format!("it has {}", custom_hooks.display()))
     });
     let dir = location.active.join(DISPATCH_DIR);
-    let head = location.active.join(HookName::PreReceive.as_str());
+    let head = location.active.join(HookName::PreReceive.to_string());
     let chained = chained_path(&location.active, HookName::PreReceive);
     let runs_dir = is_dispatcher(&head) || (is_our_shim(&head) && is_dispatcher(&chained));
     let hooks_dispatched = (dir.is_dir() && runs_dir).then_some(dir);
@@ -280,7 +280,7 @@ fn unchain_dispatcher(active: &Path, dispatch_dir: &Path) -> Result<Vec<HookChan
     if let Some(change) = drop_identical_chained(active)? {
         return Ok(vec![change]);
     }
-    let head = active.join(HookName::PreReceive.as_str());
+    let head = active.join(HookName::PreReceive.to_string());
     match is_our_shim(&head) && is_dispatcher(&chained_path(active, HookName::PreReceive)) {
         true => uninstall_hooks_from(active, &[HookName::PreReceive]),
         false => Ok(vec![]),
@@ -292,7 +292,7 @@ fn unchain_dispatcher(active: &Path, dispatch_dir: &Path) -> Result<Vec<HookChan
 /// no longer blocked by a chained hook it could not put back.
 fn drop_identical_chained(dir: &Path) -> Result<Option<HookChange>, HookError> {
     let hook = HookName::PreReceive;
-    let (head, chained) = (dir.join(hook.as_str()), chained_path(dir, hook));
+    let (head, chained) = (dir.join(hook.to_string()), chained_path(dir, hook));
     let Ok(held) = fs::read(&chained) else {
         return Ok(None);
     };
@@ -315,7 +315,7 @@ fn drop_identical_chained(dir: &Path) -> Result<Option<HookChange>, HookError> {
 /// the server's dispatcher, so uninstall leaves it and says so.
 fn stale_dispatcher_copy(dir: &Path) -> Option<HookChange> {
     let hook = HookName::PreReceive;
-    let (head, chained) = (dir.join(hook.as_str()), chained_path(dir, hook));
+    let (head, chained) = (dir.join(hook.to_string()), chained_path(dir, hook));
     let stale = is_dispatcher(&head) && fs::symlink_metadata(&chained).is_ok();
     stale.then_some(HookChange {
         hook,

@@ -271,7 +271,7 @@ impl View<'_> {
                     "SELECT r.last_token, (SELECT count(*) FROM tenures t \
                      WHERE t.resource_id = r.id AND t.ended_at IS NULL) \
                      FROM resources r WHERE r.kind = ?1 AND r.key = ?2",
-                    &[&moved.kind.as_str(), &moved.key],
+                    &[&moved.kind.to_string(), &moved.key],
                     |r| {
                         Ok(TeamResource {
                             last_token: r.get(0)?,
@@ -525,7 +525,7 @@ impl Tx<'_> {
                 &t.created_at,
                 &t.updated_at,
                 &t.done_at,
-                &t.done_reason.map(|r| r.as_str()),
+                &t.done_reason.map(|r| r.to_string()),
                 &t.remote,
                 &t.base_ref,
                 &self.view().machine(),
@@ -545,7 +545,7 @@ impl Tx<'_> {
             &[
                 repo,
                 &t.name,
-                &t.state.as_str(),
+                &t.state.to_string(),
                 &t.slot_path,
                 &t.lease_id,
                 &t.issue,
@@ -557,7 +557,7 @@ impl Tx<'_> {
                 &self.now,
                 &t.pid,
                 &t.pid_start,
-                &t.step.map(|s| s.as_str()),
+                &t.step.map(|s| s.to_string()),
                 &t.checked_out,
                 &t.remote,
                 &t.base_ref,

@@ -142,8 +142,8 @@ impl Tx<'_> {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &[
                 &self.now,
-                &kind.as_str(),
-                &res.kind.as_str(),
+                &kind.to_string(),
+                &res.kind.to_string(),
                 &res.key,
                 &tenure.map(|t| &t.lease_id),
                 &tenure.map(|t| t.token),

@@ -124,7 +124,7 @@ impl View<'_> {
     pub fn held(&self, res: &Resource) -> Result<Option<Tenure>> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 AND t.ended_at IS NULL",
-            &[&res.kind.as_str(), &res.key],
+            &[&res.kind.to_string(), &res.key],
         )
     }
 
@@ -145,7 +145,7 @@ impl View<'_> {
             .db
             .row(
                 "SELECT last_token FROM resources WHERE kind = ?1 AND key = ?2",
-                &[&res.kind.as_str(), &res.key],
+                &[&res.kind.to_string(), &res.key],
                 |r| r.get(0),
             )?
             .unwrap_or(0))
@@ -161,7 +161,7 @@ impl View<'_> {
     pub fn newest(&self, res: &Resource) -> Result<Option<Tenure>> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 ORDER BY t.token DESC LIMIT 1",
-            &[&res.kind.as_str(), &res.key],
+            &[&res.kind.to_string(), &res.key],
         )
     }
 
@@ -171,7 +171,7 @@ impl View<'_> {
         self.tenure_where(
             "r.kind = ?1 AND r.key = ?2 AND substr(t.holder, 1, length(?3)) = ?3 \
              ORDER BY t.token DESC LIMIT 1",
-            &[&res.kind.as_str(), &res.key, &prefix],
+            &[&res.kind.to_string(), &res.key, &prefix],
         )
     }
 
@@ -180,7 +180,7 @@ impl View<'_> {
         let mut all = self.tenures_where(
             "t.ended_at IS NULL AND r.kind = ?1 AND substr(r.key, 1, length(?2)) = ?2 \
              ORDER BY t.acquired_at, t.lease_id",
-            &[&kind.as_str(), &prefix],
+            &[&kind.to_string(), &prefix],
         )?;
         all.retain(|t| t.is_live(self.now));
         Ok(all)
@@ -190,7 +190,7 @@ impl View<'_> {
 impl Tx<'_> {
     /// The id of a resource, created with no token issued yet if it is new.
     pub(super) fn resource_id(&self, res: &Resource) -> Result<i64> {
-        let args: &[&dyn Param] = &[&res.kind.as_str(), &res.key];
+        let args: &[&dyn Param] = &[&res.kind.to_string(), &res.key];
         self.db.once().exec(
             "INSERT INTO resources (kind, key) VALUES (?1, ?2) ON CONFLICT (kind, key) DO NOTHING",
             args,

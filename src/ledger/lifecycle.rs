@@ -47,8 +47,8 @@ impl Tx<'_> {
              pid_ns = CASE WHEN ?4 IS NULL THEN pid_ns ELSE ?7 END WHERE id = ?6 \
              AND state <> 'done'",
             &[
-                &state.as_str(),
-                &step.as_str(),
+                &state.to_string(),
+                &step.to_string(),
                 &self.now,
                 &pid,
                 &start,
@@ -63,7 +63,7 @@ impl Tx<'_> {
     pub(crate) fn set_task_step(&self, id: i64, step: Step) -> Result<()> {
         self.db.once().exec(
             "UPDATE tasks SET step = ?1, updated_at = ?2 WHERE id = ?3",
-            &[&step.as_str(), &self.now, &id],
+            &[&step.to_string(), &self.now, &id],
         )?;
         Ok(())
     }
@@ -99,11 +99,11 @@ impl Tx<'_> {
         let changed = self.db.once().exec(
             "UPDATE tasks SET state = 'done', step = 'done', done_at = ?1, done_reason = ?2, \
              updated_at = ?1 WHERE id = ?3 AND state <> 'done'",
-            &[&self.now, &reason.as_str(), &task.id],
+            &[&self.now, &reason.to_string(), &task.id],
         )?;
         if changed > 0 {
             let slot = task.slot_resource();
-            let detail = format!("task {} ({})", task.name, reason.as_str());
+            let detail = format!("task {} ({})", task.name, reason);
             // Named by its slot lease, so `git hand log --task` finds it through the lease
             // index like the task's other events (rows from before name none).
             let tenure = match &task.lease_id {

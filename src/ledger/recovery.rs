@@ -267,7 +267,7 @@ impl Tx<'_> {
     pub(crate) fn log_ledger_event(&self, kind: EventKind, detail: &str) -> Result<()> {
         self.db.once().exec(
             "INSERT INTO events (at, kind, detail) VALUES (?1, ?2, ?3)",
-            &[&self.now, &kind.as_str(), &detail],
+            &[&self.now, &kind.to_string(), &detail],
         )?;
         Ok(())
     }
@@ -279,7 +279,7 @@ impl Tx<'_> {
             "INSERT INTO resources (kind, key, last_token) VALUES (?1, ?2, ?3) \
              ON CONFLICT (kind, key) DO UPDATE SET last_token = excluded.last_token \
              WHERE excluded.last_token > resources.last_token",
-            &[&resource.kind.as_str(), &resource.key, &token.max(0)],
+            &[&resource.kind.to_string(), &resource.key, &token.max(0)],
         )?;
         Ok(())
     }

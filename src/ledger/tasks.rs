@@ -467,7 +467,7 @@ impl Tx<'_> {
                 &self.now,
                 &t.pid,
                 &t.pid_start,
-                &t.step.as_str(),
+                &t.step.to_string(),
                 &t.remote,
                 &t.base_ref,
                 &self.view().machine(),

@@ -107,7 +107,7 @@ fn install_writes_both_executable_shims_with_the_marker_into_the_git_path_hooks_
             HookName::ReferenceTransaction => &linked,
             _ => &hooks_dir,
         };
-        let path = dir.join(hook.as_str());
+        let path = dir.join(hook.to_string());
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("# git-hand-managed-hook v"), "{text}");
         assert!(text.contains(&format!("exec git-hand hook {hook} \"$@\"")));
@@ -156,7 +156,7 @@ fn install_from_a_linked_worktree_writes_into_the_shared_hooks_dir() {
     );
     for hook in HookName::MAIN {
         assert!(
-            fs::read_to_string(shared.join(hook.as_str()))
+            fs::read_to_string(shared.join(hook.to_string()))
                 .unwrap()
                 .contains("git-hand-managed-hook")
         );

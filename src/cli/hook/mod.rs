@@ -212,8 +212,7 @@ fn post_checkout(ctx: &Context, args: &[OsString]) -> Done {
         };
         match on_hook::post_checkout(ctx, &arg(0), &arg(2)) {
             Ok(PostCheckout::LeaseEnded { verdict }) => say(&[format!(
-                "this worktree's lease has ended ({}): pushes from here will be refused; see git hand status",
-                verdict.as_str()
+                "this worktree's lease has ended ({verdict}): pushes from here will be refused; see git hand status"
             )]),
             Ok(PostCheckout::Registered(crate::ops::on_hook::adopt::Registered {
                 adopted_as: Some(name),

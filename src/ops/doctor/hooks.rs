@@ -160,7 +160,7 @@ impl HooksCheck<'_> {
         let mut p = Problem {
             kind: ProblemKind::HooksNotInForce,
             subject: worktree.display().to_string(),
-            detail: format!("{} ({})", lapse.message, lapse.kind.as_str()),
+            detail: format!("{} ({})", lapse.message, lapse.kind),
             action: if fixes {
                 say("reinstall git-hand's hooks (")
                     .hand("install")

@@ -41,7 +41,7 @@ impl Checkup<'_> {
             subject: task.name.clone(),
             detail: format!(
                 "spawn stopped at step {:?}; its process is gone",
-                task.step.map_or("?", |s| s.as_str())
+                task.step.map_or_else(|| "?".into(), |s| s.to_string())
             ),
             action: if matches!(task.step, Some(Step::Preparing | Step::Creating)) {
                 "put the slot back to a clean checkout, release its leases and mark it \
@@ -59,7 +59,7 @@ impl Checkup<'_> {
                     p.detail.push_str(&format!(
                         "; left alone: the task changed while doctor waited for the slot (it is \
                          {} now)",
-                        now.map_or("gone", |s| s.as_str())
+                        now.map_or_else(|| "gone".into(), |s| s.to_string())
                     ));
                     p.action = "none: its spawn was still at work".into();
                 }
@@ -90,7 +90,7 @@ impl Checkup<'_> {
             subject: task.name.clone(),
             detail: format!(
                 "teardown stopped at step {:?}; its process is gone",
-                task.step.map_or("?", |s| s.as_str())
+                task.step.map_or_else(|| "?".into(), |s| s.to_string())
             ),
             action:
                 "finish the teardown (uncommitted changes block it; commits stay on the branch)"
@@ -272,7 +272,7 @@ fn unseen(scan: Scan, task: &Task) -> Problem {
         detail: format!(
             "{verb} at step {:?} by process {} of PID namespace {ns}, which this /proc \
              ({here}) cannot see into: it may still be at work",
-            task.step.map_or("?", |s| s.as_str()),
+            task.step.map_or_else(|| "?".into(), |s| s.to_string()),
             task.pid.unwrap_or(0),
         ),
         action: "none: a process doctor cannot see is not proven gone".into(),

@@ -207,7 +207,7 @@ fn own_work(
                 let commit = e
                     .detail
                     .as_deref()
-                    .filter(|_| e.kind == EventKind::RefUpdateRefused.as_str())
+                    .filter(|_| e.kind == EventKind::RefUpdateRefused.to_string())
                     .and_then(|d| d.rsplit_once(REFUSED_COMMIT))
                     .map(|(_, oid)| oid.split(';').next().unwrap_or(oid).trim().to_string())
                     .filter(|oid| is_object_name(oid));
@@ -526,7 +526,7 @@ pub(super) fn record_refusal_of(
                 |t| t.resource.clone(),
             ),
             f.tenure.clone(),
-            format!("{what}: {}", f.verdict.as_str()),
+            format!("{what}: {}", f.verdict),
         ),
         // A client's refusal under the worktree it was pushed from (this machine's), tied to the
         // live task by its lease: on a team ledger the task's own slot is another machine's, and

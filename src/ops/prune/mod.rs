@@ -173,7 +173,7 @@ fn keep_reasons(
         }];
     }
     if let Some(task) = info.tasks.first() {
-        return vec![format!("task {} is {}", task.name, task.state.as_str())];
+        return vec![format!("task {} is {}", task.name, task.state.to_string())];
     }
     let path = info.slot.path.as_path();
     if !path.exists() {

@@ -572,8 +572,8 @@ mod tests {
 
     #[test]
     fn a_source_is_spelled_as_the_user_writes_it() {
-        assert_eq!(Source::HandInclude.as_str(), "hand.include");
-        assert_eq!(Source::WorktreeInclude.as_str(), ".worktreeinclude");
+        assert_eq!(Source::HandInclude.to_string(), "hand.include");
+        assert_eq!(Source::WorktreeInclude.to_string(), ".worktreeinclude");
     }
 
     #[test]

@@ -301,7 +301,8 @@ pub(crate) fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Resu
         Some(done) => Err(Error::precondition(
             format!(
                 "task {name} is done ({}); its slot is free for other tasks",
-                done.done_reason.map_or("ended", |r| r.as_str())
+                done.done_reason
+                    .map_or_else(|| "ended".into(), |r| r.to_string())
             ),
             vec![Hint::hand(format!("spawn {name}")).why("to work on it again")],
         )),

@@ -237,10 +237,7 @@ impl NotTaken {
             NotTaken::LiveElsewhere(other) => Err(Error::precondition(
                 format!(
                     "task {} is {} on machine {}, held by {}; nothing was created",
-                    other.name,
-                    other.state.as_str(),
-                    other.machine,
-                    other.holder
+                    other.name, other.state, other.machine, other.holder
                 ),
                 vec![
                     super::casefold::ask_to_end(&other),

@@ -42,7 +42,7 @@ fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
         return Err(Error::precondition(
             format!(
                 "task {name} is {} (another git-hand is working on it, or one crashed)",
-                task.state.as_str()
+                task.state
             ),
             vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")],
         ));
