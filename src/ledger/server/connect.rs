@@ -163,7 +163,7 @@ fn plan(url: &ServerUrl) -> Result<Vec<(WireMode, Connector)>, ServerError> {
 }
 
 fn connector(check: Check, url: &ServerUrl) -> Result<Connector, ServerError> {
-    Connector::new(check, url.root_certificate().as_deref())
+    super::tls::connector(check, url.root_certificate().as_deref())
         .map_err(|e| ServerError::TlsSetup(e.to_string()))
 }
 

@@ -1,5 +1,5 @@
-//! TLS for the team ledger: rustls (ring) behind tokio-postgres's `MakeTlsConnect`, with the
-//! certificate checks libpq's `sslmode` asks for.
+//! TLS for the team ledger: rustls (ring) behind tokio-postgres, through
+//! `tokio-postgres-rustls`, with the certificate checks libpq's `sslmode` asks for.
 //!
 //! rustls links statically with the rest of the binary (no OpenSSL to find at run time), which
 //! the static release build needs. What is verified:
@@ -9,23 +9,22 @@
 //!   `~/.postgresql/root.crt` exists (libpq's rule), else nothing: the link is encrypted but the
 //!   server unauthenticated, as with libpq.
 //!
-//! Channel binding (SCRAM-SHA-256-PLUS) is not offered; plain SCRAM-SHA-256 runs inside TLS.
+//! This module owns the verifiers; the adaptor to tokio-postgres (the handshake, the stream) is
+//! the crate's. It also offers channel binding (SCRAM-SHA-256-PLUS, `tls-server-end-point`)
+//! where the server's certificate is signed with a SHA-2 digest: a server that asks for SCRAM
+//! then proves it holds the certificate the handshake saw, even when nothing else about it was
+//! verified.
 
-use std::future::Future;
-use std::io;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect};
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How much of the server's certificate is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,46 +46,41 @@ pub(crate) enum SetupError {
     Rustls(String),
 }
 
-/// The connector handed to `postgres::Config::connect`.
-#[derive(Clone)]
-pub(crate) struct Connector {
-    config: Arc<rustls::ClientConfig>,
-}
+/// The connector handed to `postgres::Config::connect`. tokio-postgres asks it for a
+/// handshake before every connection, TLS or not (over a unix socket with an empty host name
+/// too): a name that is no server name fails only if a handshake is attempted with it.
+pub(crate) type Connector = MakeRustlsConnect;
 
-impl Connector {
-    /// A connector that checks `check` against the certificates in `root` (a PEM file).
-    pub fn new(check: Check, root: Option<&Path>) -> Result<Connector, SetupError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier: Arc<dyn ServerCertVerifier> = match (check, root) {
-            (Check::Nothing, _) => Arc::new(Unverified(provider.signature_verification_algorithms)),
-            // A check with nothing to check against would accept any certificate: refused here
-            // too, not only by the caller's plan (`connect::plan` asks for a root first).
-            (_, None) => {
-                return Err(SetupError::Rustls(
-                    "verifying the server's certificate needs a root certificate".into(),
-                ));
+/// A connector that checks `check` against the certificates in `root` (a PEM file).
+pub(crate) fn connector(check: Check, root: Option<&Path>) -> Result<Connector, SetupError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier: Arc<dyn ServerCertVerifier> = match (check, root) {
+        (Check::Nothing, _) => Arc::new(Unverified(provider.signature_verification_algorithms)),
+        // A check with nothing to check against would accept any certificate: refused here
+        // too, not only by the caller's plan (`connect::plan` asks for a root first).
+        (_, None) => {
+            return Err(SetupError::Rustls(
+                "verifying the server's certificate needs a root certificate".into(),
+            ));
+        }
+        (check, Some(root)) => {
+            let roots = Arc::new(load_roots(root)?);
+            let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+                .build()
+                .map_err(|e| SetupError::Rustls(e.to_string()))?;
+            match check {
+                Check::Full => webpki,
+                _ => Arc::new(ChainOnly(webpki)),
             }
-            (check, Some(root)) => {
-                let roots = Arc::new(load_roots(root)?);
-                let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
-                    .build()
-                    .map_err(|e| SetupError::Rustls(e.to_string()))?;
-                match check {
-                    Check::Full => webpki,
-                    _ => Arc::new(ChainOnly(webpki)),
-                }
-            }
-        };
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| SetupError::Rustls(e.to_string()))?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier)
-            .with_no_client_auth();
-        Ok(Connector {
-            config: Arc::new(config),
-        })
-    }
+        }
+    };
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| SetupError::Rustls(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
 }
 
 fn load_roots(path: &Path) -> Result<RootCertStore, SetupError> {
@@ -191,102 +185,16 @@ impl ServerCertVerifier for ChainOnly {
     }
 }
 
-impl<S> MakeTlsConnect<S> for Connector
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    type Stream = Stream<S>;
-    type TlsConnect = Connect;
-    type Error = io::Error;
-
-    /// tokio-postgres asks for a connector before every connection, TLS or not (over a unix
-    /// socket with an empty host name too): a name that is no server name fails only if a
-    /// handshake is attempted with it.
-    fn make_tls_connect(&mut self, host: &str) -> Result<Connect, io::Error> {
-        Ok(Connect {
-            config: self.config.clone(),
-            name: ServerName::try_from(host.to_string()).ok(),
-        })
-    }
-}
-
-/// One handshake with one server name.
-pub(crate) struct Connect {
-    config: Arc<rustls::ClientConfig>,
-    name: Option<ServerName<'static>>,
-}
-
-type Handshake<S> = Pin<Box<dyn Future<Output = io::Result<Stream<S>>> + Send>>;
-
-impl<S> TlsConnect<S> for Connect
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    type Stream = Stream<S>;
-    type Error = io::Error;
-    type Future = Handshake<S>;
-
-    fn connect(self, stream: S) -> Handshake<S> {
-        let connector = tokio_rustls::TlsConnector::from(self.config);
-        Box::pin(async move {
-            let name = self.name.ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "the host is not a valid server name",
-                )
-            })?;
-            connector.connect(name, stream).await.map(Stream)
-        })
-    }
-}
-
-/// A TLS stream to the server.
-pub(crate) struct Stream<S>(tokio_rustls::client::TlsStream<S>);
-
-impl<S: AsyncRead + AsyncWrite + Unpin> postgres::tls::TlsStream for Stream<S> {
-    fn channel_binding(&self) -> ChannelBinding {
-        ChannelBinding::none()
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Stream<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Stream<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_check_without_a_root_certificate_is_refused_not_turned_into_none() {
-        assert!(Connector::new(Check::Nothing, None).is_ok());
+        assert!(connector(Check::Nothing, None).is_ok());
         for check in [Check::Chain, Check::Full] {
             assert!(
-                Connector::new(check, None).is_err(),
+                connector(check, None).is_err(),
                 "a check that accepts any certificate"
             );
         }
