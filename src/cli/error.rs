@@ -102,6 +102,8 @@ impl From<ops::Error> for Failure {
             ops::Error::Ledger(e) => e.into(),
             ops::Error::Git(e) => Failure::new(Kind::Failed, e.to_string()),
             ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),
+            ops::Error::Task(e) => (*e).into(),
+            ops::Error::Teardown(e) => (*e).into(),
             ops::Error::Hinted(hinted) => {
                 let ops::Hinted { error, hints } = *hinted;
                 let mut failure = Failure::from(error);

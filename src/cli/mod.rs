@@ -28,6 +28,7 @@ mod spawn;
 mod status;
 mod teardown;
 mod trust;
+mod way_out;
 
 use std::io::Write;
 use std::path::PathBuf;

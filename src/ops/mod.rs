@@ -38,6 +38,13 @@ pub enum Error {
     Git(#[from] GitError),
     #[error(transparent)]
     Inspect(#[from] InspectError),
+    /// A task that could not be found or renewed: `cli` gives its exit code and its way out.
+    /// (Boxed, as each typed error below: an `Error` stays small on the happy path.)
+    #[error(transparent)]
+    Task(Box<task::TaskError>),
+    /// A teardown that stopped: `cli` gives its exit code and its way out.
+    #[error(transparent)]
+    Teardown(Box<task::TeardownError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -110,6 +117,18 @@ impl Error {
             }
         }
         self
+    }
+}
+
+impl From<task::TaskError> for Error {
+    fn from(e: task::TaskError) -> Self {
+        Error::Task(Box::new(e))
+    }
+}
+
+impl From<task::TeardownError> for Error {
+    fn from(e: task::TeardownError) -> Self {
+        Error::Teardown(Box::new(e))
     }
 }
 

@@ -26,7 +26,7 @@
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -82,6 +82,14 @@ pub struct Cluster {
     run_as: Option<(u32, u32)>,
     watchdog: Child,
     databases: AtomicU32,
+}
+
+/// What a cluster serving TLS ([`Cluster::serve_tls`]) was given.
+pub struct Tls {
+    /// The certificate authority that signed the server's certificate.
+    pub root: PathBuf,
+    /// A certificate authority that signed nothing the server has.
+    pub other_root: PathBuf,
 }
 
 /// A database of its own on a cluster; the superuser reaches it with [`Database::url`].
@@ -339,6 +347,110 @@ impl Cluster {
             .args(["-w", "-t", "60", "-s"])
             .output()
             .unwrap()
+    }
+
+    /// Makes the server offer TLS with a certificate for the address 127.0.0.1 (not for the name
+    /// `localhost`), signed by a certificate authority of this cluster's own, and restarts it.
+    /// Every kind of client connection the harness allows over TCP is still allowed without TLS.
+    /// The certificates are made with `openssl`, as a team makes its server's.
+    pub fn serve_tls(&self) -> Tls {
+        let dir = self.root.join("tls");
+        std::fs::create_dir(&dir).unwrap();
+        let openssl = |args: &[&str]| {
+            let out = killed_after(Command::new, TIMEOUT)
+                .arg("openssl")
+                .args(args)
+                .current_dir(&dir)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("openssl: {e}: install it with `apt-get install -y openssl`")
+                });
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        for ca in ["ca", "other-ca"] {
+            let (key, crt, subj) = (
+                format!("{ca}.key"),
+                format!("{ca}.crt"),
+                format!("/CN=git-hand test {ca}"),
+            );
+            let mut args = vec![
+                "req", "-x509", "-days", "2", "-subj", &subj, "-keyout", &key, "-out", &crt,
+            ];
+            args.extend(ec);
+            args.extend([
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign",
+            ]);
+            openssl(&args);
+        }
+        let mut args = vec![
+            "req",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ];
+        args.extend(ec);
+        openssl(&args);
+        std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-days",
+            "2",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ]);
+        // The server refuses a key others may read, and reads it as the cluster's owner.
+        let key = dir.join("server.key");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if let Some((uid, gid)) = self.run_as {
+            for file in [&dir, &key, &dir.join("server.crt")] {
+                std::os::unix::fs::chown(file, Some(uid), Some(gid)).unwrap();
+            }
+        }
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.data.join("harness.conf"))
+            .unwrap();
+        write!(
+            conf,
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+            dir.join("server.crt").display(),
+            key.display()
+        )
+        .unwrap();
+        self.stop();
+        self.start();
+        Tls {
+            root: dir.join("ca.crt"),
+            other_root: dir.join("other-ca.crt"),
+        }
     }
 
     /// Asserts a server tool succeeded, else panics with its output and the server's log.

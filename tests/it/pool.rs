@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use git_hand::ledger::{TaskState, Tasks};
 use git_hand::ops::Error;
 use git_hand::ops::doctor::ProblemKind;
+use git_hand::ops::task::TeardownError;
 use git_hand::ops::task::spawn::SlotSource;
 use git_hand::ops::task::teardown::TornDown;
 use git_hand::platform::procs::Scan;
@@ -166,7 +167,18 @@ fn teardown_refuses_unlanded_work_and_names_it_and_force_keeps_commits_on_the_br
     let oid = env.commit(&path, "feature.txt", "work\n");
     std::fs::write(path.join("scratch.txt"), "wip\n").unwrap();
     let refused = world.try_teardown("t1", false).unwrap_err();
-    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    // The refusal is typed: the facts a caller can act on, beside the message.
+    let Error::Teardown(ref why) = refused else {
+        panic!("not a teardown refusal: {refused:?}")
+    };
+    let TeardownError::NotLanded {
+        dirty, unlanded, ..
+    } = &**why
+    else {
+        panic!("not refused for unlanded work: {why:?}")
+    };
+    assert_eq!(dirty, &["?? scratch.txt".to_string()], "{why:?}");
+    assert_eq!(unlanded.len(), 1, "the one commit: {why:?}");
     let said = refused.to_string();
     assert!(said.contains("scratch.txt"), "{said}");
     assert!(said.contains("change feature.txt"), "{said}");

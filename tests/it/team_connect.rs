@@ -352,6 +352,74 @@ fn sslmode_require_is_refused_by_a_server_without_tls_and_disable_connects() {
     assert_eq!(select_one(&url), 1);
 }
 
+/// Against a server that offers TLS (a certificate for 127.0.0.1, not for `localhost`): the
+/// modes that ask for TLS get it, SCRAM runs inside it (bound to the channel: the certificate's
+/// signature is ECDSA with SHA-256), and the checks are libpq's: `verify-ca` the chain,
+/// `verify-full` the chain and the name, the weak modes the chain once a root certificate is
+/// given. A refusal says what failed and never shows the password.
+#[test]
+fn tls_is_used_and_checked_as_each_sslmode_asks_against_a_server_that_offers_it() {
+    let cluster = pg::private_cluster();
+    let tls = cluster.serve_tls();
+    let db = cluster.database();
+    let root = tls.root.display().to_string();
+    let other = tls.other_root.display().to_string();
+    let by_name = db.tcp_url().replace("@127.0.0.1:", "@localhost:");
+    let over_tls = |url: &str| -> bool {
+        let url = parse(url, &[]);
+        let mut client =
+            connect(&url, &mut Vec::new(), LOCK).unwrap_or_else(|e| panic!("{url}: {e:?}"));
+        client
+            .query_typed(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap()[0]
+            .get(0)
+    };
+    let tcp = db.tcp_url();
+    for (query, tls) in [
+        ("sslmode=disable", false),
+        // allow tries without TLS first, and the server lets it in.
+        ("sslmode=allow", false),
+        ("sslmode=prefer", true),
+        ("sslmode=require", true),
+        (&format!("sslmode=require&sslrootcert={root}"), true),
+        (&format!("sslmode=verify-ca&sslrootcert={root}"), true),
+        (&format!("sslmode=verify-full&sslrootcert={root}"), true),
+    ] {
+        assert_eq!(over_tls(&format!("{tcp}?{query}")), tls, "{query}");
+    }
+    // verify-ca checks no name; verify-full does.
+    assert!(over_tls(&format!(
+        "{by_name}?sslmode=verify-ca&sslrootcert={root}"
+    )));
+    for (url, why) in [
+        (
+            format!("{by_name}?sslmode=verify-full&sslrootcert={root}"),
+            "certificate not valid for name",
+        ),
+        (
+            format!("{tcp}?sslmode=verify-full&sslrootcert={other}"),
+            "UnknownIssuer",
+        ),
+        (
+            format!("{tcp}?sslmode=verify-ca&sslrootcert={other}"),
+            "UnknownIssuer",
+        ),
+        (
+            format!("{tcp}?sslmode=require&sslrootcert={other}"),
+            "UnknownIssuer",
+        ),
+    ] {
+        let url = parse(&url, &[]);
+        let (e, _) = refusal(&url);
+        assert!(matches!(e, ServerError::Tls { .. }), "{url}: {e:?}");
+        assert!(e.to_string().contains(why), "{url}: {e}");
+        assert!(!shown(&e, &url).contains(pg::SUPERUSER_PASSWORD), "{e:?}");
+    }
+}
+
 /// Once connected, nothing waits on the server for ever: the server itself ends a statement
 /// after 30 s and a transaction left idle after a minute (the client's keepalives and TCP user
 /// timeout bound a link gone quiet; they cannot be observed from here).

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use crate::clock::Millis;
-use crate::hint::Hint;
 use crate::ledger::{
     By, Durability, Idempotent, LeaseId, Ledger, Renew, Retry, Task, TaskState, Tasks, Tenure,
     WorktreeKey,
@@ -12,6 +11,7 @@ use crate::ledger::{
 use crate::ops::claude::SessionHolder;
 use crate::ops::fence::verdict::{self, Finding, Verdict};
 use crate::ops::pool::{self, SlotInfo};
+use crate::ops::task::TaskError;
 use crate::ops::task::facts::{self, Facts};
 use crate::ops::task::sessions::{self, Presence, SessionSlot};
 use crate::ops::{Context, Error, Result};
@@ -278,10 +278,7 @@ pub(crate) fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf
     let dir = task.slot_path.as_ref().map(|p| p.as_path().to_path_buf());
     match dir.filter(|d| d.is_dir()) {
         Some(dir) => Ok((task, dir, slot)),
-        None => Err(Error::precondition(
-            format!("task {}'s slot is not on disk", task.name),
-            vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")],
-        )),
+        None => Err(TaskError::SlotNotOnDisk { task: task.name }.into()),
     }
 }
 
@@ -289,24 +286,18 @@ pub(crate) fn task_dir(ledger: &mut Ledger, task: Task) -> Result<(Task, PathBuf
 /// never used a failure (exit 1).
 pub(crate) fn named_task(ctx: &Context, ledger: &mut Ledger, name: &str) -> Result<Task> {
     let name = crate::ops::repo::names::task_name(name)?;
-    let unknown = || {
-        Error::failed(
-            format!("there is no task named {name} in this repository"),
-            vec![Hint::hand("list")],
-        )
+    let unknown = || TaskError::NoSuchTask {
+        name: name.to_string(),
     };
     let repo_id = ctx.repo_id(ledger)?.ok_or_else(unknown)?;
     match ledger.read(|v| v.task_named(&repo_id, name))? {
         Some(task) if task.state != TaskState::Done => Ok(task),
-        Some(done) => Err(Error::precondition(
-            format!(
-                "task {name} is done ({}); its slot is free for other tasks",
-                done.done_reason
-                    .map_or_else(|| "ended".into(), |r| r.to_string())
-            ),
-            vec![Hint::hand(format!("spawn {name}")).why("to work on it again")],
-        )),
-        None => Err(unknown()),
+        Some(done) => Err(TaskError::Done {
+            name: name.to_string(),
+            reason: done.done_reason,
+        }
+        .into()),
+        None => Err(unknown().into()),
     }
 }
 
@@ -334,23 +325,21 @@ pub(crate) fn own_task(
         );
     };
     let lease = presented
-        .map_err(|why| Error::usage(format!("{why}; name the task")).with_hint(Hint::hand("list")))?
+        .map_err(|why| TaskError::CredentialUnreadable {
+            why: why.to_string(),
+        })?
         .lease_id;
-    let task = ledger.read(|v| v.task_by_lease(&lease))?.ok_or_else(|| {
-        Error::usage(format!(
-            "{} names lease {lease}, which no task holds; name the task",
-            crate::ops::fence::credential::LEASE_ENV
-        ))
-        .with_hint(Hint::hand("list"))
-    })?;
+    let task = ledger
+        .read(|v| v.task_by_lease(&lease))?
+        .ok_or_else(|| no_task_holds(&lease))?;
     let here = ctx.repo()?.loc.workdir.clone();
     let slot = task.slot_path.as_ref().map(|p| p.as_path().to_path_buf());
     if here.is_none() || slot != here {
-        return Err(Error::usage(format!(
-            "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
-            task.name
-        ))
-        .with_hint(Hint::hand(format!("done {}", task.name))));
+        return Err(TaskError::CredentialOfAnotherSlot {
+            task: task.name,
+            ending: true,
+        }
+        .into());
     }
     Ok(Ok(task))
 }
@@ -373,8 +362,8 @@ pub(crate) fn this_task(
     let Some(presented) = crate::ops::fence::credential::env_credential(ctx.env()) else {
         return slots_task(ctx, ledger, session.as_ref());
     };
-    let credential = presented.map_err(|why| {
-        Error::usage(format!("{why}; name the task")).with_hint(Hint::hand("list"))
+    let credential = presented.map_err(|why| TaskError::CredentialUnreadable {
+        why: why.to_string(),
     })?;
     let repo = ctx.repo()?;
     let key = verdict::Subject::key_of(ctx)?;
@@ -459,39 +448,33 @@ fn elsewhere_error(ledger: &mut Ledger, lease: &LeaseId) -> Result<Error> {
     let Some(task) = ledger.read(|v| v.task_by_lease(lease))? else {
         return Ok(no_task_holds(lease));
     };
-    Ok(Error::usage(format!(
-        "the credential in the environment is task {}'s, whose slot is not this worktree; name the task",
-        task.name
-    ))
-    .with_hint(Hint::run(crate::hint::cd_to_slot(&task.name)).why("its slot")))
+    Ok(TaskError::CredentialOfAnotherSlot {
+        task: task.name,
+        ending: false,
+    }
+    .into())
 }
 
 /// A credential whose lease no open task holds.
 fn no_task_holds(lease: &LeaseId) -> Error {
-    Error::usage(format!(
-        "{} names lease {lease}, which no task holds; name the task",
-        crate::ops::fence::credential::LEASE_ENV
-    ))
-    .with_hint(Hint::hand("list"))
+    TaskError::NoTaskHolds {
+        lease: lease.clone(),
+    }
+    .into()
 }
 
 /// The task named, or the one whose slot is the current worktree.
 pub(crate) fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str>) -> Result<Task> {
-    let repo_id = ctx.repo_id(ledger)?.ok_or_else(|| {
-        Error::failed(
-            "git-hand has no tasks in this repository",
-            vec![Hint::hand("spawn <task>")],
-        )
-    })?;
+    let repo_id = ctx.repo_id(ledger)?.ok_or(TaskError::NoTasksHere)?;
     if let Some(name) = name {
         let name = crate::ops::repo::names::task_name(name)?;
         return ledger
             .read(|v| v.open_task(&repo_id, name))?
             .ok_or_else(|| {
-                Error::failed(
-                    format!("there is no open task named {name}"),
-                    vec![Hint::hand("list")],
-                )
+                TaskError::NoOpenTask {
+                    name: name.to_string(),
+                }
+                .into()
             });
     }
     let workdir = ctx.repo()?.loc.workdir.clone().unwrap_or_default();
@@ -502,10 +485,8 @@ pub(crate) fn resolve_task(ctx: &Context, ledger: &mut Ledger, name: Option<&str
             None => Ok(None),
         }
     })?;
-    task.filter(|t| t.state != TaskState::Done).ok_or_else(|| {
-        Error::usage("this worktree is not a leased slot; name the task")
-            .with_hint(Hint::hand("list"))
-    })
+    task.filter(|t| t.state != TaskState::Done)
+        .ok_or_else(|| TaskError::NotASlot.into())
 }
 
 /// `renew`: extends the task's slot lease and its issue lease, by lease id.
@@ -517,14 +498,8 @@ pub struct Renewed {
 }
 
 pub fn renew(ledger: &mut Ledger, task: &Task, ttl: Option<Millis>) -> Result<Renewed> {
-    let lease = task.lease_id.clone().ok_or_else(|| {
-        Error::failed(
-            format!(
-                "task {} has no lease id (a row from an older ledger)",
-                task.name
-            ),
-            vec![Hint::hand(format!("teardown {}", task.name))],
-        )
+    let lease = task.lease_id.clone().ok_or_else(|| TaskError::NoLeaseId {
+        task: task.name.clone(),
     })?;
     match renew_both(ledger, task, &lease, ttl)? {
         Ok(r) => Ok(r),
@@ -584,29 +559,18 @@ fn lost_lease(ledger: &mut Ledger, task: &Task, lost: Lost) -> Result<Error> {
         Lost::Slot => {
             let slot = task.slot_resource();
             let live = ledger.read(|v| v.current(&slot))?;
-            let who = live
-                .map(|t| format!("; the slot is now held by {} (token {})", t.holder, t.token))
-                .unwrap_or_default();
-            Error::precondition(
-                format!(
-                    "task {}'s lease is no longer live (it expired or was released){who}",
-                    task.name
-                ),
-                vec![
-                    Hint::hand(format!("teardown {}", task.name))
-                        .why(format!("commits stay on {}", task.branch)),
-                ],
-            )
+            TaskError::LeaseLost {
+                task: task.name.clone(),
+                branch: task.branch.clone(),
+                now_held_by: live.map(|t| (t.holder, t.token)),
+            }
         }
-        Lost::Issue => Error::precondition(
-            format!(
-                "task {}'s issue lease ({}) is no longer live; nothing was renewed",
-                task.name,
-                task.issue.as_deref().unwrap_or("?")
-            ),
-            vec![Hint::hand(format!("teardown {}", task.name))],
-        ),
-    })
+        Lost::Issue => TaskError::IssueLeaseLost {
+            task: task.name.clone(),
+            issue: task.issue.clone().unwrap_or_else(|| "?".into()),
+        },
+    }
+    .into())
 }
 
 /// The tenure of a task's slot lease and the instant the ledger judges it at, for `env`.
@@ -619,9 +583,9 @@ pub(crate) fn tenure_of(ledger: &mut Ledger, task: &Task) -> Result<(Tenure, Mil
         Ok((tenure, v.now()))
     })?;
     tenure.map(|t| (t, now)).ok_or_else(|| {
-        Error::failed(
-            format!("task {} names a lease the ledger does not know", task.name),
-            vec![Hint::hand(format!("teardown {}", task.name)).why("then spawn it again")],
-        )
+        TaskError::LeaseUnknown {
+            task: task.name.clone(),
+        }
+        .into()
     })
 }

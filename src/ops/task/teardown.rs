@@ -16,12 +16,13 @@ use std::path::Path;
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
-use crate::hint::{Hint, say};
+use crate::hint::Hint;
 use crate::ledger::{
     Acquire, By, Durability, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync,
     Retry, Step, Task, TaskState, Tenure, WorktreeKey,
 };
 use crate::ops::pool::slot::{self, SlotGuard};
+use crate::ops::task::{Reached, TeardownError};
 use crate::ops::{Context, Error, Result, pool::safety, repo::names};
 use crate::platform::procs::{ProcessId, Scan, Seen};
 
@@ -142,10 +143,10 @@ fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result
         v.task_named(&repo.id, name)
     })?;
     found.ok_or_else(|| {
-        Error::failed(
-            format!("there is no task named {name} in this repository"),
-            vec![Hint::hand("list --all")],
-        )
+        TeardownError::NoSuchTask {
+            name: name.to_string(),
+        }
+        .into()
     })
 }
 
@@ -153,13 +154,10 @@ fn find_task(repo: &crate::git::Repo, ledger: &mut Ledger, name: &str) -> Result
 /// spawn), or one another live process is tearing down.
 fn refuse_unless_tearable(scan: Scan, task: &Task) -> Result<()> {
     if task.state == TaskState::Spawning {
-        return Err(Error::precondition(
-            format!(
-                "task {} is still spawning (or its spawn crashed)",
-                task.name
-            ),
-            vec![Hint::hand("doctor --repair").why("settles a crashed spawn")],
-        ));
+        return Err(TeardownError::StillSpawning {
+            task: task.name.clone(),
+        }
+        .into());
     }
     match teardown_running(scan, task) {
         Some(pid) => Err(in_progress(task, pid)),
@@ -217,20 +215,15 @@ fn on_teardown(
         return Ok(());
     }
     let skip = Hint::hand(format!("teardown {} --no-setup", task.name));
-    crate::ops::repo::trust::require(&settings, &[hook], Some(skip.clone()))?;
+    crate::ops::repo::trust::require(&settings, &[hook], Some(skip))?;
     let env = crate::ops::fence::credential::env_vars(task, tenure);
     let timeout = settings.setup_timeout()?;
     crate::ops::repo::setup::run(&cmd, path, &env, timeout, shown.0).map_err(|e| {
-        Error::failed(
-            format!(
-                "{e}; nothing was discarded and task {} is still active",
-                task.name
-            ),
-            vec![
-                Hint::hand(format!("teardown {}", task.name)).why("again, once it is fixed"),
-                skip.clone().why("or without hand.onTeardown"),
-            ],
-        )
+        TeardownError::OnTeardownFailed {
+            task: task.name.clone(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -271,19 +264,6 @@ fn prove_safe_to_free(
     Ok(Proof { on_disk, dirty })
 }
 
-/// How far a teardown got once it pinned the slot's lease, for the error that says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reached {
-    /// The task is `tearing-down`; the slot's files are as they were.
-    Pinned,
-    /// Uncommitted changes were discarded (`--force`); untracked files may be left.
-    Discarded,
-    /// The slot was detached from the task's branch.
-    Detached,
-    /// The slot's lease was released; only the task row was left to settle.
-    Released,
-}
-
 /// A teardown's error once it pinned the slot: a lost connection to the team ledger says what
 /// was done and that running the same teardown again resumes it (it does: the task is
 /// `tearing-down` and its process is gone), never "nothing was changed" (issue 22). Every other
@@ -292,34 +272,15 @@ fn cut_off(e: Error, task: &Task, reached: Reached) -> Error {
     let Error::Ledger(crate::ledger::LedgerError::ConnectionLost(lost)) = &e else {
         return e;
     };
-    let name = &task.name;
-    let done = match reached {
-        Reached::Pinned => "before its files were touched".to_string(),
-        Reached::Discarded => "after uncommitted changes were discarded (--force)".into(),
-        Reached::Detached => format!(
-            "after the slot was detached from {} (its files kept)",
-            task.branch
-        ),
-        Reached::Released => format!(
-            "after the slot was detached from {} and its lease released",
-            task.branch
-        ),
-    };
-    let fate = match lost.fate {
-        crate::ledger::Fate::NothingWritten => "",
-        crate::ledger::Fate::Unknown => " (its last step may or may not have been recorded)",
-    };
-    Error::precondition(
-        format!(
-            "the connection to the team ledger at {} broke ({}) while task {name} was being torn \
-             down, {done}; the task is left tearing-down{fate}; its commits stay on {}",
-            lost.at, lost.reason, task.branch
-        ),
-        vec![Hint::hand(format!("teardown {name}")).why(
-            "again once the server answers: it resumes where this \
-             one stopped",
-        )],
-    )
+    TeardownError::CutOff {
+        task: task.name.clone(),
+        branch: task.branch.clone(),
+        at: lost.at.clone(),
+        reason: lost.reason.clone(),
+        reached,
+        fate: lost.fate,
+    }
+    .into()
 }
 
 /// Puts the pinned slot back for the next spawn: under its lock, discards what `force` allows,
@@ -404,17 +365,11 @@ fn teardown_running(scan: Scan, task: &Task) -> Option<i64> {
 }
 
 fn in_progress(task: &Task, pid: i64) -> Error {
-    Error::precondition(
-        format!(
-            "task {} is already being torn down by process {pid}; nothing was changed",
-            task.name
-        ),
-        vec![
-            Hint::run(say("wait for it to finish, then: ").hand("list --all")),
-            Hint::hand(format!("teardown {}", task.name))
-                .why("again, if that process dies before it is done"),
-        ],
-    )
+    TeardownError::InProgress {
+        task: task.name.clone(),
+        pid,
+    }
+    .into()
 }
 
 fn me(scan: Scan) -> (i64, Option<i64>, Option<i64>) {
@@ -436,21 +391,12 @@ fn prove_nothing_lost(
     let unlanded = unlanded_commits(repo, &git, task, path)?;
     let branchless = branchless_commits(repo, &git, task, path)?;
     if !branchless.is_empty() {
-        return Err(Error::precondition(
-            format!(
-                "task {} has commits on no branch, which teardown would lose:\n{}",
-                task.name,
-                indent(&branchless)
-            ),
-            vec![
-                Hint::run(format!(
-                    "git -C {} branch rescue/{} HEAD",
-                    path.display(),
-                    task.name
-                ))
-                .why("keep them, then teardown again"),
-            ],
-        ));
+        return Err(TeardownError::Branchless {
+            task: task.name.clone(),
+            slot: path.to_path_buf(),
+            commits: branchless,
+        }
+        .into());
     }
     let force = opts.force;
     let unlanded = if force || opts.keep_unpushed {
@@ -459,20 +405,27 @@ fn prove_nothing_lost(
         unlanded
     };
     if !force && (!dirty.is_empty() || !unlanded.is_empty()) {
-        return Err(not_landed(task, path, &dirty, &unlanded));
+        return Err(TeardownError::NotLanded {
+            task: task.name.clone(),
+            branch: task.branch.clone(),
+            slot: path.to_path_buf(),
+            dirty,
+            unlanded,
+        }
+        .into());
     }
     Ok(dirty)
 }
 
 /// The refusal when a proof could not be made: nothing was changed.
-fn cannot_prove(task: &Task, path: &Path, what: &str, e: &dyn std::fmt::Display) -> Error {
-    Error::precondition(
-        format!(
-            "cannot prove task {} holds no {what}: {e}; nothing was changed",
-            task.name
-        ),
-        vec![Hint::run(format!("git -C {} status", path.display()))],
-    )
+fn cannot_prove(task: &Task, path: &Path, what: &'static str, e: &dyn std::fmt::Display) -> Error {
+    TeardownError::CannotProve {
+        task: task.name.clone(),
+        slot: path.to_path_buf(),
+        what,
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 /// Commits on the slot's HEAD or the task's branch that are on no remote-tracking branch and
@@ -518,86 +471,6 @@ fn branchless_commits(
     }
     safety::commits_only_in(git, &["HEAD"], &["--branches", "--remotes", "--tags"], &[])
         .map_err(|e| cannot_prove(task, path, "commits on no branch", &e))
-}
-
-/// The refusal for work that is not landed: what is uncommitted, which commits are unpushed,
-/// and the commands that get the teardown going.
-fn not_landed(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -> Error {
-    let mut message = format!(
-        "task {} has work that is not landed; nothing was changed",
-        task.name
-    );
-    if !dirty.is_empty() {
-        message.push_str(&format!("\nuncommitted or untracked:\n{}", indent(dirty)));
-    }
-    if !unlanded.is_empty() {
-        message.push_str(&format!(
-            "\ncommits on no remote-tracking branch and not in the base:\n{}",
-            indent(unlanded)
-        ));
-    }
-    Error::precondition(message, not_landed_hints(task, path, dirty, unlanded))
-}
-
-/// The commands that get a teardown refused for unlanded work going, one per cause: changes
-/// are committed or discarded, commits are pushed. Untracked files alone are usually scratch:
-/// their hints look at them, commit them, set them aside or discard them, and never say push
-/// (issues 11 and 13).
-fn not_landed_hints(task: &Task, path: &Path, dirty: &[String], unlanded: &[String]) -> Vec<Hint> {
-    let p = path.display();
-    let untracked_only = !dirty.is_empty() && dirty.iter().all(|f| f.starts_with("??"));
-    let mut hints = vec![];
-    if untracked_only {
-        hints.push(
-            Hint::run(format!("git -C {p} status"))
-                .why("see the untracked files; delete the ones you do not need"),
-        );
-        hints.push(
-            Hint::run(format!(
-                "git -C {p} add -A && git -C {p} commit -m <message>"
-            ))
-            .why(format!("or keep them as a commit on {}", task.branch)),
-        );
-        hints.push(
-            Hint::run(format!("git -C {p} stash --include-untracked"))
-                .why("or set them aside (git stash pop brings them back)"),
-        );
-    } else if !dirty.is_empty() {
-        hints.push(
-            Hint::run(format!(
-                "git -C {p} add -A && git -C {p} commit -m <message>"
-            ))
-            .why("keep the changes as a commit, then push it"),
-        );
-    }
-    if !unlanded.is_empty() {
-        hints.push(
-            Hint::run(format!("git -C {p} push -u origin {}", task.branch)).why("land the commits"),
-        );
-    }
-    if untracked_only {
-        hints.push(
-            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
-                "discard the untracked files (ignored ones stay); commits stay on {}",
-                task.branch
-            )),
-        );
-    } else if !dirty.is_empty() {
-        hints.push(
-            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
-                "discard uncommitted and untracked files (ignored ones stay); commits stay on {}",
-                task.branch
-            )),
-        );
-    } else {
-        hints.push(
-            Hint::hand(format!("teardown {} --force", task.name)).why(format!(
-                "end the task anyway; the commits stay on local branch {}",
-                task.branch
-            )),
-        );
-    }
-    hints
 }
 
 /// What pinning the slot's lease found.
@@ -661,16 +534,6 @@ fn pin_slot_lease(scan: Scan, ledger: &mut Ledger, task: &Task) -> Result<(Pinne
             })
         })?,
     )
-}
-
-fn indent(lines: &[String]) -> String {
-    let shown: Vec<String> = lines.iter().take(20).map(|l| format!("  {l}")).collect();
-    let more = lines.len().saturating_sub(20);
-    if more > 0 {
-        format!("{}\n  ... and {more} more", shown.join("\n"))
-    } else {
-        shown.join("\n")
-    }
 }
 
 /// Releases the slot tenure by its lease id (never another tenure of the slot).
