@@ -8,22 +8,14 @@ use crate::hooks::HookError;
 use crate::ledger::{Fate, LedgerError};
 use crate::ops;
 
-/// The exit-code table (docs/cli.md): 0 ok, 1 refused or failed, 2 usage, 3 precondition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Failed = 1,
-    Usage = 2,
-    Precondition = 3,
-}
+pub use crate::ops::Kind;
 
 impl Kind {
+    /// The exit code of this kind of failure (docs/cli.md).
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }
 }
-
-crate::word::words!(Kind: "error kind");
 
 /// The JSON object every failure prints on stdout under `--json` (docs/cli.md):
 /// `{"error": {"kind", "message", "hints"}}`.
@@ -104,6 +96,8 @@ impl From<ops::Error> for Failure {
             ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),
             ops::Error::Task(e) => (*e).into(),
             ops::Error::Teardown(e) => (*e).into(),
+            ops::Error::Name(e) => (*e).into(),
+            ops::Error::Pool(e) => (*e).into(),
             ops::Error::Hinted(hinted) => {
                 let ops::Hinted { error, hints } = *hinted;
                 let mut failure = Failure::from(error);

@@ -1,61 +1,51 @@
-//! The exit code and the way out of each typed error an operation returns: the operation says
-//! what happened (the error's facts and its message), this says which kind of failure it is and
-//! which commands get the user out of it.
+//! The way out of each typed error an operation returns: the operation says what happened (the
+//! error's facts, its message and its kind, which picks the exit code), this says which
+//! commands get the user out of it.
 
 use std::path::Path;
 
-use super::error::{Failure, Kind};
+use super::error::Failure;
 use crate::hint::{Hint, cd_to_slot, say};
+use crate::ops::pool::{DEFAULT_ROOT, PoolError};
+use crate::ops::repo::names::NameError;
 use crate::ops::task::{TaskError, TeardownError};
 
 impl From<TaskError> for Failure {
     fn from(e: TaskError) -> Self {
-        let (kind, hints) = match &e {
-            TaskError::SlotNotOnDisk { .. } => (
-                Kind::Precondition,
-                vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")],
-            ),
-            TaskError::NoSuchTask { .. } | TaskError::NoOpenTask { .. } => {
-                (Kind::Failed, vec![Hint::hand("list")])
+        let hints = match &e {
+            TaskError::SlotNotOnDisk { .. } => {
+                vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")]
             }
-            TaskError::Done { name, .. } => (
-                Kind::Precondition,
-                vec![Hint::hand(format!("spawn {name}")).why("to work on it again")],
-            ),
-            TaskError::NoTasksHere => (Kind::Failed, vec![Hint::hand("spawn <task>")]),
+            TaskError::NoSuchTask { .. } | TaskError::NoOpenTask { .. } => {
+                vec![Hint::hand("list")]
+            }
+            TaskError::Done { name, .. } => {
+                vec![Hint::hand(format!("spawn {name}")).why("to work on it again")]
+            }
+            TaskError::NoTasksHere => vec![Hint::hand("spawn <task>")],
             TaskError::NotASlot
             | TaskError::CredentialUnreadable { .. }
-            | TaskError::NoTaskHolds { .. } => (Kind::Usage, vec![Hint::hand("list")]),
+            | TaskError::NoTaskHolds { .. } => vec![Hint::hand("list")],
             TaskError::CredentialOfAnotherSlot { task, ending: true } => {
-                (Kind::Usage, vec![Hint::hand(format!("done {task}"))])
+                vec![Hint::hand(format!("done {task}"))]
             }
             TaskError::CredentialOfAnotherSlot {
                 task,
                 ending: false,
-            } => (
-                Kind::Usage,
-                vec![Hint::run(cd_to_slot(task)).why("its slot")],
-            ),
-            TaskError::NoLeaseId { task } => {
-                (Kind::Failed, vec![Hint::hand(format!("teardown {task}"))])
+            } => vec![Hint::run(cd_to_slot(task)).why("its slot")],
+            TaskError::NoLeaseId { task } => vec![Hint::hand(format!("teardown {task}"))],
+            TaskError::IssueLeaseLost { task, .. } => {
+                vec![Hint::hand(format!("teardown {task}"))]
             }
-            TaskError::IssueLeaseLost { task, .. } => (
-                Kind::Precondition,
-                vec![Hint::hand(format!("teardown {task}"))],
-            ),
-            TaskError::LeaseLost { task, branch, .. } => (
-                Kind::Precondition,
-                vec![
-                    Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}")),
-                ],
-            ),
-            TaskError::LeaseUnknown { task } => (
-                Kind::Failed,
-                vec![Hint::hand(format!("teardown {task}")).why("then spawn it again")],
-            ),
+            TaskError::LeaseLost { task, branch, .. } => vec![
+                Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}")),
+            ],
+            TaskError::LeaseUnknown { task } => {
+                vec![Hint::hand(format!("teardown {task}")).why("then spawn it again")]
+            }
         };
         Failure {
-            kind,
+            kind: e.kind(),
             message: e.to_string(),
             hints,
         }
@@ -64,62 +54,128 @@ impl From<TaskError> for Failure {
 
 impl From<TeardownError> for Failure {
     fn from(e: TeardownError) -> Self {
-        let (kind, hints) = match &e {
-            TeardownError::NoSuchTask { .. } => (Kind::Failed, vec![Hint::hand("list --all")]),
-            TeardownError::StillSpawning { .. } => (
-                Kind::Precondition,
-                vec![Hint::hand("doctor --repair").why("settles a crashed spawn")],
-            ),
-            TeardownError::InProgress { task, .. } => (
-                Kind::Precondition,
-                vec![
-                    Hint::run(say("wait for it to finish, then: ").hand("list --all")),
-                    Hint::hand(format!("teardown {task}"))
-                        .why("again, if that process dies before it is done"),
-                ],
-            ),
-            TeardownError::OnTeardownFailed { task, .. } => (
-                Kind::Failed,
-                vec![
-                    Hint::hand(format!("teardown {task}")).why("again, once it is fixed"),
-                    Hint::hand(format!("teardown {task} --no-setup"))
-                        .why("or without hand.onTeardown"),
-                ],
-            ),
-            TeardownError::CutOff { task, .. } => (
-                Kind::Precondition,
+        let hints = match &e {
+            TeardownError::NoSuchTask { .. } => vec![Hint::hand("list --all")],
+            TeardownError::StillSpawning { .. } => {
+                vec![Hint::hand("doctor --repair").why("settles a crashed spawn")]
+            }
+            TeardownError::InProgress { task, .. } => vec![
+                Hint::run(say("wait for it to finish, then: ").hand("list --all")),
+                Hint::hand(format!("teardown {task}"))
+                    .why("again, if that process dies before it is done"),
+            ],
+            TeardownError::OnTeardownFailed { task, .. } => vec![
+                Hint::hand(format!("teardown {task}")).why("again, once it is fixed"),
+                Hint::hand(format!("teardown {task} --no-setup")).why("or without hand.onTeardown"),
+            ],
+            TeardownError::CutOff { task, .. } => {
                 vec![
                     Hint::hand(format!("teardown {task}"))
                         .why("again once the server answers: it resumes where this one stopped"),
-                ],
-            ),
-            TeardownError::Branchless { task, slot, .. } => (
-                Kind::Precondition,
-                vec![
-                    Hint::run(format!(
-                        "git -C {} branch rescue/{task} HEAD",
-                        slot.display()
-                    ))
-                    .why("keep them, then teardown again"),
-                ],
-            ),
-            TeardownError::CannotProve { slot, .. } => (
-                Kind::Precondition,
-                vec![Hint::run(format!("git -C {} status", slot.display()))],
-            ),
+                ]
+            }
+            TeardownError::Branchless { task, slot, .. } => vec![
+                Hint::run(format!(
+                    "git -C {} branch rescue/{task} HEAD",
+                    slot.display()
+                ))
+                .why("keep them, then teardown again"),
+            ],
+            TeardownError::CannotProve { slot, .. } => {
+                vec![Hint::run(format!("git -C {} status", slot.display()))]
+            }
             TeardownError::NotLanded {
                 task,
                 branch,
                 slot,
                 dirty,
                 unlanded,
-            } => (
-                Kind::Precondition,
-                not_landed_hints(task, branch, slot, dirty, unlanded),
-            ),
+            } => not_landed_hints(task, branch, slot, dirty, unlanded),
         };
         Failure {
-            kind,
+            kind: e.kind(),
+            message: e.to_string(),
+            hints,
+        }
+    }
+}
+
+impl From<NameError> for Failure {
+    fn from(e: NameError) -> Self {
+        let hint = match &e {
+            NameError::Task { .. } => Hint::hand("spawn fix-login"),
+            NameError::Issue { .. } => Hint::hand("lease acquire 42"),
+            NameError::Branch { .. } => {
+                Hint::run("--branch feature/login").why("see git help check-ref-format")
+            }
+            NameError::Holder { .. } => {
+                Hint::run("--holder alice@laptop").why("or set GIT_HAND_HOLDER")
+            }
+            NameError::LeaseId { .. } => {
+                Hint::hand("lease current <issue>").why("shows the live lease id")
+            }
+            NameError::Path { fix, .. } => Hint::run(fix.clone()),
+        };
+        Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            hints: vec![hint],
+        }
+    }
+}
+
+impl From<PoolError> for Failure {
+    fn from(e: PoolError) -> Self {
+        let writable = |dir: &Path| {
+            Hint::run(format!(
+                "check that {} is writable, then run the same command again",
+                dir.display()
+            ))
+        };
+        let hints = match &e {
+            PoolError::NoRoot => vec![Hint::run(format!("git config hand.root {DEFAULT_ROOT}"))],
+            PoolError::CannotCreateDir { .. } => {
+                vec![Hint::run("git config hand.root /a/writable/dir")]
+            }
+            PoolError::WorktreeListUnlockable { dir, .. }
+            | PoolError::SlotUnlockable { dir, .. } => vec![writable(dir)],
+            PoolError::NoLongerHeld { .. } => vec![Hint::hand("list").why("who has which slot")],
+            PoolError::NotCleanAfterReset { slot, .. } => {
+                vec![Hint::run(format!("git -C {} status", slot.display()))]
+            }
+            PoolError::NotTheSlot(_) => vec![
+                Hint::hand("doctor").why(
+                    say("reports it; ")
+                        .hand("doctor --repair")
+                        .text(" sets it aside"),
+                ),
+            ],
+            PoolError::StampUnreadable { stamp, .. } => vec![
+                Hint::run(format!("rm {}", stamp.display())).why(
+                    say("then present the credential: eval \"$(")
+                        .hand("env <task>")
+                        .text(")\""),
+                ),
+            ],
+            PoolError::LedgerGone { ledger, stamp } => vec![
+                Hint::run(format!(
+                    "put {ledger} back (the stamp {} names it)",
+                    stamp.display()
+                )),
+                Hint::hand("spawn <task>-rescue --base HEAD").why("or continue under a new lease"),
+            ],
+            PoolError::HooksNotCopied { slot, .. } => {
+                vec![Hint::run(format!("ls -ld {}", slot.display())).why("who may write there?")]
+            }
+            PoolError::RelativeHooksPathUntracked { rel, hooks_dir } => vec![
+                Hint::run(format!("echo '/{rel}/' >> .gitignore"))
+                    .why("and commit it: the copy is then ignored"),
+                Hint::run(format!("git config core.hooksPath {}", hooks_dir.display()))
+                    .why("or one directory for every worktree"),
+            ],
+        };
+        Failure {
+            kind: e.kind(),
             message: e.to_string(),
             hints,
         }

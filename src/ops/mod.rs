@@ -19,6 +19,19 @@ use crate::git::{GitError, InspectError};
 use crate::hint::Hint;
 use crate::ledger::LedgerError;
 
+/// Which kind of failure an error is, as the exit-code table (docs/cli.md) sorts them: 0 ok,
+/// 1 refused or failed, 2 usage, 3 precondition. A fact of each typed error (its `kind()`);
+/// `cli` turns it into the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Failed = 1,
+    Usage = 2,
+    Precondition = 3,
+}
+
+crate::word::words!(Kind: "error kind");
+
 /// Why an operation could not do what was asked. Each variant carries what the user needs to
 /// get out of it; the CLI maps the variant to an exit code.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +58,12 @@ pub enum Error {
     /// A teardown that stopped: `cli` gives its exit code and its way out.
     #[error(transparent)]
     Teardown(Box<task::TeardownError>),
+    /// A name or path the user gave that git-hand refuses (exit 2).
+    #[error(transparent)]
+    Name(Box<repo::names::NameError>),
+    /// A slot the pool could not give, lock, check or set up.
+    #[error(transparent)]
+    Pool(Box<pool::PoolError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -102,6 +121,21 @@ impl Error {
         )
     }
 
+    /// Whether this is a precondition the operation itself refused on (exit 3): something else
+    /// holds what was asked for, or going on is unsafe. Not a ledger's, git's or an inspection's
+    /// error, whatever their exit code, nor one with hints added ([`Error::Hinted`]).
+    pub fn is_precondition(&self) -> bool {
+        let kind = match self {
+            Error::Precondition { .. } => return true,
+            Error::Task(e) => e.kind(),
+            Error::Teardown(e) => e.kind(),
+            Error::Name(_) => Kind::Usage,
+            Error::Pool(e) => e.kind(),
+            _ => return false,
+        };
+        kind == Kind::Precondition
+    }
+
     /// Adds the command that gets the user out of this error, whatever its variant.
     pub(crate) fn with_hint(mut self, hint: Hint) -> Self {
         match &mut self {
@@ -129,6 +163,18 @@ impl From<task::TaskError> for Error {
 impl From<task::TeardownError> for Error {
     fn from(e: task::TeardownError) -> Self {
         Error::Teardown(Box::new(e))
+    }
+}
+
+impl From<repo::names::NameError> for Error {
+    fn from(e: repo::names::NameError) -> Self {
+        Error::Name(Box::new(e))
+    }
+}
+
+impl From<pool::PoolError> for Error {
+    fn from(e: pool::PoolError) -> Self {
+        Error::Pool(Box::new(e))
     }
 }
 

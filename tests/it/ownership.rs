@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use git_hand::ledger::TaskState;
-use git_hand::ops::Error;
 use git_hand::ops::doctor::ProblemKind;
 use git_hand::platform::procs::Scan;
 use serde_json::Value;
@@ -163,7 +162,7 @@ fn teardown_of_a_slot_replaced_by_a_symlink_touches_nothing() {
     let mine = users_worktree(env, repo);
     replace_with_symlink(&slot, &mine);
     let refused = world.try_teardown("a", true).unwrap_err();
-    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    assert!(refused.is_precondition(), "{refused:?}");
     assert!(refused.to_string().contains("symlink"), "{refused}");
     assert_untouched(env, &mine);
     assert_eq!(world.list().tasks[0].task.state, TaskState::Active);

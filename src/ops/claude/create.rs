@@ -112,7 +112,7 @@ pub fn create(
         };
         match spawned {
             Ok(spawned) => return leased(spawned),
-            Err(e @ Error::Precondition { .. }) if retried.is_none() => {
+            Err(e) if retried.is_none() && e.is_precondition() => {
                 // A concurrent session took the name between the look and the spawn.
                 if taken_by_another(ctx, &mut ledger, task, &holder_text)? {
                     continue;

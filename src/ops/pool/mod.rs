@@ -15,16 +15,18 @@ use std::path::{Path, PathBuf};
 
 use super::{Error, Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
-use crate::hint::Hint;
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::env::Env;
 use crate::platform::procs::{Scan, ns_name};
 
+mod error;
 pub mod procs;
 pub mod safety;
 pub mod slot;
 pub mod slot_hooks;
 pub mod stamp;
+
+pub use error::PoolError;
 
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
 /// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
@@ -57,10 +59,7 @@ pub fn root(repo: &Repo, env: &Env) -> Result<PathBuf> {
     let (from, dir) = nonempty("XDG_DATA_HOME")
         .filter(|(_, p)| p.is_absolute())
         .or_else(|| nonempty("HOME").map(|(k, h)| (k, h.join(".local/share"))))
-        .ok_or_else(|| {
-            Error::usage("cannot tell where the pool lives: neither HOME nor XDG_DATA_HOME is set")
-                .with_hint(Hint::run(format!("git config hand.root {DEFAULT_ROOT}")))
-        })?;
+        .ok_or(PoolError::NoRoot)?;
     let root = dir.join("git-hand/pools");
     names::path(
         &root,
@@ -71,7 +70,7 @@ pub fn root(repo: &Repo, env: &Env) -> Result<PathBuf> {
 }
 
 /// What a bad `hand.root` is replaced with in the hint.
-const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
+pub(crate) const DEFAULT_ROOT: &str = "~/.local/share/git-hand/pools";
 
 /// This repository's pool directory, `<root>/<repo-name>-<id6>` (which may not exist).
 pub(crate) fn pool_dir(repo: &Repo, env: &Env, repo_id: &RepoId) -> Result<PathBuf> {
@@ -95,11 +94,9 @@ pub fn ensure_pool_dir(repo: &Repo, env: &Env, repo_id: &RepoId) -> Result<PathB
         .recursive(true)
         .mode(0o700)
         .create(&dir)
-        .map_err(|e| {
-            Error::failed(
-                format!("cannot create the pool directory {}: {e}", dir.display()),
-                vec![Hint::run("git config hand.root /a/writable/dir")],
-            )
+        .map_err(|e| PoolError::CannotCreateDir {
+            dir: dir.clone(),
+            reason: e.to_string(),
         })?;
     Ok(crate::git::canonical(&dir)?)
 }

@@ -17,11 +17,12 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use super::PoolError;
 use crate::git::link::{self, LinkError};
 use crate::git::lock::LOCK_FILE;
 use crate::git::status::dirty_files;
 use crate::git::{Git, GitError, WorktreeListLock};
-use crate::hint::{Hint, say};
+use crate::hint::say;
 use crate::ledger::{LeaseId, Ledger, Resource, Step, WorktreeKey};
 use crate::ops::{Error, Result};
 use crate::platform::procs::Scan;
@@ -31,16 +32,12 @@ use crate::platform::procs::Scan;
 /// and what to check.
 pub(crate) fn lock_worktree_list(common: &Path) -> Result<WorktreeListLock> {
     WorktreeListLock::acquire(common).map_err(|e| {
-        Error::failed(
-            format!(
-                "cannot lock {} ({e}); nothing was changed",
-                common.join(LOCK_FILE).display()
-            ),
-            vec![Hint::run(format!(
-                "check that {} is writable, then run the same command again",
-                common.display()
-            ))],
-        )
+        PoolError::WorktreeListUnlockable {
+            lock: common.join(LOCK_FILE),
+            dir: common.to_path_buf(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -154,17 +151,13 @@ impl SlotLock {
         let locked = std::fs::create_dir_all(&dir).and_then(|()| crate::git::lock::hold(&path));
         match locked {
             Ok(file) => Ok(Self { _file: file }),
-            Err(e) => Err(Error::failed(
-                format!(
-                    "cannot lock slot {} ({}: {e}); nothing was changed in it",
-                    slot.display(),
-                    path.display()
-                ),
-                vec![Hint::run(format!(
-                    "check that {} is writable, then run the same command again",
-                    dir.display()
-                ))],
-            )),
+            Err(e) => Err(PoolError::SlotUnlockable {
+                slot: slot.to_path_buf(),
+                lock: path,
+                dir,
+                reason: e.to_string(),
+            }
+            .into()),
         }
     }
 }
@@ -233,18 +226,12 @@ impl SlotGuard {
         let held = ledger.read(|v| v.held(&res))?;
         match held {
             Some(t) if t.lease_id == self.lease_id => Ok(()),
-            other => Err(Error::precondition(
-                format!(
-                    "slot {} is no longer held by lease {} ({}); git-hand stopped before changing it",
-                    self.path.display(),
-                    crate::ids::short(self.lease_id.as_str()),
-                    other.map_or_else(
-                        || "it is free".to_string(),
-                        |t| format!("{} holds it with token {}", t.holder, t.token)
-                    )
-                ),
-                vec![Hint::hand("list").why("who has which slot")],
-            )),
+            other => Err(PoolError::NoLongerHeld {
+                slot: self.path.clone(),
+                lease: crate::ids::short(self.lease_id.as_str()).to_string(),
+                now_held_by: other.map(|t| (t.holder, t.token)),
+            }
+            .into()),
         }
     }
 
@@ -440,14 +427,11 @@ impl SlotGuard {
         if dirty.is_empty() {
             Ok(())
         } else {
-            Err(Error::failed(
-                format!(
-                    "slot {} is still not clean after a reset: {}",
-                    self.path.display(),
-                    dirty.join(", ")
-                ),
-                vec![Hint::run(format!("git -C {} status", self.path.display()))],
-            ))
+            Err(PoolError::NotCleanAfterReset {
+                slot: self.path.clone(),
+                dirty,
+            }
+            .into())
         }
     }
 }
@@ -469,14 +453,5 @@ pub(crate) fn sets_aside(e: &NotTheSlot) -> String {
 
 /// The error for a slot that is not itself: nothing was touched.
 pub(crate) fn not_the_slot(e: &NotTheSlot) -> Error {
-    Error::precondition(
-        format!("{e}; it is not the slot git-hand made there, so nothing in it was touched"),
-        vec![
-            Hint::hand("doctor").why(
-                say("reports it; ")
-                    .hand("doctor --repair")
-                    .text(" sets it aside"),
-            ),
-        ],
-    )
+    PoolError::NotTheSlot(e.clone()).into()
 }

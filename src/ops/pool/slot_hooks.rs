@@ -27,8 +27,8 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use super::PoolError;
 use crate::git::{Git, Repo};
-use crate::hint::Hint;
 use crate::ops::{Error, Result};
 
 /// Copies the repository's generated hooks directory into `slot` when the slot lacks it (see
@@ -51,14 +51,12 @@ pub(crate) fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
     };
     let failed = |e: io::Error| {
         let _ = fs::remove_dir_all(&dest);
-        Error::failed(
-            format!(
-                "cannot copy the hooks directory {} into the slot ({}): {e}",
-                source.display(),
-                dest.display()
-            ),
-            vec![Hint::run(format!("ls -ld {}", slot.display())).why("who may write there?")],
-        )
+        Error::from(PoolError::HooksNotCopied {
+            hooks_dir: source.clone(),
+            dest: dest.clone(),
+            slot: slot.to_path_buf(),
+            reason: e.to_string(),
+        })
     };
     copy_tree(&source, &dest).map_err(failed)?;
     let rel_arg = rel.to_string_lossy();
@@ -73,22 +71,11 @@ pub(crate) fn inherit(repo: &Repo, slot: &Path) -> Result<Option<PathBuf>> {
         .map_err(|e| failed(io::Error::other(e.to_string())))?;
     if !untracked.trim().is_empty() {
         let _ = fs::remove_dir_all(&dest);
-        return Err(Error::precondition(
-            format!(
-                "core.hooksPath is {rel_arg}, relative, so each worktree runs hooks from its own \
-                 {rel_arg}; the slot has none, and a copy of {} would be untracked there (git \
-                 does not ignore it), so the slot would never be clean again: nothing was copied \
-                 (fix: add /{rel_arg}/ to .gitignore and commit it, or make core.hooksPath an \
-                 absolute path shared by every worktree)",
-                source.display()
-            ),
-            vec![
-                Hint::run(format!("echo '/{rel_arg}/' >> .gitignore"))
-                    .why("and commit it: the copy is then ignored"),
-                Hint::run(format!("git config core.hooksPath {}", source.display()))
-                    .why("or one directory for every worktree"),
-            ],
-        ));
+        return Err(PoolError::RelativeHooksPathUntracked {
+            rel: rel_arg.into_owned(),
+            hooks_dir: source,
+        }
+        .into());
     }
     Ok(Some(dest))
 }

@@ -8,7 +8,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::hint::{Hint, say};
 use crate::ledger::{LeaseId, Place};
 
 const FILE: &str = "git-hand-stamp";
@@ -205,34 +204,21 @@ fn parse(text: &str) -> Result<Stamp, String> {
 /// Reads the stamp for a lease check: damage becomes an error that says how to get out of it.
 pub(crate) fn read_checked(admin_dir: &Path) -> crate::ops::Result<Option<Stamp>> {
     read(admin_dir).map_err(|e| {
-        crate::ops::Error::failed(
-            format!("{e}; this worktree's lease cannot be checked"),
-            vec![
-                Hint::run(format!("rm {}", path(admin_dir).display())).why(
-                    say("then present the credential: eval \"$(")
-                        .hand("env <task>")
-                        .text(")\""),
-                ),
-            ],
-        )
+        super::PoolError::StampUnreadable {
+            stamp: path(admin_dir),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
 /// The error when the ledger a stamp names is gone: nothing can be checked, nothing is lost.
 pub(crate) fn ledger_gone(ledger: &Place, admin_dir: &Path) -> crate::ops::Error {
-    crate::ops::Error::failed(
-        format!(
-            "this worktree was leased from the ledger {ledger}, which is gone, so its lease \
-             cannot be checked; your commits stay in this worktree"
-        ),
-        vec![
-            Hint::run(format!(
-                "put {ledger} back (the stamp {} names it)",
-                path(admin_dir).display()
-            )),
-            Hint::hand("spawn <task>-rescue --base HEAD").why("or continue under a new lease"),
-        ],
-    )
+    super::PoolError::LedgerGone {
+        ledger: ledger.to_string(),
+        stamp: path(admin_dir),
+    }
+    .into()
 }
 
 /// Removes the stamp; a missing one is fine.

@@ -9,11 +9,48 @@
 //! formats and can rewrite a terminal) or a bidirectional-formatting character (it displays text
 //! in another order than it is stored, so a holder could make a refusal read as something else).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::hint::Hint;
 use crate::ledger::LeaseId;
-use crate::ops::{Error, Result};
+use crate::ops::{Kind, Result};
+
+/// A name or path a user gave that git-hand refuses (always bad input: nothing was done). The
+/// message says which rule it breaks; `cli` gives the example that keeps it.
+#[derive(Debug, thiserror::Error)]
+pub enum NameError {
+    #[error(
+        "invalid task name {name:?}: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with - or ."
+    )]
+    Task { name: String },
+    #[error("invalid issue id {id:?}: use 1 to 128 printable characters without spaces")]
+    Issue { id: String },
+    /// `why`: what git (or git-hand, stricter) finds wrong with it.
+    #[error("{name:?} is not a valid branch name: {why}; nothing was created")]
+    Branch { name: String, why: String },
+    #[error(
+        "invalid holder {holder:?}: use 1 to 200 characters, no control or \
+         bidirectional-formatting characters; nothing was changed"
+    )]
+    Holder { holder: String },
+    #[error("--lease {id:?} is not a lease id (32 lower-case hex characters); nothing was changed")]
+    LeaseId { id: String },
+    /// A path git-hand would record: `what` says which and where it came from, `fix` is the
+    /// command that sets a better one.
+    #[error("{what} {path:?} {why}, which git-hand cannot record; nothing was written")]
+    Path {
+        what: String,
+        path: PathBuf,
+        why: String,
+        fix: String,
+    },
+}
+
+impl NameError {
+    /// Always bad input.
+    pub fn kind(&self) -> Kind {
+        Kind::Usage
+    }
+}
 
 /// Whether `c` may not appear in anything a user names: a control character or one of the
 /// bidirectional-formatting characters (embeddings and overrides U+202A–U+202E, isolates
@@ -40,12 +77,10 @@ pub(crate) fn task_name(name: &str) -> Result<&str> {
     if ok {
         Ok(name)
     } else {
-        Err(Error::Usage {
-            message: format!(
-                "invalid task name {name:?}: use 1 to 64 of A-Z a-z 0-9 . _ -, not starting with - or ."
-            ),
-            hints: vec![Hint::hand("spawn fix-login")],
-        })
+        Err(NameError::Task {
+            name: name.to_string(),
+        }
+        .into())
     }
 }
 
@@ -56,10 +91,7 @@ pub(crate) fn issue_id(id: &str) -> Result<&str> {
     if ok {
         Ok(id)
     } else {
-        Err(Error::usage(format!(
-            "invalid issue id {id:?}: use 1 to 128 printable characters without spaces"
-        ))
-        .with_hint(Hint::hand("lease acquire 42")))
+        Err(NameError::Issue { id: id.to_string() }.into())
     }
 }
 
@@ -71,10 +103,11 @@ pub(crate) fn issue_id(id: &str) -> Result<&str> {
 pub fn branch(name: &str) -> Result<&str> {
     match branch_problem(name) {
         None => Ok(name),
-        Some(why) => Err(Error::usage(format!(
-            "{name:?} is not a valid branch name: {why}; nothing was created"
-        ))
-        .with_hint(Hint::run("--branch feature/login").why("see git help check-ref-format"))),
+        Some(why) => Err(NameError::Branch {
+            name: name.to_string(),
+            why,
+        }
+        .into()),
     }
 }
 
@@ -97,22 +130,16 @@ pub fn holder(holder: &str) -> Result<&str> {
     if ok {
         Ok(holder)
     } else {
-        Err(Error::usage(format!(
-            "invalid holder {holder:?}: use 1 to 200 characters, no control or \
-             bidirectional-formatting characters; nothing was changed"
-        ))
-        .with_hint(Hint::run("--holder alice@laptop").why("or set GIT_HAND_HOLDER")))
+        Err(NameError::Holder {
+            holder: holder.to_string(),
+        }
+        .into())
     }
 }
 
 /// A lease id given on the command line (`--lease`): 32 lower-case hex characters, as minted.
 pub fn lease_id(id: &str) -> Result<LeaseId> {
-    LeaseId::parse(id).ok_or_else(|| {
-        Error::usage(format!(
-            "--lease {id:?} is not a lease id (32 lower-case hex characters); nothing was changed"
-        ))
-        .with_hint(Hint::hand("lease current <issue>").why("shows the live lease id"))
-    })
+    LeaseId::parse(id).ok_or_else(|| NameError::LeaseId { id: id.to_string() }.into())
 }
 
 /// A path git-hand records (in the ledger, the stamp, messages): it must be UTF-8 and carry no
@@ -127,10 +154,13 @@ pub fn path<'p>(path: &'p Path, what: &str, fix: &str) -> Result<&'p str> {
             Some(c) => format!("contains the character {}", code_point(c)),
         },
     };
-    Err(Error::usage(format!(
-        "{what} {path:?} {why}, which git-hand cannot record; nothing was written"
-    ))
-    .with_hint(Hint::run(fix)))
+    Err(NameError::Path {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        why,
+        fix: fix.to_string(),
+    }
+    .into())
 }
 
 /// `U+000A`: how a character that cannot be shown is named in a message.

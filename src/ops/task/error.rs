@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use crate::ledger::{EndReason, Fate, LeaseId};
+use crate::ops::Kind;
 use crate::ops::fence::credential::LEASE_ENV;
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +63,28 @@ pub enum TaskError {
     /// The task's lease id is one the ledger has no tenure of.
     #[error("task {task} names a lease the ledger does not know")]
     LeaseUnknown { task: String },
+}
+
+impl TaskError {
+    pub fn kind(&self) -> Kind {
+        match self {
+            // Bad input: what was named, or presented, names no task here.
+            TaskError::NotASlot
+            | TaskError::CredentialUnreadable { .. }
+            | TaskError::NoTaskHolds { .. }
+            | TaskError::CredentialOfAnotherSlot { .. } => Kind::Usage,
+            // The task is there, but not in a state this verb can act on.
+            TaskError::SlotNotOnDisk { .. }
+            | TaskError::Done { .. }
+            | TaskError::LeaseLost { .. }
+            | TaskError::IssueLeaseLost { .. } => Kind::Precondition,
+            TaskError::NoSuchTask { .. }
+            | TaskError::NoOpenTask { .. }
+            | TaskError::NoTasksHere
+            | TaskError::NoLeaseId { .. }
+            | TaskError::LeaseUnknown { .. } => Kind::Failed,
+        }
+    }
 }
 
 fn ended(reason: Option<EndReason>) -> String {
@@ -138,6 +161,22 @@ pub enum TeardownError {
         dirty: Vec<String>,
         unlanded: Vec<String>,
     },
+}
+
+impl TeardownError {
+    pub fn kind(&self) -> Kind {
+        match self {
+            TeardownError::NoSuchTask { .. } | TeardownError::OnTeardownFailed { .. } => {
+                Kind::Failed
+            }
+            TeardownError::StillSpawning { .. }
+            | TeardownError::InProgress { .. }
+            | TeardownError::CutOff { .. }
+            | TeardownError::Branchless { .. }
+            | TeardownError::CannotProve { .. }
+            | TeardownError::NotLanded { .. } => Kind::Precondition,
+        }
+    }
 }
 
 /// How far a teardown got once it pinned the slot's lease, for the error that says so.

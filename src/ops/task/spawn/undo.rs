@@ -49,8 +49,10 @@ pub(super) fn failed_spawn(
     };
     // Lost only when the ledger says so: a ledger that cannot be asked (the team ledger's
     // connection gone) leaves the leases held, and the slot is not put back (issue 22).
-    let lease_lost = guard
-        .is_some_and(|g| matches!(g.ensure_still_held(ledger), Err(Error::Precondition { .. })));
+    let lease_lost = guard.is_some_and(|g| {
+        matches!(g.ensure_still_held(ledger), Err(Error::Pool(ref e))
+            if matches!(**e, crate::ops::pool::PoolError::NoLongerHeld { .. }))
+    });
     if let Err(e) = &restored
         && !lease_lost
     {
