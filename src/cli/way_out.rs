@@ -6,8 +6,10 @@ use std::path::Path;
 
 use super::error::Failure;
 use crate::hint::{Hint, cd_to_slot, say};
+use crate::ledger::Fate;
 use crate::ops::pool::{DEFAULT_ROOT, PoolError};
 use crate::ops::repo::names::NameError;
+use crate::ops::task::spawn::{OtherTask, SpawnError};
 use crate::ops::task::{TaskError, TeardownError};
 
 impl From<TaskError> for Failure {
@@ -180,6 +182,146 @@ impl From<PoolError> for Failure {
             hints,
         }
     }
+}
+
+impl From<SpawnError> for Failure {
+    fn from(e: SpawnError) -> Self {
+        let hints = match &e {
+            SpawnError::BranchCaseTwin {
+                task,
+                branch,
+                twin,
+                owner,
+                named,
+            } => vec![
+                if *named {
+                    Hint::hand(format!("spawn {task} --branch {branch}-2"))
+                        .why("work on another branch")
+                } else {
+                    Hint::hand(format!("spawn {task}-2")).why("work under another name")
+                },
+                match owner {
+                    Some(owner) => {
+                        Hint::hand(format!("teardown {owner}")).why("or end that task first")
+                    }
+                    None => Hint::hand(format!("spawn {task} --branch {twin}"))
+                        .why("or continue that branch"),
+                },
+            ],
+            SpawnError::TaskCaseTwin { task, other } => vec![
+                Hint::hand(format!("spawn {task}-2")).why("work under another name"),
+                end_it(other, "or end that task first"),
+            ],
+            SpawnError::LiveElsewhere {
+                task,
+                machine,
+                holder,
+                ..
+            } => vec![
+                ask_to_end(task, machine, holder),
+                Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
+            ],
+            SpawnError::BranchTaken { other, .. } => vec![end_it(other, "end that task first")],
+            SpawnError::IssueHeld { issue, .. } => {
+                vec![Hint::hand(format!("lease current {issue}"))]
+            }
+            SpawnError::SlotsRaced => {
+                vec![Hint::run(say("run the same ").hand("spawn").text(" again"))]
+            }
+            SpawnError::PoolFull { .. } => vec![
+                Hint::hand("list").why("which tasks hold slots"),
+                Hint::hand("teardown <task>").why("free one"),
+                Hint::run("git config hand.maxSlots 32"),
+            ],
+            SpawnError::BranchExists { task, branch } => vec![
+                Hint::hand(format!("spawn {task} --branch {branch}")).why("continue that branch"),
+                Hint::hand(format!("spawn {task} --branch hand/{task}-2"))
+                    .why("or start a new one"),
+            ],
+            SpawnError::BranchCheckedOut { dir, .. } => vec![
+                Hint::hand("list").why("which task has it"),
+                Hint::run(format!("git -C {} switch --detach", dir.display()))
+                    .why("free the branch there"),
+            ],
+            SpawnError::CannotCreateDir { .. } => vec![],
+            SpawnError::NotActive { .. } => {
+                vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")]
+            }
+            SpawnError::HeldByAnother { task, holder, .. } => vec![
+                Hint::run(say(format!("ask {holder} to run: ")).hand(format!("teardown {task}"))),
+                Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
+            ],
+            SpawnError::LeaseLost { task, branch } => vec![
+                Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}")),
+            ],
+            SpawnError::SettledMeanwhile { task } => {
+                vec![Hint::hand(format!("spawn {task}")).why("start it again")]
+            }
+            SpawnError::CutAfterIntent { task, .. } => vec![
+                Hint::hand("doctor --repair")
+                    .why("once the server answers: releases the task's leases and ends it"),
+                Hint::hand(format!("spawn {task}")).why("then again"),
+            ],
+            SpawnError::CutAfterReady {
+                task,
+                fate: Fate::NothingWritten,
+                ..
+            } => vec![
+                Hint::hand("doctor --repair")
+                    .why("once the server answers: puts the slot back and ends the task"),
+                Hint::hand(format!("spawn {task}")).why("then again"),
+            ],
+            SpawnError::CutAfterReady {
+                task,
+                fate: Fate::Unknown,
+                ..
+            } => vec![
+                Hint::hand("list").why("once the server answers: whether the task is active"),
+                Hint::hand(format!("spawn {task}")).why("if it is active: hands it back"),
+                Hint::hand("doctor --repair").why(
+                    "if it is still spawning: puts the slot back and ends the task, then spawn \
+                     again",
+                ),
+            ],
+            SpawnError::NotPutBack { .. } => {
+                vec![Hint::hand("doctor --repair").why("puts the slot back and ends the task")]
+            }
+            SpawnError::Undone { task, setup, .. } => {
+                let mut hints = vec![
+                    Hint::hand(format!("spawn {task}")).why(
+                        say("try again; ")
+                            .hand("doctor")
+                            .text(" if it keeps failing"),
+                    ),
+                ];
+                if *setup {
+                    hints.push(
+                        Hint::hand(format!("spawn {task} --no-setup"))
+                            .why("without the setup command"),
+                    );
+                }
+                hints
+            }
+        };
+        Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            hints,
+        }
+    }
+}
+
+/// The way to end `other`: here, by name; on another machine, by asking its holder there.
+fn end_it(other: &OtherTask, why: &str) -> Hint {
+    match &other.elsewhere {
+        None => Hint::hand(format!("teardown {}", other.name)).why(why.to_string()),
+        Some((machine, holder)) => ask_to_end(&other.name, machine, holder),
+    }
+}
+
+/// Ask the holder of `task`, a task of another machine, to end it there.
+fn ask_to_end(task: &str, machine: &str, holder: &str) -> Hint {
+    Hint::run(say(format!("ask {holder} to run on {machine}: ")).hand(format!("teardown {task}")))
 }
 
 /// The commands that get a teardown refused for unlanded work going, one per cause: changes

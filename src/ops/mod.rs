@@ -64,6 +64,9 @@ pub enum Error {
     /// A slot the pool could not give, lock, check or set up.
     #[error(transparent)]
     Pool(Box<pool::PoolError>),
+    /// A spawn that created nothing, or a failed one and what it left.
+    #[error(transparent)]
+    Spawn(Box<task::spawn::SpawnError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -131,6 +134,7 @@ impl Error {
             Error::Teardown(e) => e.kind(),
             Error::Name(_) => Kind::Usage,
             Error::Pool(e) => e.kind(),
+            Error::Spawn(e) => e.kind(),
             _ => return false,
         };
         kind == Kind::Precondition
@@ -175,6 +179,12 @@ impl From<repo::names::NameError> for Error {
 impl From<pool::PoolError> for Error {
     fn from(e: pool::PoolError) -> Self {
         Error::Pool(Box::new(e))
+    }
+}
+
+impl From<task::spawn::SpawnError> for Error {
+    fn from(e: task::spawn::SpawnError) -> Self {
+        Error::Spawn(Box::new(e))
     }
 }
 

@@ -238,7 +238,7 @@ fn spawn_is_idempotent_for_the_same_holder_and_refused_for_another() {
         "the expiry follows the new TTL"
     );
     let refused = world.try_spawn("t1", "bob", None).unwrap_err();
-    assert!(matches!(refused, Error::Precondition { .. }), "{refused:?}");
+    assert!(refused.is_precondition(), "{refused:?}");
     assert!(refused.to_string().contains("alice"), "{refused}");
     assert_eq!(world.list().tasks.len(), 1);
 }

@@ -1,15 +1,15 @@
 //! Activation: one transaction makes the task `active` and gives its leases the TTL asked for,
 //! only if nothing settled the task while git worked. After it, the slot is the task's.
 
+use super::SpawnError;
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::settle::settled_meanwhile;
 use super::{SlotSource, Spawned};
 use crate::clock::Millis;
-use crate::hint::Hint;
 use crate::ledger::{
-    self, Durability, EventKind, Fate, Idempotent, Ledger, LedgerError, Retry, Step, Task,
-    TaskState, Tenure,
+    self, Durability, EventKind, Idempotent, Ledger, LedgerError, Retry, Step, Task, TaskState,
+    Tenure,
 };
 use crate::ops::{Error, Result};
 
@@ -70,43 +70,15 @@ fn not_activated(e: LedgerError, claimed: &Claimed, ground: &Groundwork<'_>) -> 
     let LedgerError::ConnectionLost(lost) = &e else {
         return e.into();
     };
-    let name = &ground.task;
-    let ready = format!(
-        "slot {} was made ready for task {name} (branch {} checked out, the stamp written, any \
-         setup command run)",
-        claimed.path.display(),
-        ground.branch
-    );
-    let (state, hints) = match lost.fate {
-        Fate::NothingWritten => (
-            "the task is still recorded as spawning, holding the slot".to_string(),
-            vec![
-                Hint::hand("doctor --repair").why(
-                    "once the server answers: puts the slot back and \
-                 ends the task",
-                ),
-                Hint::hand(format!("spawn {name}")).why("then again"),
-            ],
-        ),
-        Fate::Unknown => (
-            "its activation may or may not have been recorded".to_string(),
-            vec![
-                Hint::hand("list").why("once the server answers: whether the task is active"),
-                Hint::hand(format!("spawn {name}")).why("if it is active: hands it back"),
-                Hint::hand("doctor --repair").why(
-                    "if it is still spawning: puts the slot back and \
-                 ends the task, then spawn again",
-                ),
-            ],
-        ),
-    };
-    Error::precondition(
-        format!(
-            "the connection to the team ledger at {} broke ({}) after {ready}; {state}",
-            lost.at, lost.reason
-        ),
-        hints,
-    )
+    SpawnError::CutAfterReady {
+        task: ground.task.clone(),
+        slot: claimed.path.clone(),
+        branch: ground.branch.clone(),
+        at: lost.at.clone(),
+        reason: lost.reason.clone(),
+        fate: lost.fate,
+    }
+    .into()
 }
 
 /// The activation transaction: the task becomes active only if it is still spawning and its

@@ -8,15 +8,10 @@
 //! read, no git process); the intent transaction asks the ledger again ([`task_twin`]), so two
 //! spawns racing with `Fix` and `fix` cannot both be recorded.
 
+use super::{OtherTask, SpawnError};
 use crate::git::Repo;
-use crate::hint::{Hint, say};
 use crate::ledger::{Ledger, RepoId, Task};
 use crate::ops::{Error, Result};
-
-/// Why two names that differ only in case cannot both be used, for every message here.
-const WHY: &str = "branches whose names differ only in case are one ref file on a \
-                   case-insensitive filesystem (macOS's default), so git-hand refuses such a pair \
-                   on every platform";
 
 /// Refuses a spawn of `task` on `branch` when an open task's name, or a local branch's, is
 /// theirs but for case. `named`: the branch was given with `--branch`.
@@ -37,57 +32,31 @@ pub(super) fn refuse_twins(
         return Ok(());
     };
     let owner = ledger.read(|v| v.open_task_on_branch(repo_id, &twin))?;
-    let whose = match &owner {
-        Some(t) => format!("open task {}'s branch {twin}", t.name),
-        None => format!("the existing branch {twin}"),
-    };
-    let mut hints = vec![if named {
-        Hint::hand(format!("spawn {task} --branch {branch}-2")).why("work on another branch")
-    } else {
-        Hint::hand(format!("spawn {task}-2")).why("work under another name")
-    }];
-    hints.push(match &owner {
-        Some(t) => Hint::hand(format!("teardown {}", t.name)).why("or end that task first"),
-        None => Hint::hand(format!("spawn {task} --branch {twin}")).why("or continue that branch"),
-    });
-    Err(Error::precondition(
-        format!("branch {branch} differs only in case from {whose}: {WHY}; nothing was created"),
-        hints,
-    ))
+    Err(SpawnError::BranchCaseTwin {
+        task: task.to_string(),
+        branch: branch.to_string(),
+        twin,
+        owner: owner.map(|t| t.name),
+        named,
+    }
+    .into())
 }
 
 /// The refusal of task `task` while open task `other` has its name but for case; `machine` is
 /// the ledger's, to say when `other` is another machine's.
 pub(super) fn task_twin(task: &str, other: &Task, machine: &str) -> Error {
-    let end = if other.machine == machine {
-        Hint::hand(format!("teardown {}", other.name)).why("or end that task first")
-    } else {
-        ask_to_end(other)
-    };
-    let on = if other.machine == machine {
-        String::new()
-    } else {
-        format!(" on machine {}, held by {}", other.machine, other.holder)
-    };
-    Error::precondition(
-        format!(
-            "task {task} differs only in case from open task {}{on}: {WHY}; nothing was created",
-            other.name
-        ),
-        vec![
-            Hint::hand(format!("spawn {task}-2")).why("work under another name"),
-            end,
-        ],
-    )
+    SpawnError::TaskCaseTwin {
+        task: task.to_string(),
+        other: other_task(other, machine),
+    }
+    .into()
 }
 
-/// Ask the holder of `other`, a task of another machine, to end it there.
-pub(super) fn ask_to_end(other: &Task) -> Hint {
-    Hint::run(
-        say(format!(
-            "ask {} to run on {}: ",
-            other.holder, other.machine
-        ))
-        .hand(format!("teardown {}", other.name)),
-    )
+/// `other` as a refusal names it, seen from `machine` (the ledger's).
+pub(super) fn other_task(other: &Task, machine: &str) -> OtherTask {
+    OtherTask {
+        name: other.name.clone(),
+        elsewhere: (other.machine != machine)
+            .then(|| (other.machine.clone(), other.holder.clone())),
+    }
 }

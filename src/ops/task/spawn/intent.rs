@@ -9,11 +9,11 @@
 //! switch`, `SlotGuard::git_meanwhile`), and `Claimed::durable` is waited for before the stamp names
 //! the lease.
 
+use super::SpawnError;
 use std::path::{Path, PathBuf};
 
 use super::plan::{Groundwork, Planned};
 use crate::git::Repo;
-use crate::hint::Hint;
 use crate::ledger::{
     self, Durability, EventKind, LeaseId, Ledger, LedgerError, NewTask, PendingSync, RepoId,
     Resource, Retry, Step, Task, Tenure, WorktreeKey,
@@ -234,29 +234,18 @@ impl NotTaken {
             NotTaken::LiveElsewhere(other) if other.name != ground.task => Err(
                 super::casefold::task_twin(&ground.task, &other, &ground.machine),
             ),
-            NotTaken::LiveElsewhere(other) => Err(Error::precondition(
-                format!(
-                    "task {} is {} on machine {}, held by {}; nothing was created",
-                    other.name, other.state, other.machine, other.holder
-                ),
-                vec![
-                    super::casefold::ask_to_end(&other),
-                    Hint::hand(format!("spawn {}-2", other.name)).why("or work under another name"),
-                ],
-            )),
-            NotTaken::BranchTaken(other) => Err(Error::precondition(
-                format!(
-                    "branch {} belongs to open task {}{}; nothing was created",
-                    ground.branch,
-                    other.name,
-                    elsewhere(ground, &other)
-                ),
-                vec![if other.machine == ground.machine {
-                    Hint::hand(format!("teardown {}", other.name)).why("end that task first")
-                } else {
-                    super::casefold::ask_to_end(&other)
-                }],
-            )),
+            NotTaken::LiveElsewhere(other) => Err(SpawnError::LiveElsewhere {
+                task: other.name,
+                state: other.state,
+                machine: other.machine,
+                holder: other.holder,
+            }
+            .into()),
+            NotTaken::BranchTaken(other) => Err(SpawnError::BranchTaken {
+                branch: ground.branch.clone(),
+                other: super::casefold::other_task(&other, &ground.machine),
+            }
+            .into()),
             NotTaken::IssueHeld(t, machine) => {
                 let issue = ground.issue.as_ref().map_or("", |(_, id)| id.as_str());
                 Err(issue_held(issue, &t, machine.as_deref()))
@@ -265,25 +254,14 @@ impl NotTaken {
     }
 }
 
-/// " on machine M, held by H" for a task on another machine than this spawn's; nothing on a
-/// file ledger (one machine).
-fn elsewhere(ground: &Groundwork<'_>, other: &Task) -> String {
-    if other.machine == ground.machine {
-        String::new()
-    } else {
-        format!(" on machine {}, held by {}", other.machine, other.holder)
-    }
-}
-
 fn issue_held(issue: &str, t: &Tenure, machine: Option<&str>) -> Error {
-    let on = machine.map_or_else(String::new, |m| format!(" on machine {m}"));
-    Error::precondition(
-        format!(
-            "issue {issue} is held by {}{on} (token {}); nothing was created",
-            t.holder, t.token
-        ),
-        vec![Hint::hand(format!("lease current {issue}"))],
-    )
+    SpawnError::IssueHeld {
+        issue: issue.to_string(),
+        holder: t.holder.clone(),
+        token: t.token,
+        machine: machine.map(str::to_string),
+    }
+    .into()
 }
 
 /// The intent transaction: the task row and every lease it needs, or nothing.

@@ -15,7 +15,8 @@
 //! - `prepare`: git creates or switches the slot, under its lock;
 //! - `stamping`: the stamp written into the slot's admin dir;
 //! - `activate`: the transaction that makes the task `active`;
-//! - `undo`: what a failure after the claim takes back; `resume`: a task already open.
+//! - `undo`: what a failure after the claim takes back; `resume`: a task already open;
+//! - `error`: why a spawn created nothing, or what a failed one left.
 //!
 //! A slot lost to a concurrent spawn means planning again, at most `MAX_ATTEMPTS` (32) times; a
 //! claimed slot that proves unsafe is left out of later plans (`plan::UnsafeSlots`), a lost one is
@@ -24,6 +25,7 @@
 mod activate;
 mod casefold;
 mod check;
+mod error;
 mod hooks;
 mod intent;
 mod plan;
@@ -33,6 +35,8 @@ mod settle;
 mod stamping;
 mod undo;
 
+pub use error::{Left, OtherTask, SpawnError};
+
 use std::path::PathBuf;
 
 pub use check::{Checked, check};
@@ -41,7 +45,6 @@ pub use undo::abandon;
 
 use crate::clock::Millis;
 use crate::failpoint;
-use crate::hint::{Hint, say};
 use crate::ledger::{Ledger, Task, Tenure};
 use crate::ops::pool::Skipped;
 use crate::ops::pool::slot::SlotGuard;
@@ -179,10 +182,7 @@ fn attempts(
             Attempt::RetryWithout { path, why } => unsafe_slots.push(path, why),
         }
     }
-    Err(Error::precondition(
-        "every free slot was taken by concurrent spawns; nothing was created",
-        vec![Hint::run(say("run the same ").hand("spawn").text(" again"))],
-    ))
+    Err(SpawnError::SlotsRaced.into())
 }
 
 /// One attempt, phase by phase: plan a slot, record the intent that claims it, settle the
@@ -227,30 +227,14 @@ fn recorded_only(e: Error, task: &Task) -> Error {
     let Error::Ledger(crate::ledger::LedgerError::ConnectionLost(lost)) = &e else {
         return e;
     };
-    let name = &task.name;
-    let unless = match lost.fate {
-        crate::ledger::Fate::NothingWritten => "",
-        crate::ledger::Fate::Unknown => {
-            " (unless its last write, which gave them back, was recorded)"
-        }
-    };
-    Error::precondition(
-        format!(
-            "the connection to the team ledger at {} broke ({}) after task {name} was recorded \
-             as spawning; it holds the lease of slot {}{unless}, and nothing in the slot was \
-             touched",
-            lost.at,
-            lost.reason,
-            task.slot_key()
-        ),
-        vec![
-            Hint::hand("doctor --repair").why(
-                "once the server answers: releases the task's leases and \
-             ends it",
-            ),
-            Hint::hand(format!("spawn {name}")).why("then again"),
-        ],
-    )
+    SpawnError::CutAfterIntent {
+        task: task.name.clone(),
+        slot: task.slot_key().to_string(),
+        at: lost.at.clone(),
+        reason: lost.reason.clone(),
+        fate: lost.fate,
+    }
+    .into()
 }
 
 /// Runs the slot's setup command (`hand.onCreate` for a slot just made, `hand.onReuse` for one

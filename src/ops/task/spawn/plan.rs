@@ -3,11 +3,11 @@
 //! slot to try ([`pool::choose`]). Nothing is leased here: the plan is only a guess that the
 //! intent transaction confirms or throws away.
 
+use super::SpawnError;
 use std::path::PathBuf;
 
 use super::{Checked, SpawnOptions};
 use crate::git::{Git, Repo};
-use crate::hint::Hint;
 use crate::ledger::{EndReason, LeaseId, Ledger, RepoId, Resource, TaskState};
 use crate::ops::pool::{self, Plan, Skipped};
 use crate::ops::{Context, Error, Result, repo::base};
@@ -176,31 +176,22 @@ fn check_branch_free(repo: &Repo, task: &str, branch: &str, existing: Existing) 
         return Ok(());
     }
     if existing == Existing::Unnamed {
-        return Err(Error::precondition(
-            format!("branch {branch} already exists (an earlier task of this name kept it)"),
-            vec![
-                Hint::hand(format!("spawn {task} --branch {branch}")).why("continue that branch"),
-                Hint::hand(format!("spawn {task} --branch hand/{task}-2"))
-                    .why("or start a new one"),
-            ],
-        ));
+        return Err(SpawnError::BranchExists {
+            task: task.to_string(),
+            branch: branch.to_string(),
+        }
+        .into());
     }
     if let Some((dir, _)) = repo
         .checked_out_branches()
         .into_iter()
         .find(|(_, b)| b == branch)
     {
-        return Err(Error::precondition(
-            format!(
-                "branch {branch} is checked out in another worktree ({})",
-                dir.display()
-            ),
-            vec![
-                Hint::hand("list").why("which task has it"),
-                Hint::run(format!("git -C {} switch --detach", dir.display()))
-                    .why("free the branch there"),
-            ],
-        ));
+        return Err(SpawnError::BranchCheckedOut {
+            branch: branch.to_string(),
+            dir,
+        }
+        .into());
     }
     Ok(())
 }
@@ -279,18 +270,9 @@ pub(super) fn next(
 }
 
 fn no_slot(max: i64, skipped: &[Skipped]) -> Error {
-    let mut message = format!(
-        "no slot can be used and the pool is full ({max} slots, hand.maxSlots); nothing was created"
-    );
-    for s in skipped {
-        message.push_str(&format!("\n  {}: {}", s.path, s.why.join("; ")));
+    SpawnError::PoolFull {
+        max,
+        skipped: skipped.to_vec(),
     }
-    Error::precondition(
-        message,
-        vec![
-            Hint::hand("list").why("which tasks hold slots"),
-            Hint::hand("teardown <task>").why("free one"),
-            Hint::run("git config hand.maxSlots 32"),
-        ],
-    )
+    .into()
 }

@@ -6,6 +6,7 @@
 //! `git switch --discard-changes -c`; both skip git-hand's own post-checkout shim when it is the only
 //! hook (`pool::switch_hook_args`).
 
+use super::SpawnError;
 use std::path::{Path, PathBuf};
 
 use super::Progress;
@@ -120,8 +121,9 @@ fn create_slot(
     let path = guard.path();
     slot::prove_absent(path).map_err(|e| slot::not_the_slot(&e))?;
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            Error::failed(format!("cannot create {}: {e}", parent.display()), vec![])
+        std::fs::create_dir_all(parent).map_err(|e| SpawnError::CannotCreateDir {
+            dir: parent.to_path_buf(),
+            reason: e.to_string(),
         })?;
     }
     let p = path.to_string_lossy();

@@ -2,12 +2,12 @@
 //! expiry, and its issue lease's, refreshed from this call's TTL); anyone else is told who has it. Nothing on disk
 //! changes.
 
+use super::SpawnError;
 use std::path::PathBuf;
 
 use super::{SlotSource, SpawnOptions, Spawned};
-use crate::hint::{Hint, say};
 use crate::ledger::{self, Ledger, Task, TaskState, Tenure};
-use crate::ops::{Error, Result, repo::base};
+use crate::ops::{Result, repo::base};
 
 /// Gives the open task back to its holder, or refuses.
 pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -> Result<Spawned> {
@@ -39,28 +39,23 @@ pub(super) fn resume(ledger: &mut Ledger, task: Task, opts: &SpawnOptions<'_>) -
 fn refuse_unless_active_for(task: &Task, holder: &str) -> Result<()> {
     let name = &task.name;
     if task.state != TaskState::Active {
-        return Err(Error::precondition(
-            format!(
-                "task {name} is {} (another git-hand is working on it, or one crashed)",
-                task.state
-            ),
-            vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")],
-        ));
+        return Err(SpawnError::NotActive {
+            task: name.clone(),
+            state: task.state,
+        }
+        .into());
     }
     if task.holder != holder {
-        return Err(Error::precondition(
-            format!(
-                "task {name} is active and held by {} (in {}); nothing was created",
-                task.holder,
-                task.slot_path.as_ref().map_or("?", |s| s.as_str())
-            ),
-            vec![
-                Hint::run(
-                    say(format!("ask {} to run: ", task.holder)).hand(format!("teardown {name}")),
-                ),
-                Hint::hand(format!("spawn {name}-2")).why("or work under another name"),
-            ],
-        ));
+        return Err(SpawnError::HeldByAnother {
+            task: name.clone(),
+            holder: task.holder.clone(),
+            slot: task
+                .slot_path
+                .as_ref()
+                .map_or("?", |s| s.as_str())
+                .to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -102,15 +97,10 @@ fn renew_leases(
         Ok(Some((slot, issue)))
     })?;
     renewed.ok_or_else(|| {
-        let name = &task.name;
-        Error::precondition(
-            format!(
-                "task {name}'s lease is no longer live (it expired or its slot was taken over)"
-            ),
-            vec![
-                Hint::hand(format!("teardown {name}"))
-                    .why(format!("commits stay on {}", task.branch)),
-            ],
-        )
+        SpawnError::LeaseLost {
+            task: task.name.clone(),
+            branch: task.branch.clone(),
+        }
+        .into()
     })
 }

@@ -3,12 +3,12 @@
 //! switch the slot) and `preparing` is recorded before git touches it; a slot that is not safe
 //! is given back and the attempt plans again without it.
 
+use super::SpawnError;
 use std::path::PathBuf;
 
 use super::intent::Claimed;
 use super::plan::Groundwork;
 use super::undo::{issue_lease, withdraw};
-use crate::hint::{Hint, say};
 use crate::ledger::{Durability, Idempotent, Ledger, Retry, Step, Task, TaskState};
 use crate::ops::pool::Plan;
 use crate::ops::{Error, Result, pool::safety};
@@ -112,10 +112,8 @@ fn preparing_in(ledger: &mut Ledger, task: &Task) -> Result<Preparing> {
 
 /// The task was settled by someone else (`doctor --repair`) while this spawn worked on it.
 pub(super) fn settled_meanwhile(task: &str) -> Error {
-    Error::failed(
-        say(format!("task {task} was settled by someone else ("))
-            .hand("doctor --repair")
-            .text("?) while it was being spawned; it is not active and holds no lease"),
-        vec![Hint::hand(format!("spawn {task}")).why("start it again")],
-    )
+    SpawnError::SettledMeanwhile {
+        task: task.to_string(),
+    }
+    .into()
 }

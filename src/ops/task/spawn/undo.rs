@@ -7,7 +7,7 @@ use super::plan::BranchOrigin;
 use super::plan::Groundwork;
 use super::prepare::PrepareError;
 use super::stamping::StampSlotError;
-use crate::hint::{Hint, say};
+use super::{Left, SpawnError};
 use crate::ledger::{
     Durability, EndReason, Idempotent, IssueLease, Ledger, LedgerError, Retry, Task,
 };
@@ -56,14 +56,12 @@ pub(super) fn failed_spawn(
     if let Err(e) = &restored
         && !lease_lost
     {
-        return Error::failed(
-            format!(
-                "{why}; the slot could not be put back ({e}), so task {} keeps its leases \
-                 until doctor settles it",
-                task.name
-            ),
-            vec![Hint::hand("doctor --repair").why("puts the slot back and ends the task")],
-        );
+        return SpawnError::NotPutBack {
+            task: task.name.clone(),
+            why: why.to_string(),
+            reason: e.to_string(),
+        }
+        .into();
     }
     let target = ground.target();
     if target.origin == BranchOrigin::Created {
@@ -80,16 +78,6 @@ pub(super) fn failed_spawn(
     // A lease that could not be released (the team ledger's connection lost) still holds the
     // slot: saying "free" then would not be true (issue 22).
     let released = ended.is_ok();
-    let ended = match ended {
-        Ok(()) => {
-            "the task's leases were released (an issue lease held before this spawn is \
-             kept) and it is marked done"
-        }
-        Err(_) => {
-            "its leases could not be released, so the slot is still leased to the task: git \
-             hand doctor --repair settles them"
-        }
-    };
     // A slot this spawn was making and could not put back (its checkout failed on a full disk,
     // say) was removed from disk by the undo: the ledger forgets it too, or every `doctor` after
     // reports it `missing-slot` (issue 22 item 10). Its lease is ended above; the slot's lock
@@ -98,12 +86,7 @@ pub(super) fn failed_spawn(
         && SpawnWork::at(task.step) == SpawnWork::Creating
         && std::fs::symlink_metadata(&claimed.path).is_err();
     drop(owned);
-    let mut left: String = if released {
-        "the slot is left clean and free"
-    } else {
-        "the slot is left clean"
-    }
-    .into();
+    let mut left = Left::Clean;
     if unmade {
         let key = crate::ledger::WorktreeKey::from_canonical(&claimed.path);
         let common = &ground.repo.loc.common_dir;
@@ -114,26 +97,18 @@ pub(super) fn failed_spawn(
             &key,
             crate::ops::prune::OnDisk::Missing,
         ) {
-            Ok(_) => "the slot it was making is removed".into(),
-            Err(_) => say("the slot it was making is gone from disk: ")
-                .hand("doctor --repair")
-                .text(" forgets it")
-                .into(),
+            Ok(_) => Left::Removed,
+            Err(_) => Left::GoneFromDisk,
         };
     }
-    let mut hints = vec![
-        Hint::hand(format!("spawn {}", task.name)).why(
-            say("try again; ")
-                .hand("doctor")
-                .text(" if it keeps failing"),
-        ),
-    ];
-    if why.setup {
-        hints.push(
-            Hint::hand(format!("spawn {} --no-setup", task.name)).why("without the setup command"),
-        );
+    SpawnError::Undone {
+        task: task.name.clone(),
+        why: why.text,
+        setup: why.setup,
+        released,
+        left,
     }
-    Error::failed(format!("{why}; {ended}; {left}"), hints)
+    .into()
 }
 
 /// What failed, as the error says it, and whether it was the setup command.
