@@ -10,6 +10,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
 /// The port libpq uses when neither the URL nor `?port=` names one.
 pub const DEFAULT_PORT: u16 = 5432;
 /// How long a connection attempt may take when `connect_timeout` does not say.
@@ -479,22 +481,19 @@ fn decode(s: &str, what: &'static str) -> Result<String, UrlError> {
     String::from_utf8(out).map_err(|_| UrlError::BadEscape(what))
 }
 
+/// What a URL part keeps as it is: ASCII letters, digits and RFC 3986's unreserved marks.
+const PART: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// What a socket directory keeps as it is: a part's, and its `/`s.
+const SOCKET_DIR: &AsciiSet = &PART.remove(b'/');
+
 /// Percent-encodes what would end or split a URL part.
 fn encode(s: &str) -> String {
-    encode_keeping(s, b"-._~")
-}
-
-/// `s` percent-encoded except for ASCII letters, digits and `keep`.
-fn encode_keeping(s: &str, keep: &[u8]) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || keep.contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, PART).to_string()
 }
 
 /// `postgres://user@host:port/db`, `?sslmode=` when not libpq's default; never the password.
@@ -510,7 +509,7 @@ impl fmt::Display for ServerUrl {
             Host::Socket(dir) => {
                 write!(f, "postgres://{user}@/{db}")?;
                 // Readable ('/' kept), and read back the same: a stamp records this text.
-                let dir = encode_keeping(&dir.to_string_lossy(), b"-._~/");
+                let dir = utf8_percent_encode(&dir.to_string_lossy(), SOCKET_DIR).to_string();
                 query.push(format!("host={dir}"));
                 query.push(format!("port={}", self.port));
             }
