@@ -99,6 +99,7 @@ impl From<ops::Error> for Failure {
             ops::Error::Name(e) => (*e).into(),
             ops::Error::Pool(e) => (*e).into(),
             ops::Error::Spawn(e) => (*e).into(),
+            ops::Error::Claude(e) => (*e).into(),
             ops::Error::Hinted(hinted) => {
                 let ops::Hinted { error, hints } = *hinted;
                 let mut failure = Failure::from(error);

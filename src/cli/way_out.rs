@@ -7,6 +7,7 @@ use std::path::Path;
 use super::error::Failure;
 use crate::hint::{Hint, cd_to_slot, say};
 use crate::ledger::Fate;
+use crate::ops::claude::ClaudeError;
 use crate::ops::pool::{DEFAULT_ROOT, PoolError};
 use crate::ops::repo::names::NameError;
 use crate::ops::task::spawn::{OtherTask, SpawnError};
@@ -322,6 +323,42 @@ fn end_it(other: &OtherTask, why: &str) -> Hint {
 /// Ask the holder of `task`, a task of another machine, to end it there.
 fn ask_to_end(task: &str, machine: &str, holder: &str) -> Hint {
     Hint::run(say(format!("ask {holder} to run on {machine}: ")).hand(format!("teardown {task}")))
+}
+
+impl From<ClaudeError> for Failure {
+    fn from(e: ClaudeError) -> Self {
+        let hints = match &e {
+            ClaudeError::BadInput { .. } => vec![
+                Hint::hand("install --claude")
+                    .why("the hook entries git-hand expects to be run by"),
+            ],
+            ClaudeError::NoName => {
+                vec![Hint::run("claude -w <name>").why("Claude Code sends the name it was given")]
+            }
+            ClaudeError::DeceptiveName { .. } => vec![
+                Hint::run("claude -w <name>")
+                    .why("letters, digits, - and _ make a name that reads well"),
+            ],
+            ClaudeError::EveryNameTaken { .. } => {
+                vec![Hint::hand("list").why("the tasks that hold them")]
+            }
+            ClaudeError::StillAtWork { .. } => vec![
+                Hint::run("let it finish, then ask again"),
+                Hint::hand("doctor --repair").why("if its process is gone"),
+            ],
+            ClaudeError::EverySlotInSession { .. } => {
+                vec![Hint::run("claude -w <another-name>")]
+            }
+            ClaudeError::NoWorktreePath
+            | ClaudeError::EnvFileUnwritable { .. }
+            | ClaudeError::ExcludeUnwritable { .. } => vec![],
+        };
+        Failure {
+            kind: e.kind(),
+            message: e.to_string(),
+            hints,
+        }
+    }
 }
 
 /// The commands that get a teardown refused for unlanded work going, one per cause: changes

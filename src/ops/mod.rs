@@ -67,6 +67,9 @@ pub enum Error {
     /// A spawn that created nothing, or a failed one and what it left.
     #[error(transparent)]
     Spawn(Box<task::spawn::SpawnError>),
+    /// A Claude Code hook that could not lease, remove or set up a worktree.
+    #[error(transparent)]
+    Claude(Box<claude::ClaudeError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -135,6 +138,7 @@ impl Error {
             Error::Name(_) => Kind::Usage,
             Error::Pool(e) => e.kind(),
             Error::Spawn(e) => e.kind(),
+            Error::Claude(e) => e.kind(),
             _ => return false,
         };
         kind == Kind::Precondition
@@ -185,6 +189,12 @@ impl From<pool::PoolError> for Error {
 impl From<task::spawn::SpawnError> for Error {
     fn from(e: task::spawn::SpawnError) -> Self {
         Error::Spawn(Box::new(e))
+    }
+}
+
+impl From<claude::ClaudeError> for Error {
+    fn from(e: claude::ClaudeError) -> Self {
+        Error::Claude(Box::new(e))
     }
 }
 

@@ -9,11 +9,12 @@
 //! kept is never taken over, nor a name or branch that is one of those but for case (spawn
 //! refuses such a pair): the first free variant (`feat1-2`, `feat1-3`, ...) is spawned instead.
 
+use super::ClaudeError;
 use super::{HookInput, SessionHolder};
 use crate::hint::Hint;
 use crate::ledger::{Ledger, Task, TaskState};
 use crate::ops::task::spawn::{self, Progress, SpawnOptions, Spawned};
-use crate::ops::{Context, Error, Result, repo::names, repo::settings::Settings};
+use crate::ops::{Context, Result, repo::names, repo::settings::Settings};
 
 /// The most variants of a taken name tried before giving up.
 const MAX_VARIANTS: usize = 64;
@@ -30,21 +31,13 @@ pub fn create(
     input: &HookInput,
     progress: &dyn Fn(Progress<'_>),
 ) -> Result<Created> {
-    let name = input.name.clone().ok_or_else(|| {
-        Error::usage("the hook's input names no worktree (no \"name\" field): nothing was leased")
-            .with_hint(Hint::run("claude -w <name>").why("Claude Code sends the name it was given"))
-    })?;
+    let name = input.name.clone().ok_or(ClaudeError::NoName)?;
     if let Some(c) = name.chars().find(|c| names::is_deceptive(*c)) {
-        return Err(Error::usage(format!(
-            "the worktree name {} holds the character {}, which git-hand does not record: \
-             nothing was leased",
-            crate::shown::shown(&name),
-            names::code_point(c)
-        ))
-        .with_hint(
-            Hint::run("claude -w <name>")
-                .why("letters, digits, - and _ make a name that reads well"),
-        ));
+        return Err(ClaudeError::DeceptiveName {
+            name: crate::shown::shown(&name).into_owned(),
+            code_point: names::code_point(c),
+        }
+        .into());
     }
     let name = held_name(&name);
     let holder = match &input.session {
@@ -130,14 +123,10 @@ pub fn create(
             Err(e) => return Err(e),
         }
     }
-    Err(Error::precondition(
-        format!(
-            "every task name made from the worktree name {} is taken by another live task: \
-             nothing was leased",
-            crate::shown::shown(&holder.name)
-        ),
-        vec![Hint::hand("list").why("the tasks that hold them")],
-    ))
+    Err(ClaudeError::EveryNameTaken {
+        name: crate::shown::shown(&holder.name).into_owned(),
+    }
+    .into())
 }
 
 /// The open task this very holder (session and name) has in this repository: a retried
@@ -163,18 +152,11 @@ fn own_open_task(ctx: &Context, holder: &str) -> Result<Option<Task>> {
     if crate::ops::doctor::settle_crashed_spawn(ctx, &mut ledger, &task)? {
         return Ok(None);
     }
-    Err(Error::precondition(
-        format!(
-            "a WorktreeCreate for this session and worktree name is still at work (task {} is \
-             spawning, process {}): nothing was leased",
-            task.name,
-            task.pid.map_or_else(|| "?".into(), |p| p.to_string())
-        ),
-        vec![
-            Hint::run("let it finish, then ask again"),
-            Hint::hand("doctor --repair").why("if its process is gone"),
-        ],
-    ))
+    Err(ClaudeError::StillAtWork {
+        task: task.name,
+        pid: task.pid,
+    }
+    .into())
 }
 
 /// The holder of a session that sent no session id (the desktop app has sent only `cwd`,
@@ -201,14 +183,10 @@ fn keyed_by_name(ctx: &Context, name: &str) -> Result<SessionHolder> {
             return Ok(holder);
         }
     }
-    Err(Error::precondition(
-        format!(
-            "sessions run in every slot keyed by the worktree name {} (Claude Code sent no \
-             session id): nothing was leased",
-            crate::shown::shown(name)
-        ),
-        vec![Hint::run("claude -w <another-name>")],
-    ))
+    Err(ClaudeError::EverySlotInSession {
+        name: crate::shown::shown(name).into_owned(),
+    }
+    .into())
 }
 
 /// The worktree name as a holder keeps it: a long one (a holder is at most 200 characters) is

@@ -6,6 +6,7 @@
 //! dir has none git reads), so the lines go there, in a block of their own that names git-hand;
 //! they name only files Claude Code writes per user, which no one commits anywhere.
 
+use super::ClaudeError;
 use std::io::Write;
 use std::path::Path;
 
@@ -61,16 +62,12 @@ fn has_block(text: &str) -> bool {
 }
 
 fn cannot(path: &Path, e: &dyn std::fmt::Display) -> Error {
-    Error::failed(
-        format!(
-            "cannot add Claude Code's files to {}: {e}; a session's files would keep its slot \
-             from being reused (add them: printf '%s\\n' '{}' >> {})",
-            path.display(),
-            PATTERNS.join("' '"),
-            path.display()
-        ),
-        vec![],
-    )
+    ClaudeError::ExcludeUnwritable {
+        path: path.to_path_buf(),
+        patterns: PATTERNS.iter().map(|p| p.to_string()).collect(),
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

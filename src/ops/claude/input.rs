@@ -2,12 +2,12 @@
 //! uses are read; unknown ones are ignored (Claude Code adds fields between releases), and the
 //! worktree's name is read from `name`, else `worktree_name` (its docs have said both).
 
+use super::ClaudeError;
 use std::io::Read;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::hint::Hint;
 use crate::ops::{Error, Result};
 
 /// The most a hook's stdin may hold: the object is a few hundred bytes; anything near this is
@@ -129,11 +129,7 @@ impl HookInput {
 
 /// A hook input git-hand cannot use: nothing was leased or changed.
 fn bad(why: String) -> Error {
-    Error::usage(format!(
-        "{why}; Claude Code hands its hooks one JSON object on stdin, and nothing was leased or \
-         changed"
-    ))
-    .with_hint(Hint::hand("install --claude").why("the hook entries git-hand expects to be run by"))
+    ClaudeError::BadInput { why }.into()
 }
 
 #[cfg(test)]
@@ -188,7 +184,8 @@ mod tests {
         ] {
             let e = HookInput::parse(text).unwrap_err();
             assert!(
-                matches!(e, Error::Usage { ref message, .. } if message.contains(says)),
+                matches!(e, Error::Claude(ref c) if matches!(**c, ClaudeError::BadInput { .. }))
+                    && e.to_string().contains(says),
                 "{text:?}: {e}"
             );
         }

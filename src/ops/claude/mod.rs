@@ -9,11 +9,14 @@
 //! of a slot are found by holder, never by who holds the slot now.
 
 pub mod create;
+mod error;
 pub mod exclude;
 pub mod input;
 pub mod remove;
 pub mod session_start;
 pub mod settings;
+
+pub use error::ClaudeError;
 
 pub use input::{HookInput, SessionId};
 

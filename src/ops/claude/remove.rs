@@ -10,6 +10,7 @@
 //! did not make for Claude Code is left as it is. The session id only ever refuses: a session
 //! that held an earlier lease of the slot, now leased again, leaves the new holder's task alone.
 
+use super::ClaudeError;
 use crate::git::status::dirty_files;
 use crate::platform::procs::Scan;
 use std::path::{Path, PathBuf};
@@ -34,11 +35,10 @@ pub enum Removed {
 
 /// Ends the task of the worktree `input` names, unless that would lose work.
 pub fn remove(scan: Scan, input: &HookInput, setup: Option<Shown<'_>>) -> Result<Removed> {
-    let path = input.worktree_path.clone().ok_or_else(|| {
-        Error::usage(
-            "the hook's input names no worktree (no \"worktree_path\" field): nothing was removed",
-        )
-    })?;
+    let path = input
+        .worktree_path
+        .clone()
+        .ok_or(ClaudeError::NoWorktreePath)?;
     let not_ours = |why| {
         Ok(Removed::NotOurs {
             path: path.clone(),

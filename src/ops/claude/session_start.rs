@@ -8,6 +8,7 @@
 //! handed the new holder's. A session that never held the slot (a person running `claude` in a
 //! task they spawned) gets nothing, and is judged as before.
 
+use super::ClaudeError;
 use crate::platform::procs::Scan;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::{HookInput, SessionHolder, SessionId};
 use crate::ledger::{Task, Tenure};
 use crate::ops::fence::verdict::Subject;
-use crate::ops::{Context, Error, Result, fence::credential_push};
+use crate::ops::{Context, Result, fence::credential_push};
 
 /// The variable naming the file whose lines reach the session's Bash commands.
 pub(crate) const ENV_FILE_ENV: &str = "CLAUDE_ENV_FILE";
@@ -121,12 +122,10 @@ fn append(file: &Path, text: &str) -> Result<()> {
         .open(file)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| {
-            Error::failed(
-                format!(
-                    "cannot append the session's credential to {} (CLAUDE_ENV_FILE): {e}",
-                    crate::shown::path(file)
-                ),
-                vec![],
-            )
+            ClaudeError::EnvFileUnwritable {
+                file: crate::shown::path(file),
+                reason: e.to_string(),
+            }
+            .into()
         })
 }
