@@ -13,301 +13,295 @@ use crate::ops::repo::names::NameError;
 use crate::ops::task::spawn::{OtherTask, SpawnError};
 use crate::ops::task::{TaskError, TeardownError};
 
-impl From<TaskError> for Failure {
-    fn from(e: TaskError) -> Self {
-        let hints = match &e {
-            TaskError::SlotNotOnDisk { .. } => {
-                vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")]
-            }
-            TaskError::NoSuchTask { .. } | TaskError::NoOpenTask { .. } => {
-                vec![Hint::hand("list")]
-            }
-            TaskError::Done { name, .. } => {
-                vec![Hint::hand(format!("spawn {name}")).why("to work on it again")]
-            }
-            TaskError::NoTasksHere => vec![Hint::hand("spawn <task>")],
-            TaskError::NotASlot
-            | TaskError::CredentialUnreadable { .. }
-            | TaskError::NoTaskHolds { .. } => vec![Hint::hand("list")],
-            TaskError::CredentialOfAnotherSlot { task, ending: true } => {
-                vec![Hint::hand(format!("done {task}"))]
-            }
-            TaskError::CredentialOfAnotherSlot {
-                task,
-                ending: false,
-            } => vec![Hint::run(cd_to_slot(task)).why("its slot")],
-            TaskError::NoLeaseId { task } => vec![Hint::hand(format!("teardown {task}"))],
-            TaskError::IssueLeaseLost { task, .. } => {
-                vec![Hint::hand(format!("teardown {task}"))]
-            }
-            TaskError::LeaseLost { task, branch, .. } => vec![
-                Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}")),
-            ],
-            TaskError::LeaseUnknown { task } => {
-                vec![Hint::hand(format!("teardown {task}")).why("then spawn it again")]
-            }
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints,
-        }
-    }
-}
-
-impl From<TeardownError> for Failure {
-    fn from(e: TeardownError) -> Self {
-        let hints = match &e {
-            TeardownError::NoSuchTask { .. } => vec![Hint::hand("list --all")],
-            TeardownError::StillSpawning { .. } => {
-                vec![Hint::hand("doctor --repair").why("settles a crashed spawn")]
-            }
-            TeardownError::InProgress { task, .. } => vec![
-                Hint::run(say("wait for it to finish, then: ").hand("list --all")),
-                Hint::hand(format!("teardown {task}"))
-                    .why("again, if that process dies before it is done"),
-            ],
-            TeardownError::OnTeardownFailed { task, .. } => vec![
-                Hint::hand(format!("teardown {task}")).why("again, once it is fixed"),
-                Hint::hand(format!("teardown {task} --no-setup")).why("or without hand.onTeardown"),
-            ],
-            TeardownError::CutOff { task, .. } => {
-                vec![
-                    Hint::hand(format!("teardown {task}"))
-                        .why("again once the server answers: it resumes where this one stopped"),
-                ]
-            }
-            TeardownError::Branchless { task, slot, .. } => vec![
-                Hint::run(format!(
-                    "git -C {} branch rescue/{task} HEAD",
-                    slot.display()
-                ))
-                .why("keep them, then teardown again"),
-            ],
-            TeardownError::CannotProve { slot, .. } => {
-                vec![Hint::run(format!("git -C {} status", slot.display()))]
-            }
-            TeardownError::NotLanded {
-                task,
-                branch,
-                slot,
-                dirty,
-                unlanded,
-            } => not_landed_hints(task, branch, slot, dirty, unlanded),
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints,
-        }
-    }
-}
-
-impl From<NameError> for Failure {
-    fn from(e: NameError) -> Self {
-        let hint = match &e {
-            NameError::Task { .. } => Hint::hand("spawn fix-login"),
-            NameError::Issue { .. } => Hint::hand("lease acquire 42"),
-            NameError::Branch { .. } => {
-                Hint::run("--branch feature/login").why("see git help check-ref-format")
-            }
-            NameError::Holder { .. } => {
-                Hint::run("--holder alice@laptop").why("or set GIT_HAND_HOLDER")
-            }
-            NameError::LeaseId { .. } => {
-                Hint::hand("lease current <issue>").why("shows the live lease id")
-            }
-            NameError::Path { fix, .. } => Hint::run(fix.clone()),
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints: vec![hint],
-        }
-    }
-}
-
-impl From<PoolError> for Failure {
-    fn from(e: PoolError) -> Self {
-        let writable = |dir: &Path| {
-            Hint::run(format!(
-                "check that {} is writable, then run the same command again",
-                dir.display()
-            ))
-        };
-        let hints = match &e {
-            PoolError::NoRoot => vec![Hint::run(format!("git config hand.root {DEFAULT_ROOT}"))],
-            PoolError::CannotCreateDir { .. } => {
-                vec![Hint::run("git config hand.root /a/writable/dir")]
-            }
-            PoolError::WorktreeListUnlockable { dir, .. }
-            | PoolError::SlotUnlockable { dir, .. } => vec![writable(dir)],
-            PoolError::NoLongerHeld { .. } => vec![Hint::hand("list").why("who has which slot")],
-            PoolError::NotCleanAfterReset { slot, .. } => {
-                vec![Hint::run(format!("git -C {} status", slot.display()))]
-            }
-            PoolError::NotTheSlot(_) => vec![
-                Hint::hand("doctor").why(
-                    say("reports it; ")
-                        .hand("doctor --repair")
-                        .text(" sets it aside"),
-                ),
-            ],
-            PoolError::StampUnreadable { stamp, .. } => vec![
-                Hint::run(format!("rm {}", stamp.display())).why(
-                    say("then present the credential: eval \"$(")
-                        .hand("env <task>")
-                        .text(")\""),
-                ),
-            ],
-            PoolError::LedgerGone { ledger, stamp } => vec![
-                Hint::run(format!(
-                    "put {ledger} back (the stamp {} names it)",
-                    stamp.display()
-                )),
-                Hint::hand("spawn <task>-rescue --base HEAD").why("or continue under a new lease"),
-            ],
-            PoolError::HooksNotCopied { slot, .. } => {
-                vec![Hint::run(format!("ls -ld {}", slot.display())).why("who may write there?")]
-            }
-            PoolError::RelativeHooksPathUntracked { rel, hooks_dir } => vec![
-                Hint::run(format!("echo '/{rel}/' >> .gitignore"))
-                    .why("and commit it: the copy is then ignored"),
-                Hint::run(format!("git config core.hooksPath {}", hooks_dir.display()))
-                    .why("or one directory for every worktree"),
-            ],
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints,
-        }
-    }
-}
-
-impl From<SpawnError> for Failure {
-    fn from(e: SpawnError) -> Self {
-        let hints = match &e {
-            SpawnError::BranchCaseTwin {
-                task,
-                branch,
-                twin,
-                owner,
-                named,
-            } => vec![
-                if *named {
-                    Hint::hand(format!("spawn {task} --branch {branch}-2"))
-                        .why("work on another branch")
-                } else {
-                    Hint::hand(format!("spawn {task}-2")).why("work under another name")
-                },
-                match owner {
-                    Some(owner) => {
-                        Hint::hand(format!("teardown {owner}")).why("or end that task first")
-                    }
-                    None => Hint::hand(format!("spawn {task} --branch {twin}"))
-                        .why("or continue that branch"),
-                },
-            ],
-            SpawnError::TaskCaseTwin { task, other } => vec![
-                Hint::hand(format!("spawn {task}-2")).why("work under another name"),
-                end_it(other, "or end that task first"),
-            ],
-            SpawnError::LiveElsewhere {
-                task,
-                machine,
-                holder,
-                ..
-            } => vec![
-                ask_to_end(task, machine, holder),
-                Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
-            ],
-            SpawnError::BranchTaken { other, .. } => vec![end_it(other, "end that task first")],
-            SpawnError::IssueHeld { issue, .. } => {
-                vec![Hint::hand(format!("lease current {issue}"))]
-            }
-            SpawnError::SlotsRaced => {
-                vec![Hint::run(say("run the same ").hand("spawn").text(" again"))]
-            }
-            SpawnError::PoolFull { .. } => vec![
-                Hint::hand("list").why("which tasks hold slots"),
-                Hint::hand("teardown <task>").why("free one"),
-                Hint::run("git config hand.maxSlots 32"),
-            ],
-            SpawnError::BranchExists { task, branch } => vec![
-                Hint::hand(format!("spawn {task} --branch {branch}")).why("continue that branch"),
-                Hint::hand(format!("spawn {task} --branch hand/{task}-2"))
-                    .why("or start a new one"),
-            ],
-            SpawnError::BranchCheckedOut { dir, .. } => vec![
-                Hint::hand("list").why("which task has it"),
-                Hint::run(format!("git -C {} switch --detach", dir.display()))
-                    .why("free the branch there"),
-            ],
-            SpawnError::CannotCreateDir { .. } => vec![],
-            SpawnError::NotActive { .. } => {
-                vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")]
-            }
-            SpawnError::HeldByAnother { task, holder, .. } => vec![
-                Hint::run(say(format!("ask {holder} to run: ")).hand(format!("teardown {task}"))),
-                Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
-            ],
-            SpawnError::LeaseLost { task, branch } => vec![
-                Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}")),
-            ],
-            SpawnError::SettledMeanwhile { task } => {
-                vec![Hint::hand(format!("spawn {task}")).why("start it again")]
-            }
-            SpawnError::CutAfterIntent { task, .. } => vec![
-                Hint::hand("doctor --repair")
-                    .why("once the server answers: releases the task's leases and ends it"),
-                Hint::hand(format!("spawn {task}")).why("then again"),
-            ],
-            SpawnError::CutAfterReady {
-                task,
-                fate: Fate::NothingWritten,
-                ..
-            } => vec![
-                Hint::hand("doctor --repair")
-                    .why("once the server answers: puts the slot back and ends the task"),
-                Hint::hand(format!("spawn {task}")).why("then again"),
-            ],
-            SpawnError::CutAfterReady {
-                task,
-                fate: Fate::Unknown,
-                ..
-            } => vec![
-                Hint::hand("list").why("once the server answers: whether the task is active"),
-                Hint::hand(format!("spawn {task}")).why("if it is active: hands it back"),
-                Hint::hand("doctor --repair").why(
-                    "if it is still spawning: puts the slot back and ends the task, then spawn \
-                     again",
-                ),
-            ],
-            SpawnError::NotPutBack { .. } => {
-                vec![Hint::hand("doctor --repair").why("puts the slot back and ends the task")]
-            }
-            SpawnError::Undone { task, setup, .. } => {
-                let mut hints = vec![
-                    Hint::hand(format!("spawn {task}")).why(
-                        say("try again; ")
-                            .hand("doctor")
-                            .text(" if it keeps failing"),
-                    ),
-                ];
-                if *setup {
-                    hints.push(
-                        Hint::hand(format!("spawn {task} --no-setup"))
-                            .why("without the setup command"),
-                    );
+/// `From` each typed error for the failure the command line prints: the error's kind and
+/// message, and its way out (the function named beside it).
+macro_rules! way_out {
+    ($($ty:ty => $hints:ident),+ $(,)?) => {$(
+        impl From<$ty> for Failure {
+            fn from(e: $ty) -> Self {
+                Failure {
+                    kind: e.kind(),
+                    hints: $hints(&e),
+                    message: e.to_string(),
                 }
-                hints
             }
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints,
+        }
+    )+};
+}
+
+way_out! {
+    TaskError => task,
+    TeardownError => teardown,
+    NameError => name,
+    PoolError => pool,
+    SpawnError => spawn,
+    ClaudeError => claude,
+}
+
+/// The way out of a [`TaskError`].
+fn task(e: &TaskError) -> Vec<Hint> {
+    match e {
+        TaskError::SlotNotOnDisk { .. } => {
+            vec![Hint::hand("doctor --repair").why("settles a task whose slot is gone")]
+        }
+        TaskError::NoSuchTask { .. } | TaskError::NoOpenTask { .. } => {
+            vec![Hint::hand("list")]
+        }
+        TaskError::Done { name, .. } => {
+            vec![Hint::hand(format!("spawn {name}")).why("to work on it again")]
+        }
+        TaskError::NoTasksHere => vec![Hint::hand("spawn <task>")],
+        TaskError::NotASlot
+        | TaskError::CredentialUnreadable { .. }
+        | TaskError::NoTaskHolds { .. } => vec![Hint::hand("list")],
+        TaskError::CredentialOfAnotherSlot { task, ending: true } => {
+            vec![Hint::hand(format!("done {task}"))]
+        }
+        TaskError::CredentialOfAnotherSlot {
+            task,
+            ending: false,
+        } => vec![Hint::run(cd_to_slot(task)).why("its slot")],
+        TaskError::NoLeaseId { task } => vec![Hint::hand(format!("teardown {task}"))],
+        TaskError::IssueLeaseLost { task, .. } => {
+            vec![Hint::hand(format!("teardown {task}"))]
+        }
+        TaskError::LeaseLost { task, branch, .. } => {
+            vec![Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}"))]
+        }
+        TaskError::LeaseUnknown { task } => {
+            vec![Hint::hand(format!("teardown {task}")).why("then spawn it again")]
+        }
+    }
+}
+
+/// The way out of a [`TeardownError`].
+fn teardown(e: &TeardownError) -> Vec<Hint> {
+    match e {
+        TeardownError::NoSuchTask { .. } => vec![Hint::hand("list --all")],
+        TeardownError::StillSpawning { .. } => {
+            vec![Hint::hand("doctor --repair").why("settles a crashed spawn")]
+        }
+        TeardownError::InProgress { task, .. } => vec![
+            Hint::run(say("wait for it to finish, then: ").hand("list --all")),
+            Hint::hand(format!("teardown {task}"))
+                .why("again, if that process dies before it is done"),
+        ],
+        TeardownError::OnTeardownFailed { task, .. } => vec![
+            Hint::hand(format!("teardown {task}")).why("again, once it is fixed"),
+            Hint::hand(format!("teardown {task} --no-setup")).why("or without hand.onTeardown"),
+        ],
+        TeardownError::CutOff { task, .. } => {
+            vec![
+                Hint::hand(format!("teardown {task}"))
+                    .why("again once the server answers: it resumes where this one stopped"),
+            ]
+        }
+        TeardownError::Branchless { task, slot, .. } => vec![
+            Hint::run(format!(
+                "git -C {} branch rescue/{task} HEAD",
+                slot.display()
+            ))
+            .why("keep them, then teardown again"),
+        ],
+        TeardownError::CannotProve { slot, .. } => {
+            vec![Hint::run(format!("git -C {} status", slot.display()))]
+        }
+        TeardownError::NotLanded {
+            task,
+            branch,
+            slot,
+            dirty,
+            unlanded,
+        } => not_landed_hints(task, branch, slot, dirty, unlanded),
+    }
+}
+
+/// The way out of a [`NameError`].
+fn name(e: &NameError) -> Vec<Hint> {
+    vec![match e {
+        NameError::Task { .. } => Hint::hand("spawn fix-login"),
+        NameError::Issue { .. } => Hint::hand("lease acquire 42"),
+        NameError::Branch { .. } => {
+            Hint::run("--branch feature/login").why("see git help check-ref-format")
+        }
+        NameError::Holder { .. } => {
+            Hint::run("--holder alice@laptop").why("or set GIT_HAND_HOLDER")
+        }
+        NameError::LeaseId { .. } => {
+            Hint::hand("lease current <issue>").why("shows the live lease id")
+        }
+        NameError::Path { fix, .. } => Hint::run(fix.clone()),
+    }]
+}
+
+/// The way out of a [`PoolError`].
+fn pool(e: &PoolError) -> Vec<Hint> {
+    let writable = |dir: &Path| {
+        Hint::run(format!(
+            "check that {} is writable, then run the same command again",
+            dir.display()
+        ))
+    };
+    match e {
+        PoolError::NoRoot => vec![Hint::run(format!("git config hand.root {DEFAULT_ROOT}"))],
+        PoolError::CannotCreateDir { .. } => {
+            vec![Hint::run("git config hand.root /a/writable/dir")]
+        }
+        PoolError::WorktreeListUnlockable { dir, .. } | PoolError::SlotUnlockable { dir, .. } => {
+            vec![writable(dir)]
+        }
+        PoolError::NoLongerHeld { .. } => vec![Hint::hand("list").why("who has which slot")],
+        PoolError::NotCleanAfterReset { slot, .. } => {
+            vec![Hint::run(format!("git -C {} status", slot.display()))]
+        }
+        PoolError::NotTheSlot(_) => vec![
+            Hint::hand("doctor").why(
+                say("reports it; ")
+                    .hand("doctor --repair")
+                    .text(" sets it aside"),
+            ),
+        ],
+        PoolError::StampUnreadable { stamp, .. } => vec![
+            Hint::run(format!("rm {}", stamp.display())).why(
+                say("then present the credential: eval \"$(")
+                    .hand("env <task>")
+                    .text(")\""),
+            ),
+        ],
+        PoolError::LedgerGone { ledger, stamp } => vec![
+            Hint::run(format!(
+                "put {ledger} back (the stamp {} names it)",
+                stamp.display()
+            )),
+            Hint::hand("spawn <task>-rescue --base HEAD").why("or continue under a new lease"),
+        ],
+        PoolError::HooksNotCopied { slot, .. } => {
+            vec![Hint::run(format!("ls -ld {}", slot.display())).why("who may write there?")]
+        }
+        PoolError::RelativeHooksPathUntracked { rel, hooks_dir } => vec![
+            Hint::run(format!("echo '/{rel}/' >> .gitignore"))
+                .why("and commit it: the copy is then ignored"),
+            Hint::run(format!("git config core.hooksPath {}", hooks_dir.display()))
+                .why("or one directory for every worktree"),
+        ],
+    }
+}
+
+/// The way out of a [`SpawnError`].
+fn spawn(e: &SpawnError) -> Vec<Hint> {
+    match e {
+        SpawnError::BranchCaseTwin {
+            task,
+            branch,
+            twin,
+            owner,
+            named,
+        } => vec![
+            if *named {
+                Hint::hand(format!("spawn {task} --branch {branch}-2"))
+                    .why("work on another branch")
+            } else {
+                Hint::hand(format!("spawn {task}-2")).why("work under another name")
+            },
+            match owner {
+                Some(owner) => {
+                    Hint::hand(format!("teardown {owner}")).why("or end that task first")
+                }
+                None => Hint::hand(format!("spawn {task} --branch {twin}"))
+                    .why("or continue that branch"),
+            },
+        ],
+        SpawnError::TaskCaseTwin { task, other } => vec![
+            Hint::hand(format!("spawn {task}-2")).why("work under another name"),
+            end_it(other, "or end that task first"),
+        ],
+        SpawnError::LiveElsewhere {
+            task,
+            machine,
+            holder,
+            ..
+        } => vec![
+            ask_to_end(task, machine, holder),
+            Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
+        ],
+        SpawnError::BranchTaken { other, .. } => vec![end_it(other, "end that task first")],
+        SpawnError::IssueHeld { issue, .. } => {
+            vec![Hint::hand(format!("lease current {issue}"))]
+        }
+        SpawnError::SlotsRaced => {
+            vec![Hint::run(say("run the same ").hand("spawn").text(" again"))]
+        }
+        SpawnError::PoolFull { .. } => vec![
+            Hint::hand("list").why("which tasks hold slots"),
+            Hint::hand("teardown <task>").why("free one"),
+            Hint::run("git config hand.maxSlots 32"),
+        ],
+        SpawnError::BranchExists { task, branch } => vec![
+            Hint::hand(format!("spawn {task} --branch {branch}")).why("continue that branch"),
+            Hint::hand(format!("spawn {task} --branch hand/{task}-2")).why("or start a new one"),
+        ],
+        SpawnError::BranchCheckedOut { dir, .. } => vec![
+            Hint::hand("list").why("which task has it"),
+            Hint::run(format!("git -C {} switch --detach", dir.display()))
+                .why("free the branch there"),
+        ],
+        SpawnError::CannotCreateDir { .. } => vec![],
+        SpawnError::NotActive { .. } => {
+            vec![Hint::hand("doctor --repair").why("settles a crashed spawn or teardown")]
+        }
+        SpawnError::HeldByAnother { task, holder, .. } => vec![
+            Hint::run(say(format!("ask {holder} to run: ")).hand(format!("teardown {task}"))),
+            Hint::hand(format!("spawn {task}-2")).why("or work under another name"),
+        ],
+        SpawnError::LeaseLost { task, branch } => {
+            vec![Hint::hand(format!("teardown {task}")).why(format!("commits stay on {branch}"))]
+        }
+        SpawnError::SettledMeanwhile { task } => {
+            vec![Hint::hand(format!("spawn {task}")).why("start it again")]
+        }
+        SpawnError::CutAfterIntent { task, .. } => vec![
+            Hint::hand("doctor --repair")
+                .why("once the server answers: releases the task's leases and ends it"),
+            Hint::hand(format!("spawn {task}")).why("then again"),
+        ],
+        SpawnError::CutAfterReady {
+            task,
+            fate: Fate::NothingWritten,
+            ..
+        } => vec![
+            Hint::hand("doctor --repair")
+                .why("once the server answers: puts the slot back and ends the task"),
+            Hint::hand(format!("spawn {task}")).why("then again"),
+        ],
+        SpawnError::CutAfterReady {
+            task,
+            fate: Fate::Unknown,
+            ..
+        } => vec![
+            Hint::hand("list").why("once the server answers: whether the task is active"),
+            Hint::hand(format!("spawn {task}")).why("if it is active: hands it back"),
+            Hint::hand("doctor --repair").why(
+                "if it is still spawning: puts the slot back and ends the task, then spawn \
+                 again",
+            ),
+        ],
+        SpawnError::NotPutBack { .. } => {
+            vec![Hint::hand("doctor --repair").why("puts the slot back and ends the task")]
+        }
+        SpawnError::Undone { task, setup, .. } => {
+            let mut hints = vec![
+                Hint::hand(format!("spawn {task}")).why(
+                    say("try again; ")
+                        .hand("doctor")
+                        .text(" if it keeps failing"),
+                ),
+            ];
+            if *setup {
+                hints.push(
+                    Hint::hand(format!("spawn {task} --no-setup")).why("without the setup command"),
+                );
+            }
+            hints
         }
     }
 }
@@ -325,39 +319,32 @@ fn ask_to_end(task: &str, machine: &str, holder: &str) -> Hint {
     Hint::run(say(format!("ask {holder} to run on {machine}: ")).hand(format!("teardown {task}")))
 }
 
-impl From<ClaudeError> for Failure {
-    fn from(e: ClaudeError) -> Self {
-        let hints = match &e {
-            ClaudeError::BadInput { .. } => vec![
-                Hint::hand("install --claude")
-                    .why("the hook entries git-hand expects to be run by"),
-            ],
-            ClaudeError::NoName => {
-                vec![Hint::run("claude -w <name>").why("Claude Code sends the name it was given")]
-            }
-            ClaudeError::DeceptiveName { .. } => vec![
-                Hint::run("claude -w <name>")
-                    .why("letters, digits, - and _ make a name that reads well"),
-            ],
-            ClaudeError::EveryNameTaken { .. } => {
-                vec![Hint::hand("list").why("the tasks that hold them")]
-            }
-            ClaudeError::StillAtWork { .. } => vec![
-                Hint::run("let it finish, then ask again"),
-                Hint::hand("doctor --repair").why("if its process is gone"),
-            ],
-            ClaudeError::EverySlotInSession { .. } => {
-                vec![Hint::run("claude -w <another-name>")]
-            }
-            ClaudeError::NoWorktreePath
-            | ClaudeError::EnvFileUnwritable { .. }
-            | ClaudeError::ExcludeUnwritable { .. } => vec![],
-        };
-        Failure {
-            kind: e.kind(),
-            message: e.to_string(),
-            hints,
+/// The way out of a [`ClaudeError`].
+fn claude(e: &ClaudeError) -> Vec<Hint> {
+    match e {
+        ClaudeError::BadInput { .. } => vec![
+            Hint::hand("install --claude").why("the hook entries git-hand expects to be run by"),
+        ],
+        ClaudeError::NoName => {
+            vec![Hint::run("claude -w <name>").why("Claude Code sends the name it was given")]
         }
+        ClaudeError::DeceptiveName { .. } => vec![
+            Hint::run("claude -w <name>")
+                .why("letters, digits, - and _ make a name that reads well"),
+        ],
+        ClaudeError::EveryNameTaken { .. } => {
+            vec![Hint::hand("list").why("the tasks that hold them")]
+        }
+        ClaudeError::StillAtWork { .. } => vec![
+            Hint::run("let it finish, then ask again"),
+            Hint::hand("doctor --repair").why("if its process is gone"),
+        ],
+        ClaudeError::EverySlotInSession { .. } => {
+            vec![Hint::run("claude -w <another-name>")]
+        }
+        ClaudeError::NoWorktreePath
+        | ClaudeError::EnvFileUnwritable { .. }
+        | ClaudeError::ExcludeUnwritable { .. } => vec![],
     }
 }
 

@@ -162,40 +162,24 @@ impl Error {
     }
 }
 
-impl From<task::TaskError> for Error {
-    fn from(e: task::TaskError) -> Self {
-        Error::Task(Box::new(e))
-    }
+/// `From` each room's typed error: boxed, so an `Error` stays small on the happy path.
+macro_rules! typed_errors {
+    ($($variant:ident($ty:ty)),+ $(,)?) => {$(
+        impl From<$ty> for Error {
+            fn from(e: $ty) -> Self {
+                Error::$variant(Box::new(e))
+            }
+        }
+    )+};
 }
 
-impl From<task::TeardownError> for Error {
-    fn from(e: task::TeardownError) -> Self {
-        Error::Teardown(Box::new(e))
-    }
-}
-
-impl From<repo::names::NameError> for Error {
-    fn from(e: repo::names::NameError) -> Self {
-        Error::Name(Box::new(e))
-    }
-}
-
-impl From<pool::PoolError> for Error {
-    fn from(e: pool::PoolError) -> Self {
-        Error::Pool(Box::new(e))
-    }
-}
-
-impl From<task::spawn::SpawnError> for Error {
-    fn from(e: task::spawn::SpawnError) -> Self {
-        Error::Spawn(Box::new(e))
-    }
-}
-
-impl From<claude::ClaudeError> for Error {
-    fn from(e: claude::ClaudeError) -> Self {
-        Error::Claude(Box::new(e))
-    }
+typed_errors! {
+    Task(task::TaskError),
+    Teardown(task::TeardownError),
+    Name(repo::names::NameError),
+    Pool(pool::PoolError),
+    Spawn(task::spawn::SpawnError),
+    Claude(claude::ClaudeError),
 }
 
 /// A `hand.*` value that does not parse is a usage error: the verb stops before it writes
