@@ -100,6 +100,7 @@ impl From<ops::Error> for Failure {
             ops::Error::Pool(e) => (*e).into(),
             ops::Error::Spawn(e) => (*e).into(),
             ops::Error::Claude(e) => (*e).into(),
+            ops::Error::Doctor(e) => (*e).into(),
             ops::Error::Hinted(hinted) => {
                 let ops::Hinted { error, hints } = *hinted;
                 let mut failure = Failure::from(error);

@@ -8,6 +8,7 @@ use super::error::Failure;
 use crate::hint::{Hint, cd_to_slot, say};
 use crate::ledger::Fate;
 use crate::ops::claude::ClaudeError;
+use crate::ops::doctor::DoctorError;
 use crate::ops::pool::{DEFAULT_ROOT, PoolError};
 use crate::ops::repo::names::NameError;
 use crate::ops::task::spawn::{OtherTask, SpawnError};
@@ -36,6 +37,7 @@ way_out! {
     PoolError => pool,
     SpawnError => spawn,
     ClaudeError => claude,
+    DoctorError => doctor,
 }
 
 /// The way out of a [`TaskError`].
@@ -345,6 +347,26 @@ fn claude(e: &ClaudeError) -> Vec<Hint> {
         ClaudeError::NoWorktreePath
         | ClaudeError::EnvFileUnwritable { .. }
         | ClaudeError::ExcludeUnwritable { .. } => vec![],
+    }
+}
+
+/// The way out of a [`DoctorError`].
+fn doctor(e: &DoctorError) -> Vec<Hint> {
+    match e {
+        DoctorError::LedgerAppeared { .. } => {
+            vec![Hint::hand("doctor").why("look at the ledger that is there now")]
+        }
+        DoctorError::BackupOfServer { url } => vec![
+            Hint::run(format!("pg_dump --dbname='{url}' > ledger.sql"))
+                .why("the server's own backup"),
+        ],
+        DoctorError::BackupTargetExists { .. } => {
+            vec![Hint::hand("doctor --backup <a new path>")]
+        }
+        DoctorError::CannotSetAside { path, .. } => {
+            vec![Hint::run(format!("ls -la {path}")).why("then move it out of the pool by hand")]
+        }
+        DoctorError::NoLedgerToBackUp { .. } | DoctorError::CannotMarkSlots { .. } => vec![],
     }
 }
 

@@ -70,6 +70,9 @@ pub enum Error {
     /// A Claude Code hook that could not lease, remove or set up a worktree.
     #[error(transparent)]
     Claude(Box<claude::ClaudeError>),
+    /// Doctor could not back up, rebuild or repair.
+    #[error(transparent)]
+    Doctor(Box<doctor::DoctorError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -139,6 +142,7 @@ impl Error {
             Error::Pool(e) => e.kind(),
             Error::Spawn(e) => e.kind(),
             Error::Claude(e) => e.kind(),
+            Error::Doctor(e) => e.kind(),
             _ => return false,
         };
         kind == Kind::Precondition
@@ -180,6 +184,7 @@ typed_errors! {
     Pool(pool::PoolError),
     Spawn(task::spawn::SpawnError),
     Claude(claude::ClaudeError),
+    Doctor(doctor::DoctorError),
 }
 
 /// A `hand.*` value that does not parse is a usage error: the verb stops before it writes

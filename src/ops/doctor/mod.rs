@@ -12,6 +12,7 @@
 //! (`claude`); on a team ledger, this machine's clock against the server's (`clock_skew`, here).
 
 mod claude;
+mod error;
 mod half_added;
 mod hooks;
 mod leases;
@@ -20,6 +21,8 @@ mod slots;
 mod stuck;
 mod unproven;
 mod worktrees;
+
+pub use error::DoctorError;
 
 pub use stuck::settle_crashed_spawn;
 
@@ -188,10 +191,9 @@ fn checkup(
         // Not a problem of its own: the marker follows the setting (see `stamp::REQUIRE_FILE`).
         let required = super::repo::settings::require_credential(repo)?;
         super::pool::stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
-            super::Error::failed(
-                format!("cannot mark the slots for hand.requireCredential: {e}"),
-                vec![],
-            )
+            DoctorError::CannotMarkSlots {
+                reason: e.to_string(),
+            }
         })?;
     }
     Ok(problems)

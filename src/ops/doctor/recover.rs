@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Problem, ProblemKind};
+use super::{DoctorError, Problem, ProblemKind};
 use crate::clock::{Clock, SystemClock};
 use crate::hint::Hint;
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
@@ -212,13 +212,10 @@ fn rebuild(path: &Path, evidence: &Evidence, moved: Option<&Path>) -> Result<Str
         Ok(detail)
     })?;
     built.ok_or_else(|| {
-        Error::failed(
-            format!(
-                "a ledger appeared at {} while doctor was rebuilding it; doctor wrote nothing",
-                path.display()
-            ),
-            vec![Hint::hand("doctor").why("look at the ledger that is there now")],
-        )
+        DoctorError::LedgerAppeared {
+            path: path.to_path_buf(),
+        }
+        .into()
     })
 }
 
@@ -305,28 +302,18 @@ pub fn backup(ctx: &Context, to: &Path) -> Result<Copied> {
     let path = match ctx.ledger_location()?.place {
         Place::File(path) => path,
         Place::Server(url) => {
-            return Err(Error::usage(format!(
-                "the ledger is the team ledger {url}, which has no file to copy"
-            ))
-            .with_hint(
-                Hint::run(format!("pg_dump --dbname='{url}' > ledger.sql"))
-                    .why("the server's own backup"),
-            ));
+            return Err(DoctorError::BackupOfServer {
+                url: url.to_string(),
+            }
+            .into());
         }
     };
     let to = ctx.cwd.join(to);
     if std::fs::symlink_metadata(&to).is_ok() {
-        return Err(Error::usage(format!(
-            "{} exists; nothing was written (a backup never replaces a file)",
-            to.display()
-        ))
-        .with_hint(Hint::hand("doctor --backup <a new path>")));
+        return Err(DoctorError::BackupTargetExists { to }.into());
     }
     if !path.exists() {
-        return Err(Error::failed(
-            format!("there is no ledger at {} to copy", path.display()),
-            vec![],
-        ));
+        return Err(DoctorError::NoLedgerToBackUp { path }.into());
     }
     Ok(recovery::backup(&path, &to)?)
 }

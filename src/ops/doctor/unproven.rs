@@ -5,7 +5,6 @@ use std::path::Path;
 
 use super::{Checkup, Problem, ProblemKind, record};
 use crate::git::Git;
-use crate::hint::Hint;
 use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
 use crate::ops::{Result, pool, pool::slot, task::spawn};
 
@@ -89,10 +88,10 @@ fn set_aside(
     }
     let p = Path::new(path);
     let failed = |e: std::io::Error| {
-        crate::ops::Error::failed(
-            format!("cannot set {path} aside: {e}"),
-            vec![Hint::run(format!("ls -la {path}")).why("then move it out of the pool by hand")],
-        )
+        crate::ops::Error::from(super::DoctorError::CannotSetAside {
+            path: path.to_string(),
+            reason: e.to_string(),
+        })
     };
     let meta = std::fs::symlink_metadata(p).map_err(failed)?;
     if meta.file_type().is_symlink() || !meta.is_dir() {
