@@ -33,7 +33,7 @@ pub enum Kind {
 crate::word::words!(Kind: "error kind");
 
 /// Why an operation could not do what was asked. Each variant carries what the user needs to
-/// get out of it; the CLI maps the variant to an exit code.
+/// get out of it, and its kind, which the CLI turns into the exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input: nothing was done (exit 2).
@@ -51,11 +51,11 @@ pub enum Error {
     Git(#[from] GitError),
     #[error(transparent)]
     Inspect(#[from] InspectError),
-    /// A task that could not be found or renewed: `cli` gives its exit code and its way out.
-    /// (Boxed, as each typed error below: an `Error` stays small on the happy path.)
+    /// A task that could not be found or renewed. Each typed error below carries its facts and
+    /// its `kind()`; `cli/way_out.rs` gives its way out. (Boxed: see `typed_errors!`.)
     #[error(transparent)]
     Task(Box<task::TaskError>),
-    /// A teardown that stopped: `cli` gives its exit code and its way out.
+    /// A teardown that stopped.
     #[error(transparent)]
     Teardown(Box<task::TeardownError>),
     /// A name or path the user gave that git-hand refuses (exit 2).
@@ -134,18 +134,7 @@ impl Error {
     /// holds what was asked for, or going on is unsafe. Not a ledger's, git's or an inspection's
     /// error, whatever their exit code, nor one with hints added ([`Error::Hinted`]).
     pub fn is_precondition(&self) -> bool {
-        let kind = match self {
-            Error::Precondition { .. } => return true,
-            Error::Task(e) => e.kind(),
-            Error::Teardown(e) => e.kind(),
-            Error::Name(_) => Kind::Usage,
-            Error::Pool(e) => e.kind(),
-            Error::Spawn(e) => e.kind(),
-            Error::Claude(e) => e.kind(),
-            Error::Doctor(e) => e.kind(),
-            _ => return false,
-        };
-        kind == Kind::Precondition
+        matches!(self, Error::Precondition { .. }) || self.typed_kind() == Some(Kind::Precondition)
     }
 
     /// Adds the command that gets the user out of this error, whatever its variant.
@@ -166,15 +155,29 @@ impl Error {
     }
 }
 
-/// `From` each room's typed error: boxed, so an `Error` stays small on the happy path.
+/// `From` each room's typed error (boxed, so an `Error` stays small on the happy path), and
+/// `typed_kind`, the kind of whichever typed error this is: one list, so no variant is left out
+/// of either.
 macro_rules! typed_errors {
-    ($($variant:ident($ty:ty)),+ $(,)?) => {$(
-        impl From<$ty> for Error {
-            fn from(e: $ty) -> Self {
-                Error::$variant(Box::new(e))
+    ($($variant:ident($ty:ty)),+ $(,)?) => {
+        $(
+            impl From<$ty> for Error {
+                fn from(e: $ty) -> Self {
+                    Error::$variant(Box::new(e))
+                }
+            }
+        )+
+
+        impl Error {
+            /// The kind of a room's typed error; `None` for every other variant.
+            fn typed_kind(&self) -> Option<Kind> {
+                match self {
+                    $(Error::$variant(e) => Some(e.kind()),)+
+                    _ => None,
+                }
             }
         }
-    )+};
+    };
 }
 
 typed_errors! {

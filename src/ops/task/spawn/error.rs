@@ -227,7 +227,20 @@ impl SpawnError {
             | SpawnError::SettledMeanwhile { .. }
             | SpawnError::NotPutBack { .. }
             | SpawnError::Undone { .. } => Kind::Failed,
-            _ => Kind::Precondition,
+            SpawnError::BranchCaseTwin { .. }
+            | SpawnError::TaskCaseTwin { .. }
+            | SpawnError::LiveElsewhere { .. }
+            | SpawnError::BranchTaken { .. }
+            | SpawnError::IssueHeld { .. }
+            | SpawnError::SlotsRaced
+            | SpawnError::PoolFull { .. }
+            | SpawnError::BranchExists { .. }
+            | SpawnError::BranchCheckedOut { .. }
+            | SpawnError::NotActive { .. }
+            | SpawnError::HeldByAnother { .. }
+            | SpawnError::LeaseLost { .. }
+            | SpawnError::CutAfterIntent { .. }
+            | SpawnError::CutAfterReady { .. } => Kind::Precondition,
         }
     }
 }
