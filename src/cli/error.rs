@@ -101,6 +101,10 @@ impl From<ops::Error> for Failure {
             ops::Error::Spawn(e) => (*e).into(),
             ops::Error::Claude(e) => (*e).into(),
             ops::Error::Doctor(e) => (*e).into(),
+            ops::Error::OnHook(e) => (*e).into(),
+            ops::Error::Context(e) => (*e).into(),
+            ops::Error::Place(e) => (*e).into(),
+            ops::Error::Repo(e) => (*e).into(),
             ops::Error::Hinted(hinted) => {
                 let ops::Hinted { error, hints } = *hinted;
                 let mut failure = Failure::from(error);

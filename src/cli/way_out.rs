@@ -6,11 +6,16 @@ use std::path::Path;
 
 use super::error::Failure;
 use crate::hint::{Hint, cd_to_slot, say};
-use crate::ledger::Fate;
+use crate::hooks::shim::sh_quote;
+use crate::ledger::{Conflict, Fate};
 use crate::ops::claude::ClaudeError;
+use crate::ops::context::ContextError;
 use crate::ops::doctor::DoctorError;
+use crate::ops::ledger_place::{PlaceError, worktree_of};
+use crate::ops::on_hook::OnHookError;
 use crate::ops::pool::{DEFAULT_ROOT, PoolError};
 use crate::ops::repo::names::NameError;
+use crate::ops::repo::{RepoError, Skip};
 use crate::ops::task::spawn::{OtherTask, SpawnError};
 use crate::ops::task::{TaskError, TeardownError};
 
@@ -38,6 +43,10 @@ way_out! {
     SpawnError => spawn,
     ClaudeError => claude,
     DoctorError => doctor,
+    OnHookError => on_hook,
+    ContextError => context,
+    PlaceError => place,
+    RepoError => repo,
 }
 
 /// The way out of a [`TaskError`].
@@ -73,6 +82,32 @@ fn task(e: &TaskError) -> Vec<Hint> {
         TaskError::LeaseUnknown { task } => {
             vec![Hint::hand(format!("teardown {task}")).why("then spawn it again")]
         }
+        TaskError::NotInLog { name, this_repo } => {
+            let mut hints = vec![Hint::hand("list --all").why("the tasks it has had")];
+            if *this_repo {
+                hints.push(Hint::hand(format!("log --all-repos --task {name}")));
+            }
+            hints
+        }
+        TaskError::ExecNeedsCommand { task } => {
+            vec![Hint::hand(format!("spawn {task} --exec -- $SHELL"))]
+        }
+        TaskError::CannotExec { task, .. } | TaskError::ExecWaitFailed { task, .. } => {
+            vec![Hint::hand(format!("teardown {task}")).why("the task stays active until then")]
+        }
+        TaskError::NotASessionId { .. } => {
+            vec![Hint::hand("list").why("the SESSION of each Claude Code session's task (--long)")]
+        }
+        TaskError::SessionHasNoTask { .. } => {
+            vec![Hint::hand("list").why("the tasks of Claude Code sessions name their session")]
+        }
+        TaskError::SessionHasTasks { tasks, .. } => tasks
+            .iter()
+            .map(|(task, asked)| {
+                Hint::hand(format!("path {task}"))
+                    .why(format!("worktree {}", crate::shown::shown(asked)))
+            })
+            .collect(),
     }
 }
 
@@ -120,10 +155,19 @@ fn teardown(e: &TeardownError) -> Vec<Hint> {
 
 /// The way out of a [`NameError`].
 fn name(e: &NameError) -> Vec<Hint> {
+    if let NameError::DefaultBranch { task, .. } = e {
+        return vec![
+            Hint::run("--branch feature/login").why("see git help check-ref-format"),
+            Hint::hand(format!(
+                "spawn {task} --branch hand/{}",
+                task.replace('.', "-")
+            )),
+        ];
+    }
     vec![match e {
         NameError::Task { .. } => Hint::hand("spawn fix-login"),
         NameError::Issue { .. } => Hint::hand("lease acquire 42"),
-        NameError::Branch { .. } => {
+        NameError::Branch { .. } | NameError::DefaultBranch { .. } => {
             Hint::run("--branch feature/login").why("see git help check-ref-format")
         }
         NameError::Holder { .. } => {
@@ -425,4 +469,136 @@ fn not_landed_hints(
         )));
     }
     hints
+}
+
+/// The way out of an [`OnHookError`].
+fn on_hook(e: &OnHookError) -> Vec<Hint> {
+    match e {
+        OnHookError::BadRequireLease { bad, common } => vec![bad.hint(common)],
+        OnHookError::NoServerLedger { common, .. } => vec![Hint::run(format!(
+            "git -C {} config hand.ledger <the clients' ledger>",
+            common.display()
+        ))],
+        OnHookError::UnresolvedRef { .. } => vec![],
+        OnHookError::BranchOfLiveTask { owner, .. } => vec![
+            Hint::run("git switch -c <new-branch>").why("work here on a branch of its own"),
+            Hint::run(cd_to_slot(owner)).why("or work in the task's own slot"),
+        ],
+        OnHookError::AdoptedUnstamped { name, .. } => vec![
+            Hint::run(crate::hint::present_credential(name)).why("its pushes need the credential"),
+            Hint::hand(format!("teardown {name}")).why("or end the lease"),
+        ],
+    }
+}
+
+/// The way out of a [`ContextError`].
+fn context(e: &ContextError) -> Vec<Hint> {
+    match e {
+        ContextError::NoRepo(e) => vec![e.hint()],
+        ContextError::NoStateDir => {
+            vec![Hint::run("export GIT_HAND_LEDGER=/path/to/ledger.sqlite")]
+        }
+        ContextError::BadUrl(e) => e.hint().into_iter().collect(),
+        ContextError::NoMachineId { hostname } => vec![Hint::run(format!(
+            "git config --global hand.machine {hostname}"
+        ))],
+        ContextError::ServerNamesNoLedger { common } => vec![Hint::run(format!(
+            "git -C {} config hand.ledger <the clients' ledger: a path or a postgres:// URL>",
+            common.display()
+        ))],
+        ContextError::PusherNamesAnother { .. } => vec![],
+    }
+}
+
+/// The way out of a [`PlaceError`].
+fn place(e: &PlaceError) -> Vec<Hint> {
+    match e {
+        PlaceError::CopyFromServer { .. } => vec![Hint::run(
+            say("GIT_HAND_LEDGER=/path/to/ledger.sqlite ").hand("ledger copy --to <url>"),
+        )],
+        PlaceError::NothingToCopy { to, .. } => vec![
+            Hint::run(format!("git config --global hand.ledger {}", sh_quote(to)))
+                .why("start on the team ledger"),
+        ],
+        PlaceError::CopyRefused { conflicts, to, .. } => {
+            let mut hints = vec![];
+            for conflict in conflicts {
+                let hint = copy_conflict(conflict, to);
+                if !hints.contains(&hint) {
+                    hints.push(hint);
+                }
+            }
+            hints
+        }
+        PlaceError::LedgerMissing { ledger, .. } => vec![
+            Hint::run(format!(
+                "put {} back from a backup (with its -wal file, if it had one)",
+                ledger.display()
+            )),
+            Hint::hand("doctor --repair")
+                .why("builds a new ledger that knows these slots and continues their tokens"),
+        ],
+    }
+}
+
+/// The way past one thing in a ledger copy's way (`to`: the team ledger).
+fn copy_conflict(conflict: &Conflict, to: &str) -> Hint {
+    match conflict {
+        Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => Hint::run(
+            say(format!("ask {holder} to end it on the team ledger, or "))
+                .hand("teardown <task>")
+                .text(" here first; then run ")
+                .hand("ledger copy")
+                .text(" again"),
+        ),
+        Conflict::TokensAhead { .. } => {
+            Hint::hand("teardown <task>").why("here, then spawn it again on the team ledger")
+        }
+        Conflict::Unsettled { .. } => Hint::hand("doctor --repair").why("settle it first"),
+        Conflict::SlotNumber { repo, .. } => Hint::run(
+            say(format!(
+                "cd {} && GIT_HAND_LEDGER={} ",
+                worktree_of(repo),
+                sh_quote(to)
+            ))
+            .hand("list --json"),
+        )
+        .why("this machine's tasks and free slots there, with their paths"),
+    }
+}
+
+/// The way out of a [`RepoError`].
+fn repo(e: &RepoError) -> Vec<Hint> {
+    match e {
+        RepoError::BaseNotACommit { .. } => {
+            vec![Hint::run("git log --oneline -5").why("pick a commit, or pass a branch name")]
+        }
+        RepoError::NoDefaultBranch => vec![Hint::hand("spawn <task> --base <branch>")],
+        RepoError::DefaultBranchUnborn { .. } => {
+            vec![Hint::run("commit something first, or pass --base <rev>")]
+        }
+        RepoError::NoCommits => vec![
+            Hint::run("git commit --allow-empty -m \"first commit\"")
+                .why(say("or add your files and commit them; then: ").hand("spawn <task>")),
+        ],
+        RepoError::Untrusted { file, skip, .. } => {
+            let mut hints = vec![
+                Hint::run(format!("cat -v {file}")).why("read what it runs"),
+                Hint::hand("trust").why("then approve this exact content"),
+            ];
+            hints.extend(skip.as_ref().map(|skip| {
+                let verb = match skip {
+                    Skip::Spawn { task } => format!("spawn {task} --no-setup"),
+                    Skip::Teardown { task } => format!("teardown {task} --no-setup"),
+                };
+                Hint::hand(verb).why("or go on without setup commands")
+            }));
+            hints
+        }
+        RepoError::NoApprovalsDir
+        | RepoError::ApprovalUnreadable { .. }
+        | RepoError::ApprovalUnwritten { .. }
+        | RepoError::RequireCredentialUnread(_)
+        | RepoError::CannotMarkSlots { .. } => vec![],
+    }
 }

@@ -20,19 +20,18 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::{Error, Result};
 use crate::clock::ManualClock;
-use crate::git::Repo;
-use crate::hint::Hint;
+use crate::git::{InspectError, Repo};
 use crate::ledger::{self, Ledger, LedgerLocation, Mode, Place, RepoId};
 pub use crate::platform::env::Env;
 use crate::platform::procs::Scan;
 
 pub struct Context {
     pub cwd: PathBuf,
-    repo: std::result::Result<Repo, crate::git::InspectError>,
+    repo: std::result::Result<Repo, Arc<InspectError>>,
     notices: Mutex<Vec<String>>,
     /// A server's pre-receive hook: the repository is read with its own configuration file only
     /// and the ledger is the one that file names ([`Context::for_server`]).
@@ -56,7 +55,7 @@ impl Context {
     /// Looks for a repository around `cwd`; not finding one is only an error for verbs that
     /// need one.
     pub fn new(cwd: PathBuf) -> Self {
-        let repo = Repo::discover(&cwd);
+        let repo = Repo::discover(&cwd).map_err(Arc::new);
         Self {
             cwd,
             repo,
@@ -74,7 +73,7 @@ impl Context {
     /// pusher's environment (`GIT_HAND_LEDGER`, `HOME`, `XDG_STATE_HOME`, `GIT_CONFIG_GLOBAL`):
     /// none of it may choose the ledger, the machine or a setting the server judges with.
     pub(crate) fn for_server(dir: PathBuf) -> Self {
-        let repo = Repo::open_isolated(&dir);
+        let repo = Repo::open_isolated(&dir).map_err(Arc::new);
         Self {
             cwd: dir,
             repo,
@@ -116,10 +115,9 @@ impl Context {
     }
 
     pub fn repo(&self) -> Result<&Repo> {
-        self.repo.as_ref().map_err(|e| Error::Usage {
-            message: e.to_string(),
-            hints: vec![e.hint()],
-        })
+        self.repo
+            .as_ref()
+            .map_err(|e| ContextError::NoRepo(Arc::clone(e)).into())
     }
 
     pub(crate) fn repo_opt(&self) -> Option<&Repo> {
@@ -152,12 +150,7 @@ impl Context {
         };
         let location = ledger::default_location(|k| self.env.var_os(k), config)
             .map_err(bad_url)?
-            .ok_or_else(|| {
-                Error::usage(
-                    "cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set",
-                )
-                .with_hint(Hint::run("export GIT_HAND_LEDGER=/path/to/ledger.sqlite"))
-            })?;
+            .ok_or(ContextError::NoStateDir)?;
         if let Place::File(path) = &location.place {
             super::repo::names::path(
                 path,
@@ -240,17 +233,10 @@ impl Context {
         crate::platform::machine::id()
             .filter(|id| super::repo::names::is_machine_id(id))
             .ok_or_else(|| {
-                Error::precondition(
-                    format!(
-                        "cannot tell this machine from the others on the team ledger: {} is \
-                         missing and hand.machine is not set",
-                        crate::platform::machine::SOURCE
-                    ),
-                    vec![Hint::run(format!(
-                        "git config --global hand.machine {}",
-                        crate::platform::machine::hostname()
-                    ))],
-                )
+                ContextError::NoMachineId {
+                    hostname: crate::platform::machine::hostname(),
+                }
+                .into()
             })
     }
 
@@ -302,12 +288,7 @@ pub(crate) fn default_holder(env: &Env) -> String {
 
 /// A team ledger URL that does not parse: a usage error naming the part (never the password).
 fn bad_url(e: ledger::server::UrlError) -> Error {
-    let e = ledger::server::ServerError::Url(e);
-    let usage = Error::usage(e.to_string());
-    match e.hint() {
-        Some(hint) => usage.with_hint(hint),
-        None => usage,
-    }
+    ContextError::BadUrl(ledger::server::ServerError::Url(e)).into()
 }
 
 /// `git config hand.ledger`: a team ledger's `postgres://` URL, or an absolute path (or one
@@ -320,24 +301,14 @@ fn bad_url(e: ledger::server::UrlError) -> Error {
 /// never used.
 fn server_ledger(repo: &Repo, env: &Env) -> Result<LedgerLocation> {
     let common = &repo.loc.common_dir;
-    let set = Hint::run(format!(
-        "git -C {} config hand.ledger <the clients' ledger: a path or a postgres:// URL>",
-        common.display()
-    ));
     let Some(setting) = repo
         .config_string("hand.ledger")
         .filter(|v| !v.trim().is_empty())
     else {
-        return Err(Error::failed(
-            format!(
-                "{} names no ledger in its own configuration (hand.ledger in {}): the server \
-                 judges pushes only with its own ledger, never one the pusher's environment \
-                 or configuration names",
-                common.display(),
-                common.join("config").display()
-            ),
-            vec![set],
-        ));
+        return Err(ContextError::ServerNamesNoLedger {
+            common: common.clone(),
+        }
+        .into());
     };
     let place = server_place(setting.clone().into(), env).map_err(bad_url)?;
     if let Place::File(path) = &place
@@ -358,17 +329,12 @@ fn server_ledger(repo: &Repo, env: &Env) -> Result<LedgerLocation> {
     if let Some(theirs) = env.var_os("GIT_HAND_LEDGER").filter(|v| !v.is_empty()) {
         let same = server_place(theirs.clone(), env).is_ok_and(|t| same_place(&t, &place));
         if !same {
-            return Err(Error::failed(
-                format!(
-                    "the push's environment names a ledger (GIT_HAND_LEDGER={:?}) that is not \
-                     this server's own ({place}, hand.ledger in {}): the server judges only \
-                     with its own ledger, and a ledger the pusher names is refused, never used; \
-                     push without GIT_HAND_LEDGER set, or with it naming the server's ledger",
-                    theirs.to_string_lossy(),
-                    common.join("config").display()
-                ),
-                vec![],
-            ));
+            return Err(ContextError::PusherNamesAnother {
+                theirs: theirs.to_string_lossy().into_owned(),
+                place: place.to_string(),
+                common: common.clone(),
+            }
+            .into());
         }
     }
     Ok(LedgerLocation {
@@ -429,9 +395,69 @@ fn configured_ledger(repo: &Repo, env: &Env) -> Result<Option<OsString>> {
     }
 }
 
+/// Why an operation could not tell where it runs: the facts of each case. The commands that
+/// get the user out of it are `cli`'s (`cli::way_out`).
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The verb needs a repository, and none is around the current directory (or git-hand
+    /// cannot read it).
+    #[error(transparent)]
+    NoRepo(Arc<InspectError>),
+    /// Neither `HOME` nor `XDG_STATE_HOME` is set, so no default ledger place can be named.
+    #[error("cannot tell where the ledger lives: neither HOME nor XDG_STATE_HOME is set")]
+    NoStateDir,
+    /// A team ledger URL that does not parse (its message names the part, never the password).
+    #[error(transparent)]
+    BadUrl(ledger::server::ServerError),
+    /// No machine id and no `hand.machine`: a team ledger cannot tell this machine's rows.
+    #[error(
+        "cannot tell this machine from the others on the team ledger: {} is missing and \
+         hand.machine is not set",
+        crate::platform::machine::SOURCE
+    )]
+    NoMachineId { hostname: String },
+    /// A server's repository (`common`) names no ledger in its own configuration.
+    #[error(
+        "{} names no ledger in its own configuration (hand.ledger in {}): the server judges \
+         pushes only with its own ledger, never one the pusher's environment or configuration \
+         names",
+        common.display(),
+        common.join("config").display()
+    )]
+    ServerNamesNoLedger { common: PathBuf },
+    /// The pusher's `GIT_HAND_LEDGER` (`theirs`) names another ledger than the server's own.
+    #[error(
+        "the push's environment names a ledger (GIT_HAND_LEDGER={theirs:?}) that is not this \
+         server's own ({place}, hand.ledger in {}): the server judges only with its own ledger, \
+         and a ledger the pusher names is refused, never used; push without GIT_HAND_LEDGER \
+         set, or with it naming the server's ledger",
+        common.join("config").display()
+    )]
+    PusherNamesAnother {
+        theirs: String,
+        place: String,
+        common: PathBuf,
+    },
+}
+
+impl ContextError {
+    pub fn kind(&self) -> super::Kind {
+        match self {
+            ContextError::NoRepo(_) | ContextError::NoStateDir | ContextError::BadUrl(_) => {
+                super::Kind::Usage
+            }
+            ContextError::NoMachineId { .. } => super::Kind::Precondition,
+            ContextError::ServerNamesNoLedger { .. } | ContextError::PusherNamesAnother { .. } => {
+                super::Kind::Failed
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hint;
 
     /// A context outside any repository, reading only `vars`.
     fn outside_a_repo(vars: &[(&str, &str)]) -> (tempfile::TempDir, Context) {
@@ -454,9 +480,15 @@ mod tests {
         );
 
         let (_dir, ctx) = outside_a_repo(&[]);
-        let Err(Error::Usage { message, hints }) = ctx.ledger_location() else {
+        let Err(e) = ctx.ledger_location() else {
             panic!("an environment without HOME names no ledger");
         };
+        let crate::cli::Failure {
+            kind,
+            message,
+            hints,
+        } = e.into();
+        assert_eq!(kind, crate::ops::Kind::Usage);
         assert!(
             message.contains("neither HOME nor XDG_STATE_HOME"),
             "{message}"

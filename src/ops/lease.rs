@@ -7,7 +7,6 @@
 use super::{Context, Result};
 use crate::clock::Millis;
 use crate::git::url::normalize_remote_url;
-use crate::hint::Hint;
 use crate::ledger::{
     self, Acquire, By, Durability, EventScope, Idempotent, Ledger, LoggedEvent, Release, Renew,
     RepoEvents, Resource, ResourceKind, Retry, Tenure, WorktreeKey,
@@ -353,18 +352,11 @@ impl ThisRepo {
 }
 
 fn no_such_task(name: &str, repos: Namespaces) -> super::Error {
-    let mut hints = vec![Hint::hand("list --all").why("the tasks it has had")];
-    if repos == Namespaces::This {
-        hints.push(Hint::hand(format!("log --all-repos --task {name}")));
-        return super::Error::failed(
-            format!("there is no task named {name} in this repository"),
-            hints,
-        );
+    super::task::TaskError::NotInLog {
+        name: name.to_string(),
+        this_repo: repos == Namespaces::This,
     }
-    super::Error::failed(
-        format!("there is no task named {name} in the ledger"),
-        hints,
-    )
+    .into()
 }
 
 /// The issue id part of an issue resource key.

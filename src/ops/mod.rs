@@ -73,6 +73,19 @@ pub enum Error {
     /// Doctor could not back up, rebuild or repair.
     #[error(transparent)]
     Doctor(Box<doctor::DoctorError>),
+    /// A hook's decision that could not be made, or an adoption that could not lease.
+    #[error(transparent)]
+    OnHook(Box<on_hook::OnHookError>),
+    /// An operation that could not tell where it runs: no repository, no ledger place, no
+    /// machine id, or a server's ledger setting refused.
+    #[error(transparent)]
+    Context(Box<context::ContextError>),
+    /// A ledger copy that was refused, or a missing ledger that is not created again.
+    #[error(transparent)]
+    Place(Box<ledger_place::PlaceError>),
+    /// A base, an approval or a setting of the repository that stopped a verb.
+    #[error(transparent)]
+    Repo(Box<repo::RepoError>),
     /// A ledger, git or inspection error with the commands that get the user out of it: the
     /// wrapped error keeps its kind (a busy ledger stays a precondition), its message and its
     /// source chain.
@@ -188,6 +201,10 @@ typed_errors! {
     Spawn(task::spawn::SpawnError),
     Claude(claude::ClaudeError),
     Doctor(doctor::DoctorError),
+    OnHook(on_hook::OnHookError),
+    Context(context::ContextError),
+    Place(ledger_place::PlaceError),
+    Repo(repo::RepoError),
 }
 
 /// A `hand.*` value that does not parse is a usage error: the verb stops before it writes

@@ -275,8 +275,8 @@ impl Plan {
                 plan.floors.push((key, token));
                 continue;
             };
-            let repo = match plan.repos.iter().position(|r| r.common_dir == common) {
-                Some(i) => &mut plan.repos[i],
+            let i = match plan.repos.iter().position(|r| r.common_dir == common) {
+                Some(i) => i,
                 None => {
                     let rest = crate::ids::random_hex(5)
                         .map_err(|e| Error::from(LedgerError::Random(e)))?;
@@ -285,12 +285,10 @@ impl Plan {
                         id: RepoId::new(format!("{id6}{rest}")),
                         slots: vec![],
                     });
-                    plan.repos
-                        .last_mut()
-                        .ok_or_else(|| Error::usage("unreachable"))?
+                    plan.repos.len() - 1
                 }
             };
-            repo.slots.push((n, key, token));
+            plan.repos[i].slots.push((n, key, token));
         }
         Ok(plan)
     }

@@ -12,7 +12,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::link::{common_dir_of, names_back};
-use crate::hint::Hint;
 use crate::ops::pool::stamp::{self, Stamp};
 use crate::ops::{Context, Error, Result, pool};
 
@@ -111,22 +110,11 @@ pub(crate) fn gather(ctx: &Context, ledger: &Path) -> Result<Evidence> {
 
 /// The error for a missing ledger that the disk says existed.
 pub(crate) fn missing_error(ledger: &Path, evidence: &Evidence) -> Error {
-    Error::precondition(
-        format!(
-            "the ledger {} is missing, but {}; a new ledger would issue their tokens again from 1 \
-             and leave their pool behind, so git-hand did not create one; nothing was changed",
-            ledger.display(),
-            evidence.summary()
-        ),
-        vec![
-            Hint::run(format!(
-                "put {} back from a backup (with its -wal file, if it had one)",
-                ledger.display()
-            )),
-            Hint::hand("doctor --repair")
-                .why("builds a new ledger that knows these slots and continues their tokens"),
-        ],
-    )
+    super::PlaceError::LedgerMissing {
+        ledger: ledger.to_path_buf(),
+        traces: evidence.summary(),
+    }
+    .into()
 }
 
 /// Refuses when the missing ledger at `ledger` left traces (see the module docs).

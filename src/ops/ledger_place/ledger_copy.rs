@@ -14,8 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::hint::{Hint, say};
-use crate::hooks::shim::sh_quote;
+use super::PlaceError;
 use crate::ledger::server::ServerUrl;
 use crate::ledger::{Conflict, Export, Imported, LeaseId, Ledger, Mode, Place, WorktreeKey};
 use crate::ops::pool::slot::SlotLock;
@@ -57,29 +56,18 @@ pub fn copy(ctx: &Context, to: &ServerUrl) -> Result<Copied> {
     let from = match ctx.ledger_location()?.place {
         Place::File(path) => path,
         Place::Server(url) => {
-            return Err(Error::usage(format!(
-                "the configured ledger is already the team ledger {url}: there is no file \
-                 ledger to copy"
-            ))
-            .with_hint(Hint::run(
-                say("GIT_HAND_LEDGER=/path/to/ledger.sqlite ").hand("ledger copy --to <url>"),
-            )));
+            return Err(PlaceError::CopyFromServer {
+                url: url.to_string(),
+            }
+            .into());
         }
     };
     let Some(mut file) = Ledger::open(&from, Mode::Read)? else {
-        return Err(Error::precondition(
-            format!(
-                "there is no ledger at {}: nothing to copy; nothing was changed",
-                from.display()
-            ),
-            vec![
-                Hint::run(format!(
-                    "git config --global hand.ledger {}",
-                    sh_quote(&to.to_string())
-                ))
-                .why("start on the team ledger"),
-            ],
-        ));
+        return Err(PlaceError::NothingToCopy {
+            from,
+            to: to.to_string(),
+        }
+        .into());
     };
     let export = file.read(|view| view.export())?;
     let mut stamps = Stamps::default();
@@ -231,94 +219,10 @@ fn restamp(copied: &mut Copied, found: Found) {
 
 /// The refusal of a copy: each conflict, and that nothing was changed on either side.
 fn refused(found: &[Conflict], from: &Path, to: &ServerUrl) -> Error {
-    let mut message = String::from("cannot copy the ledger into the team ledger: ");
-    let reasons: Vec<String> = found.iter().map(conflict_text).collect();
-    message.push_str(&reasons.join("; "));
-    message.push_str(&format!(
-        "; nothing was changed (the ledger {} is as it was)",
-        from.display()
-    ));
-    let mut hints = vec![];
-    for conflict in found {
-        let hint = match conflict {
-            Conflict::Held { holder, .. } | Conflict::TaskOpen { holder, .. } => Hint::run(
-                say(format!("ask {holder} to end it on the team ledger, or "))
-                    .hand("teardown <task>")
-                    .text(" here first; then run ")
-                    .hand("ledger copy")
-                    .text(" again"),
-            ),
-            Conflict::TokensAhead { .. } => {
-                Hint::hand("teardown <task>").why("here, then spawn it again on the team ledger")
-            }
-            Conflict::Unsettled { .. } => Hint::hand("doctor --repair").why("settle it first"),
-            Conflict::SlotNumber { repo, .. } => Hint::run(
-                say(format!(
-                    "cd {} && GIT_HAND_LEDGER={} ",
-                    worktree_of(repo),
-                    sh_quote(&to.to_string())
-                ))
-                .hand("list --json"),
-            )
-            .why(
-                "this machine's tasks \
-                 and free slots there, with their paths",
-            ),
-        };
-        if !hints.contains(&hint) {
-            hints.push(hint);
-        }
+    PlaceError::CopyRefused {
+        conflicts: found.to_vec(),
+        from: from.to_path_buf(),
+        to: to.to_string(),
     }
-    Error::precondition(message, hints)
-}
-
-fn conflict_text(c: &Conflict) -> String {
-    match c {
-        Conflict::Held {
-            key,
-            holder,
-            machine,
-        } => match machine {
-            Some(m) => format!("{key} is held on the team ledger by {holder} on machine {m}"),
-            None => format!("{key} is held on the team ledger by {holder}"),
-        },
-        Conflict::TokensAhead { key, team, ours } => format!(
-            "the team ledger has handed out token {team} of {key}, past this ledger's live \
-             lease (token {ours}), which therefore cannot keep its token there"
-        ),
-        Conflict::TaskOpen {
-            task,
-            what,
-            holder,
-            machine,
-        } => format!(
-            "{what} (of task {task}) is open on the team ledger on machine {machine}, held by \
-             {holder}"
-        ),
-        Conflict::Unsettled { task, state } => {
-            format!("task {task} is {state}, neither active nor done")
-        }
-        Conflict::SlotNumber {
-            repo,
-            n,
-            ours,
-            theirs,
-            pruned,
-        } => format!(
-            "slot {n} of this machine's repository {} is {theirs} on the team ledger{}, not \
-             {ours} as here (a repository's slot numbers are unique there)",
-            worktree_of(repo),
-            if *pruned { " (pruned)" } else { "" }
-        ),
-    }
-}
-
-/// The main worktree of the repository whose common dir is `common_dir`, as a user names it
-/// (`/src/app` for `/src/app/.git`).
-fn worktree_of(common_dir: &str) -> String {
-    let dir = Path::new(common_dir);
-    match dir.file_name() {
-        Some(name) if name == ".git" => dir.parent().unwrap_or(dir).display().to_string(),
-        _ => common_dir.to_string(),
-    }
+    .into()
 }

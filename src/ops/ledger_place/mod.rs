@@ -3,5 +3,9 @@
 //! created in its place (`evidence`), and `git hand ledger copy`, moving a file ledger into a
 //! team ledger (`ledger_copy`).
 
+mod error;
 pub mod evidence;
 pub mod ledger_copy;
+
+pub use error::PlaceError;
+pub(crate) use error::worktree_of;

@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::OnHookError;
 use crate::git::Repo;
-use crate::hint::Hint;
 use crate::ledger::{
     Acquire, EventKind, Ledger, NewTask, Resource, Step, TaskState, Tenure, WorktreeKey,
 };
-use crate::ops::{Context, Error, Result, pool::stamp};
+use crate::ops::{Context, Result, pool::stamp};
 
 /// A worktree made by a plain `git worktree add`, registered in the ledger (and, with
 /// `hand.adoptWorktrees`, leased as task `adopted_as`).
@@ -138,25 +138,12 @@ fn lease_as_task(
         Ok(Ok(Some((name, tenure))))
     })?;
     taken.map_err(|owner| {
-        Error::precondition(
-            format!(
-                "not adopted: branch {} is live task {}'s{}, and one branch is never two \
-                 tasks'; this worktree is not leased (work here on a branch of its own: git \
-                 switch -c <branch>)",
-                owner.branch,
-                owner.name,
-                owner
-                    .slot_path
-                    .as_ref()
-                    .map(|p| format!(" (in {p})"))
-                    .unwrap_or_default()
-            ),
-            vec![
-                Hint::run("git switch -c <new-branch>").why("work here on a branch of its own"),
-                Hint::run(crate::hint::cd_to_slot(&owner.name))
-                    .why("or work in the task's own slot"),
-            ],
-        )
+        OnHookError::BranchOfLiveTask {
+            branch: owner.branch,
+            owner: owner.name,
+            slot_path: owner.slot_path.map(|p| p.to_string()),
+        }
+        .into()
     })
 }
 
@@ -172,14 +159,11 @@ fn stamp_adopted(ledger: &Ledger, repo: &Repo, name: &str, tenure: Tenure) -> Re
     };
     let required = crate::ops::repo::settings::require_credential(repo)?;
     stamp::write_marked(&repo.loc.admin_dir, &stamped, required).map_err(|e| {
-        Error::failed(
-            format!("leased this worktree as task {name} but could not write its stamp ({e})"),
-            vec![
-                Hint::run(crate::hint::present_credential(name))
-                    .why("its pushes need the credential"),
-                Hint::hand(format!("teardown {name}")).why("or end the lease"),
-            ],
-        )
+        OnHookError::AdoptedUnstamped {
+            name: name.to_string(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 

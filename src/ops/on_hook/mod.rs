@@ -26,8 +26,11 @@ use crate::hint::Hint;
 use crate::ledger::{EventKind, Ledger, LedgerError, Resource, Task, Tenure, WorktreeKey};
 
 pub mod adopt;
+mod error;
 pub mod pre_receive;
 pub mod ref_fence;
+
+pub use error::OnHookError;
 
 /// One line of pre-push stdin: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]

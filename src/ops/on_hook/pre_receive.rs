@@ -29,9 +29,9 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use super::OnHookError;
 use crate::git::refname;
 use crate::git::symref::{SymrefError, Symrefs};
-use crate::hint::Hint;
 use crate::ledger::{
     LeaseId, LedgerLocation, Machine, ResourceKind, Task, Tasks, Tenure, View, WorktreeKey,
 };
@@ -212,10 +212,11 @@ pub fn pre_receive(
     let common = &repo.loc.common_dir;
     let required = crate::ops::repo::settings::require_lease(repo);
     if let Some(bad) = required.invalid.first() {
-        return Err(Error::failed(
-            format!("{bad}; every push is refused until it is fixed"),
-            vec![bad.hint(common)],
-        ));
+        return Err(OnHookError::BadRequireLease {
+            bad: bad.clone(),
+            common: common.clone(),
+        }
+        .into());
     }
     let refs = written_refs(repo, refs)?;
     let remotes = served_remotes(common, &crate::ops::repo::settings::remote_urls(repo).urls);
@@ -314,17 +315,12 @@ fn decide<'r>(
 /// current lease, so it refuses (a server fails closed). The place is the server's alone
 /// ([`Context::for_server`]): nothing in the pusher's environment moves it.
 fn no_ledger(location: &LedgerLocation, common: &Path) -> Error {
-    Error::failed(
-        format!(
-            "there is no ledger at {} (from {}); point it at the clients' ledger (the team \
-             ledger's URL, or the SQLite file they share)",
-            location.place, location.source
-        ),
-        vec![Hint::run(format!(
-            "git -C {} config hand.ledger <the clients' ledger>",
-            common.display()
-        ))],
-    )
+    OnHookError::NoServerLedger {
+        place: location.place.to_string(),
+        source_of: location.source,
+        common: common.to_path_buf(),
+    }
+    .into()
 }
 
 /// The refs a push writes: each received ref, and after it, when its name is a symbolic ref
@@ -350,10 +346,10 @@ fn written_refs(repo: &crate::git::Repo, refs: &[ReceivedRef]) -> Result<Vec<Rec
 }
 
 fn unresolved(e: SymrefError) -> Error {
-    Error::failed(
-        format!("it cannot tell which branch the push updates: {e}"),
-        vec![],
-    )
+    OnHookError::UnresolvedRef {
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 /// The commit a received ref would point at (none for a deletion).

@@ -4,8 +4,8 @@
 //! with no commit at all is told so, not asked about its default branch.
 
 use crate::git::{Git, Repo};
-use crate::hint::{Hint, say};
-use crate::ops::{Error, Result};
+use crate::ops::Result;
+use crate::ops::repo::RepoError;
 
 /// A resolved base: the commit, and how the user would name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,12 +52,10 @@ pub(crate) fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base>
         ])?;
         let oid = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if !out.status.success() || oid.is_empty() {
-            return Err(Error::Usage {
-                message: format!("--base {rev:?} does not name a commit in this repository"),
-                hints: vec![
-                    Hint::run("git log --oneline -5").why("pick a commit, or pass a branch name"),
-                ],
-            });
+            return Err(RepoError::BaseNotACommit {
+                rev: rev.to_string(),
+            }
+            .into());
         }
         return Ok(Base {
             oid,
@@ -66,10 +64,9 @@ pub(crate) fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base>
         });
     }
     let Some(branch) = default_branch(repo) else {
-        return Err(no_commits(repo, git)?.unwrap_or_else(|| {
-            Error::usage("cannot tell the default branch: no origin/HEAD, no init.defaultBranch, no main or master")
-                .with_hint(Hint::hand("spawn <task> --base <branch>"))
-        }));
+        return Err(no_commits(repo, git)?
+            .unwrap_or(RepoError::NoDefaultBranch)
+            .into());
     };
     let local_ref = format!("refs/heads/{branch}");
     let remote_ref = format!("refs/remotes/origin/{branch}");
@@ -89,10 +86,9 @@ pub(crate) fn resolve(repo: &Repo, git: &Git, rev: Option<&str>) -> Result<Base>
         }
         (Some(l), None) => Ok(on_local(l)),
         (None, Some(r)) => Ok(on_remote(r)),
-        (None, None) => Err(no_commits(repo, git)?.unwrap_or_else(|| {
-            Error::usage(format!("the default branch {branch} has no commit yet"))
-                .with_hint(Hint::run("commit something first, or pass --base <rev>"))
-        })),
+        (None, None) => Err(no_commits(repo, git)?
+            .unwrap_or(RepoError::DefaultBranchUnborn { branch })
+            .into()),
     }
 }
 
@@ -141,7 +137,7 @@ fn branch_named(git: &Git, rev: &str) -> Result<Option<String>> {
 /// The error for a repository with no commit at all (HEAD unborn, no branch, no remote-tracking
 /// branch), if this is one: the real reason no default branch can be found, which a newcomer
 /// in a fresh `git init` would otherwise read as a configuration problem.
-fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
+fn no_commits(repo: &Repo, git: &Git) -> Result<Option<RepoError>> {
     if repo.head_oid().is_some() {
         return Ok(None);
     }
@@ -155,13 +151,7 @@ fn no_commits(repo: &Repo, git: &Git) -> Result<Option<Error>> {
     if !out.status.success() || !out.stdout.trim_ascii().is_empty() {
         return Ok(None);
     }
-    Ok(Some(
-        Error::usage("this repository has no commits yet: make a first commit, then spawn")
-            .with_hint(
-                Hint::run("git commit --allow-empty -m \"first commit\"")
-                    .why(say("or add your files and commit them; then: ").hand("spawn <task>")),
-            ),
-    ))
+    Ok(Some(RepoError::NoCommits))
 }
 
 /// The default branch's short name.

@@ -7,18 +7,19 @@
 use crate::git::{Git, Repo};
 use crate::ledger::{LedgerLocation, Place};
 use crate::ops::pool::stamp;
+use crate::ops::repo::RepoError;
 use crate::ops::repo::settings::require_credential;
-use crate::ops::{Context, Error, Result};
+use crate::ops::{Context, Result};
 
 /// Marks (or unmarks) every slot's admin dir for `hand.requireCredential`, as the setting now
 /// says, so a slot's reference-transaction shim knows without reading git's configuration.
 pub(crate) fn mark_slots_for_required_credential(repo: &Repo) -> Result<()> {
-    let required = require_credential(repo).map_err(|e| Error::failed(e.to_string(), vec![]))?;
+    let required = require_credential(repo).map_err(RepoError::RequireCredentialUnread)?;
     stamp::refresh_required(&repo.loc.common_dir, required).map_err(|e| {
-        Error::failed(
-            format!("cannot mark the slots for hand.requireCredential: {e}"),
-            vec![],
-        )
+        RepoError::CannotMarkSlots {
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -43,8 +44,7 @@ pub(crate) fn write_server_ledger(
     if own.as_deref() == Some(setting.as_str()) {
         return Ok(false);
     }
-    git.run(&["config", "--local", "hand.ledger", &setting])
-        .map_err(|e| Error::failed(e.to_string(), vec![]))?;
+    git.run(&["config", "--local", "hand.ledger", &setting])?;
     Ok(true)
 }
 

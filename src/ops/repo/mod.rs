@@ -7,6 +7,7 @@
 //! (`install`).
 
 pub mod base;
+mod error;
 pub mod include;
 pub mod install;
 pub mod names;
@@ -14,3 +15,5 @@ pub mod relative_remotes;
 pub mod settings;
 pub mod setup;
 pub mod trust;
+
+pub use error::{RepoError, Skip};

@@ -27,6 +27,14 @@ pub enum NameError {
     /// `why`: what git (or git-hand, stricter) finds wrong with it.
     #[error("{name:?} is not a valid branch name: {why}; nothing was created")]
     Branch { name: String, why: String },
+    /// The branch spawn names for `task` by default (`hand/<task>`) is not one git takes: the
+    /// task name rules take names (`x.lock`, `a..b`) git refuses in a branch.
+    #[error("{name:?} is not a valid branch name: {why}; nothing was created")]
+    DefaultBranch {
+        task: String,
+        name: String,
+        why: String,
+    },
     #[error(
         "invalid holder {holder:?}: use 1 to 200 characters, no control or \
          bidirectional-formatting characters; nothing was changed"
@@ -105,6 +113,21 @@ pub fn branch(name: &str) -> Result<&str> {
         None => Ok(name),
         Some(why) => Err(NameError::Branch {
             name: name.to_string(),
+            why,
+        }
+        .into()),
+    }
+}
+
+/// The branch spawn gives `task` when none is named (`hand/<task>`), judged before anything is
+/// leased (issue 22 item 10).
+pub fn default_branch(task: &str) -> Result<String> {
+    let name = format!("hand/{task}");
+    match branch_problem(&name) {
+        None => Ok(name),
+        Some(why) => Err(NameError::DefaultBranch {
+            task: task.to_string(),
+            name,
             why,
         }
         .into()),

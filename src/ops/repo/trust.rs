@@ -13,10 +13,10 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::git::ConfigFile;
-use crate::hint::Hint;
+use crate::ops::Result;
 use crate::ops::repo::settings::Settings;
 use crate::ops::repo::setup::Hook;
-use crate::ops::{Error, Result};
+use crate::ops::repo::{RepoError, Skip};
 
 /// Whether the user approved a file's content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,11 +31,8 @@ pub enum Trust {
 
 /// The directory that holds the approvals.
 fn store() -> Result<PathBuf> {
-    let state = crate::ledger::state_dir(|k: &str| std::env::var_os(k)).ok_or_else(|| {
-            Error::usage(
-                "cannot tell where approvals of .handconfig live: neither HOME nor XDG_STATE_HOME is set",
-            )
-        })?;
+    let state =
+        crate::ledger::state_dir(|k: &str| std::env::var_os(k)).ok_or(RepoError::NoApprovalsDir)?;
     Ok(state.join("git-hand/trusted"))
 }
 
@@ -66,10 +63,11 @@ pub fn state(file: &ConfigFile) -> Result<Trust> {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Trust::Unknown),
         Err(e) => {
-            return Err(Error::failed(
-                format!("cannot read the approval of {}: {e}", file.path().display()),
-                vec![],
-            ));
+            return Err(RepoError::ApprovalUnreadable {
+                file: file.path().to_path_buf(),
+                reason: e.to_string(),
+            }
+            .into());
         }
     };
     let mut lines = text.lines();
@@ -89,11 +87,9 @@ pub fn state(file: &ConfigFile) -> Result<Trust> {
 /// (written whole, then renamed into place). Returns the record's path.
 pub(crate) fn approve(file: &ConfigFile) -> Result<PathBuf> {
     let target = record(file.path())?;
-    let failed = |e: std::io::Error| {
-        Error::failed(
-            format!("cannot record the approval in {}: {e}", target.display()),
-            vec![],
-        )
+    let failed = |e: std::io::Error| RepoError::ApprovalUnwritten {
+        record: target.clone(),
+        reason: e.to_string(),
     };
     let dir = target.parent().unwrap_or(Path::new("/"));
     // Private as the ledger's directory is (`0700`): trust run before any ledger exists once
@@ -139,7 +135,7 @@ pub(crate) fn control_characters(file: &ConfigFile) -> Vec<String> {
 /// Refuses to go on when a command `hooks` would run comes from a `.handconfig` the user has not
 /// approved in its current content: nothing was run and nothing was changed. `skip` is the
 /// command that goes on without the setup commands, where the caller has one to offer.
-pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<Hint>) -> Result<()> {
+pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<Skip>) -> Result<()> {
     let Some(file) = settings.file() else {
         return Ok(());
     };
@@ -152,28 +148,21 @@ pub fn require(settings: &Settings<'_>, hooks: &[Hook], skip: Option<Hint>) -> R
     if from_file.is_empty() {
         return Ok(());
     }
-    let why = match state(file)? {
+    let changed = match state(file)? {
         Trust::Trusted => return Ok(()),
-        Trust::Unknown => "you have not trusted it".to_string(),
-        Trust::Changed { approved } => format!(
-            "it changed since you trusted it (blob {} then, {} now)",
-            crate::ids::short(&approved),
-            crate::ids::short(file.hash())
-        ),
+        Trust::Unknown => None,
+        Trust::Changed { approved } => Some((
+            crate::ids::short(&approved).to_string(),
+            crate::ids::short(file.hash()).to_string(),
+        )),
     };
-    let mut hints = vec![
-        Hint::run(format!("cat -v {}", crate::shown::path(file.path()))).why("read what it runs"),
-        Hint::hand("trust").why("then approve this exact content"),
-    ];
-    hints.extend(skip.map(|skip| skip.why("or go on without setup commands")));
-    Err(Error::precondition(
-        format!(
-            "{} asks to run {}, and {why}; nothing was run and nothing was changed",
-            crate::shown::path(file.path()),
-            from_file.join("; ")
-        ),
-        hints,
-    ))
+    Err(RepoError::Untrusted {
+        file: crate::shown::path(file.path()),
+        commands: from_file,
+        changed,
+        skip,
+    }
+    .into())
 }
 
 #[cfg(test)]

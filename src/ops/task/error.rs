@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::ledger::{EndReason, Fate, LeaseId};
 use crate::ops::Kind;
+use crate::ops::claude::SessionId;
 use crate::ops::fence::credential::LEASE_ENV;
 
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +64,45 @@ pub enum TaskError {
     /// The task's lease id is one the ledger has no tenure of.
     #[error("task {task} names a lease the ledger does not know")]
     LeaseUnknown { task: String },
+    /// `log --task` found no task of the name; `this_repo`: it looked in this repository only.
+    #[error(
+        "there is no task named {name} in {}",
+        if *this_repo { "this repository" } else { "the ledger" }
+    )]
+    NotInLog { name: String, this_repo: bool },
+    /// `--exec` was given no command to run in the spawned task's slot.
+    #[error("--exec needs a command after --")]
+    ExecNeedsCommand { task: String },
+    /// The `--exec` command could not be started (`reason`); the task stays active.
+    #[error("cannot run {program}: {reason}")]
+    CannotExec {
+        task: String,
+        program: String,
+        reason: String,
+    },
+    /// Waiting for the `--exec` command failed (`reason`); the task stays active.
+    #[error("waiting for the command failed: {reason}")]
+    ExecWaitFailed { task: String, reason: String },
+    /// `--session`'s value is not a session id.
+    #[error(
+        "--session {}: not a session id ({}, as Claude Code's CLAUDE_CODE_SESSION_ID)",
+        crate::shown::shown(text),
+        SessionId::RULE
+    )]
+    NotASessionId { text: String },
+    /// The session has no open task in this repository.
+    #[error("session {session} has no open task in this repository")]
+    SessionHasNoTask { session: String },
+    /// The session has several open tasks (each named with the worktree it asked for) and none
+    /// is its own worktree alone: `path` cannot choose.
+    #[error(
+        "session {session} has {} open tasks (one for each worktree it asked for); name the task",
+        tasks.len()
+    )]
+    SessionHasTasks {
+        session: String,
+        tasks: Vec<(String, String)>,
+    },
 }
 
 impl TaskError {
@@ -72,7 +112,10 @@ impl TaskError {
             TaskError::NotASlot
             | TaskError::CredentialUnreadable { .. }
             | TaskError::NoTaskHolds { .. }
-            | TaskError::CredentialOfAnotherSlot { .. } => Kind::Usage,
+            | TaskError::CredentialOfAnotherSlot { .. }
+            | TaskError::ExecNeedsCommand { .. }
+            | TaskError::NotASessionId { .. }
+            | TaskError::SessionHasTasks { .. } => Kind::Usage,
             // The task is there, but not in a state this verb can act on.
             TaskError::SlotNotOnDisk { .. }
             | TaskError::Done { .. }
@@ -82,7 +125,11 @@ impl TaskError {
             | TaskError::NoOpenTask { .. }
             | TaskError::NoTasksHere
             | TaskError::NoLeaseId { .. }
-            | TaskError::LeaseUnknown { .. } => Kind::Failed,
+            | TaskError::LeaseUnknown { .. }
+            | TaskError::NotInLog { .. }
+            | TaskError::CannotExec { .. }
+            | TaskError::ExecWaitFailed { .. }
+            | TaskError::SessionHasNoTask { .. } => Kind::Failed,
         }
     }
 }

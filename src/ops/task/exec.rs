@@ -8,8 +8,8 @@ use std::process::{Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::hint::Hint;
 use crate::ledger::{Ledger, Mode, Place, Task};
+use crate::ops::task::TaskError;
 use crate::ops::task::spawn::Spawned;
 use crate::ops::task::tasks::{Lost, renew_both};
 use crate::ops::{Error, Result};
@@ -37,11 +37,9 @@ pub fn run(
     warn: &(dyn Fn(RenewalTrouble) + Sync),
 ) -> Result<ExitStatus> {
     let (dir, tenure, task) = (&spawned.path, &spawned.tenure, &spawned.task.name);
-    let stays = Hint::hand(format!("teardown {task}")).why("the task stays active until then");
-    let (program, args) = cmd.split_first().ok_or_else(|| {
-        Error::usage("--exec needs a command after --")
-            .with_hint(Hint::hand(format!("spawn {task} --exec -- $SHELL")))
-    })?;
+    let (program, args) = cmd
+        .split_first()
+        .ok_or_else(|| TaskError::ExecNeedsCommand { task: task.clone() })?;
     // `PWD` names the slot too: inherited, it named the directory spawn ran in (the main
     // worktree, as the user's shell spelled it). A shell mends a `PWD` that is not its cwd, but
     // a program that reads the variable as it is would work in the main worktree.
@@ -51,11 +49,10 @@ pub fn run(
         .env("PWD", dir)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .spawn()
-        .map_err(|e| {
-            Error::failed(
-                format!("cannot run {}: {e}", program.to_string_lossy()),
-                vec![stays.clone()],
-            )
+        .map_err(|e| TaskError::CannotExec {
+            task: task.clone(),
+            program: program.to_string_lossy().into_owned(),
+            reason: e.to_string(),
         })?;
     let (stop, stopped) = mpsc::channel::<()>();
     let status = std::thread::scope(|scope| {
@@ -68,7 +65,13 @@ pub fn run(
         drop(stop);
         status
     });
-    status.map_err(|e| Error::failed(format!("waiting for the command failed: {e}"), vec![stays]))
+    status.map_err(|e| {
+        TaskError::ExecWaitFailed {
+            task: task.clone(),
+            reason: e.to_string(),
+        }
+        .into()
+    })
 }
 
 /// Renews the task's leases (its slot's and, with `--issue`, its issue's: both, as `git hand

@@ -9,13 +9,13 @@
 
 use std::path::Path;
 
-use crate::hint::Hint;
 use crate::ledger::{Ledger, Task, Tasks};
 use crate::ops::claude::{SessionHolder, SessionId};
 use crate::ops::pool::procs;
 use crate::ops::repo::setup::{SetupEvent, Shown};
+use crate::ops::task::TaskError;
 use crate::ops::task::teardown::{self, TeardownOptions, TornDown};
-use crate::ops::{Context, Error, Result};
+use crate::ops::{Context, Result};
 use crate::platform::procs::Scan;
 
 /// Whether a process sits in a session's slot, as far as this `/proc` can tell.
@@ -87,14 +87,10 @@ pub fn presence(scan: Scan, slots: &[SessionSlot<'_>]) -> Vec<Presence> {
 /// opened, and maybe created).
 pub fn session_id(text: &str) -> Result<SessionId> {
     SessionId::parse(text).ok_or_else(|| {
-        Error::usage(format!(
-            "--session {}: not a session id ({}, as Claude Code's CLAUDE_CODE_SESSION_ID)",
-            crate::shown::shown(text),
-            SessionId::RULE
-        ))
-        .with_hint(
-            Hint::hand("list").why("the SESSION of each Claude Code session's task (--long)"),
-        )
+        TaskError::NotASessionId {
+            text: text.to_string(),
+        }
+        .into()
     })
 }
 
@@ -125,10 +121,10 @@ fn open_session_tasks(
 ) -> Result<Vec<Task>> {
     let found = session_tasks(ctx, ledger, session)?;
     if found.is_empty() {
-        return Err(Error::failed(
-            format!("session {session} has no open task in this repository"),
-            vec![Hint::hand("list").why("the tasks of Claude Code sessions name their session")],
-        ));
+        return Err(TaskError::SessionHasNoTask {
+            session: session.to_string(),
+        }
+        .into());
     }
     Ok(found)
 }
@@ -166,18 +162,14 @@ fn pick_for_path(session: &SessionId, tasks: &[(&str, String)]) -> Result<usize>
     match (tasks.len(), own.as_slice()) {
         (1, _) => Ok(0),
         (_, [only]) => Ok(*only),
-        (n, _) => Err(Error::Usage {
-            message: format!(
-                "session {session} has {n} open tasks (one for each worktree it asked for); name the task"
-            ),
-            hints: tasks
+        _ => Err(TaskError::SessionHasTasks {
+            session: session.to_string(),
+            tasks: tasks
                 .iter()
-                .map(|(task, asked)| {
-                    Hint::hand(format!("path {task}"))
-                        .why(format!("worktree {}", crate::shown::shown(asked)))
-                })
+                .map(|(task, asked)| (task.to_string(), asked.clone()))
                 .collect(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -229,17 +221,21 @@ pub(crate) fn teardown_session(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hint;
+    use crate::ops::Error;
 
     const SID: &str = "0b6c2f1e-5a4d-4c3b-9e8f-123456789abc";
 
     /// The task `path` picks of these (task name, worktree name asked for), or the hints of
-    /// its refusal.
+    /// its refusal (each task named, as the command line prints them).
     fn picked(tasks: &[(&str, &str)]) -> std::result::Result<String, Vec<Hint>> {
         let sid = SessionId::parse(SID).unwrap();
         let tasks: Vec<(&str, String)> = tasks.iter().map(|(t, a)| (*t, a.to_string())).collect();
         match pick_for_path(&sid, &tasks) {
             Ok(i) => Ok(tasks[i].0.to_string()),
-            Err(Error::Usage { hints, .. }) => Err(hints),
+            Err(Error::Task(e)) if e.kind() == crate::ops::Kind::Usage => {
+                Err(crate::cli::Failure::from(*e).hints)
+            }
             Err(e) => panic!("not a usage error: {e}"),
         }
     }

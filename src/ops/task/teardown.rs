@@ -16,7 +16,6 @@ use std::path::Path;
 use crate::failpoint;
 use crate::git::Git;
 use crate::git::status::dirty_files;
-use crate::hint::Hint;
 use crate::ledger::{
     Acquire, By, Durability, EndReason, Idempotent, IssueLease, LeaseId, Ledger, PendingSync,
     Retry, Step, Task, TaskState, Tenure, WorktreeKey,
@@ -214,7 +213,9 @@ fn on_teardown(
     if task.state != TaskState::Active || slot::prove(&repo.loc.common_dir, path).is_err() {
         return Ok(());
     }
-    let skip = Hint::hand(format!("teardown {} --no-setup", task.name));
+    let skip = crate::ops::repo::Skip::Teardown {
+        task: task.name.clone(),
+    };
     crate::ops::repo::trust::require(&settings, &[hook], Some(skip))?;
     let env = crate::ops::fence::credential::env_vars(task, tenure);
     let timeout = settings.setup_timeout()?;

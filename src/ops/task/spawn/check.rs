@@ -5,7 +5,7 @@
 
 use super::{Progress, SpawnOptions};
 use crate::git::Repo;
-use crate::hint::Hint;
+use crate::ops::repo::Skip;
 use crate::ops::repo::settings::Settings;
 use crate::ops::repo::setup::{self, Hook};
 use crate::ops::{Context, Result, pool, repo::base, repo::names, repo::trust};
@@ -43,18 +43,7 @@ pub fn check(
     let task = names::task_name(opts.task)?;
     let branch = match opts.branch {
         Some(b) => names::branch(b)?.to_string(),
-        // The task name rules take names (`x.lock`, `a..b`) git refuses in a branch: judge the
-        // default branch too, before anything is leased (issue 22 item 10).
-        None => {
-            let branch = format!("hand/{task}");
-            names::branch(&branch).map_err(|e| {
-                e.with_hint(Hint::hand(format!(
-                    "spawn {task} --branch hand/{}",
-                    task.replace('.', "-")
-                )))
-            })?;
-            branch
-        }
+        None => names::default_branch(task)?,
     };
     let issue = opts.issue.map(names::issue_id).transpose()?;
     names::holder(opts.holder)?;
@@ -98,9 +87,9 @@ fn setup_plan(settings: &Settings<'_>, opts: &SpawnOptions<'_>) -> Result<setup:
     if opts.no_setup {
         return Ok(setup::Plan::default());
     }
-    let skip = opts
-        .offer_no_setup
-        .then(|| Hint::hand(format!("spawn {} --no-setup", opts.task)));
+    let skip = opts.offer_no_setup.then(|| Skip::Spawn {
+        task: opts.task.to_string(),
+    });
     trust::require(settings, &[Hook::OnCreate, Hook::OnReuse], skip)?;
     Ok(settings.setup_plan()?)
 }
