@@ -76,21 +76,28 @@ impl Failure {
 impl From<ops::Error> for Failure {
     fn from(e: ops::Error) -> Self {
         match e {
-            ops::Error::Usage { message, hints } => Failure {
-                kind: Kind::Usage,
-                message,
-                hints,
-            },
-            ops::Error::Precondition { message, hints } => Failure {
-                kind: Kind::Precondition,
-                message,
-                hints,
-            },
-            ops::Error::Failed { message, hints } => Failure {
-                kind: Kind::Failed,
-                message,
-                hints,
-            },
+            ops::Error::Config(e) => {
+                let hint = e.hint();
+                let find = match &e.file {
+                    None => Hint::run(format!("git config --show-origin --get-all {}", e.key))
+                        .why("which file sets it"),
+                    Some(_) => {
+                        Hint::hand("config").why("each hand.* value and where it comes from")
+                    }
+                };
+                // A file that cannot be read fails `git hand config` as well: only the first
+                // hint helps.
+                let hints = if e.unreadable {
+                    vec![hint]
+                } else {
+                    vec![hint, find]
+                };
+                Failure {
+                    kind: Kind::Usage,
+                    message: format!("{e}; nothing was changed"),
+                    hints,
+                }
+            }
             ops::Error::Ledger(e) => e.into(),
             ops::Error::Git(e) => Failure::new(Kind::Failed, e.to_string()),
             ops::Error::Inspect(e) => Failure::new(Kind::Failed, e.to_string()),

@@ -193,6 +193,9 @@ fn pool(e: &PoolError) -> Vec<Hint> {
         PoolError::CannotCreateDir { .. } => {
             vec![Hint::run("git config hand.root /a/writable/dir")]
         }
+        PoolError::CannotRemove { path, .. } => {
+            vec![Hint::run(format!("ls -la {}", path.display()))]
+        }
         PoolError::WorktreeListUnlockable { dir, .. } | PoolError::SlotUnlockable { dir, .. } => {
             vec![writable(dir)]
         }
@@ -479,7 +482,7 @@ fn on_hook(e: &OnHookError) -> Vec<Hint> {
             "git -C {} config hand.ledger <the clients' ledger>",
             common.display()
         ))],
-        OnHookError::UnresolvedRef { .. } => vec![],
+        OnHookError::UnresolvedRef { .. } | OnHookError::Unread { .. } => vec![],
         OnHookError::BranchOfLiveTask { owner, .. } => vec![
             Hint::run("git switch -c <new-branch>").why("work here on a branch of its own"),
             Hint::run(cd_to_slot(owner)).why("or work in the task's own slot"),

@@ -36,21 +36,16 @@ crate::word::words!(Kind: "error kind");
 /// get out of it, and its kind, which the CLI turns into the exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Bad input: nothing was done (exit 2).
-    #[error("{message}")]
-    Usage { message: String, hints: Vec<Hint> },
-    /// Something else holds what was asked for, or it is unsafe to go on (exit 3).
-    #[error("{message}")]
-    Precondition { message: String, hints: Vec<Hint> },
-    /// A refusal or a failure (exit 1).
-    #[error("{message}")]
-    Failed { message: String, hints: Vec<Hint> },
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
     Inspect(#[from] InspectError),
+    /// A `hand.*` value that does not parse: a usage error (exit 2), before anything is written;
+    /// `cli` says which command fixes the value and where to find it.
+    #[error("{0}; nothing was changed")]
+    Config(Box<crate::git::ConfigError>),
     /// A task that could not be found or renewed. Each typed error below carries its facts and
     /// its `kind()`; `cli/way_out.rs` gives its way out. (Boxed: see `typed_errors!`.)
     #[error(transparent)]
@@ -115,56 +110,23 @@ impl std::error::Error for Hinted {
 }
 
 impl Error {
-    pub fn usage(message: impl Into<String>) -> Self {
-        Error::Usage {
-            message: message.into(),
-            hints: vec![],
-        }
-    }
-    pub fn precondition(message: impl Into<String>, hints: Vec<Hint>) -> Self {
-        Error::Precondition {
-            message: message.into(),
-            hints,
-        }
-    }
-    pub fn failed(message: impl Into<String>, hints: Vec<Hint>) -> Self {
-        Error::Failed {
-            message: message.into(),
-            hints,
-        }
-    }
-
-    /// A directory or file git-hand set out to remove and could not (`what` says what it is):
-    /// named, with the command to look at it.
-    pub(crate) fn cannot_remove(path: &std::path::Path, what: &str, e: std::io::Error) -> Self {
-        Error::failed(
-            format!("cannot remove {}{what}: {e}", path.display()),
-            vec![Hint::run(format!("ls -la {}", path.display()))],
-        )
-    }
-
     /// Whether this is a precondition the operation itself refused on (exit 3): something else
     /// holds what was asked for, or going on is unsafe. Not a ledger's, git's or an inspection's
     /// error, whatever their exit code, nor one with hints added ([`Error::Hinted`]).
     pub fn is_precondition(&self) -> bool {
-        matches!(self, Error::Precondition { .. }) || self.typed_kind() == Some(Kind::Precondition)
+        self.typed_kind() == Some(Kind::Precondition)
     }
 
     /// Adds the command that gets the user out of this error, whatever its variant.
     pub(crate) fn with_hint(mut self, hint: Hint) -> Self {
-        match &mut self {
-            Error::Usage { hints, .. }
-            | Error::Precondition { hints, .. }
-            | Error::Failed { hints, .. } => hints.push(hint),
-            Error::Hinted(hinted) => hinted.hints.push(hint),
-            _ => {
-                return Error::Hinted(Box::new(Hinted {
-                    error: self,
-                    hints: vec![hint],
-                }));
-            }
+        if let Error::Hinted(hinted) = &mut self {
+            hinted.hints.push(hint);
+            return self;
         }
-        self
+        Error::Hinted(Box::new(Hinted {
+            error: self,
+            hints: vec![hint],
+        }))
     }
 }
 
@@ -207,26 +169,9 @@ typed_errors! {
     Repo(repo::RepoError),
 }
 
-/// A `hand.*` value that does not parse is a usage error: the verb stops before it writes
-/// anything and says which command fixes the value and where to find it.
 impl From<crate::git::ConfigError> for Error {
     fn from(e: crate::git::ConfigError) -> Self {
-        let hint = e.hint();
-        let find = match &e.file {
-            None => Hint::run(format!("git config --show-origin --get-all {}", e.key))
-                .why("which file sets it"),
-            Some(_) => Hint::hand("config").why("each hand.* value and where it comes from"),
-        };
-        // A file that cannot be read fails `git hand config` as well: only the first hint helps.
-        let hints = if e.unreadable {
-            vec![hint]
-        } else {
-            vec![hint, find]
-        };
-        Error::Usage {
-            message: format!("{e}; nothing was changed"),
-            hints,
-        }
+        Error::Config(Box::new(e))
     }
 }
 

@@ -132,7 +132,7 @@ fn pre_push(ctx: &Context, args: &[OsString]) -> Done {
         }
     }
     let decision = on_hook::parse_push_lines(&String::from_utf8_lossy(&stdin))
-        .map_err(|e| crate::ops::Error::failed(e, vec![]))
+        .map_err(|e| crate::ops::Error::from(crate::ops::on_hook::OnHookError::Unread { why: e }))
         .and_then(|refs| {
             let url = args.get(1).map(|u| u.to_string_lossy());
             on_hook::pre_push(ctx, url.as_deref(), &refs)

@@ -43,7 +43,7 @@ pub fn pre_receive(ctx: &Context, args: &[OsString]) -> Done {
     };
     let server = Context::for_server(dir);
     let decision = pre_receive::parse_receive_lines(&String::from_utf8_lossy(&stdin))
-        .map_err(|e| crate::ops::Error::failed(e, vec![]))
+        .map_err(|e| crate::ops::Error::from(crate::ops::on_hook::OnHookError::Unread { why: e }))
         .and_then(|refs| {
             let pusher = Pusher::from_env();
             pre_receive::pre_receive(&server, &Presented::from_env(), &refs, pusher.as_ref())

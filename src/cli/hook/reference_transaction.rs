@@ -45,7 +45,7 @@ pub(crate) fn reference_transaction(ctx: &Context, args: &[OsString]) -> Done {
         return exit(0);
     }
     let decision = ref_fence::parse_ref_lines(&String::from_utf8_lossy(&stdin))
-        .map_err(|e| crate::ops::Error::failed(e, vec![]))
+        .map_err(|e| crate::ops::Error::from(crate::ops::on_hook::OnHookError::Unread { why: e }))
         .and_then(|updates| ref_fence::reference_transaction(ctx, &updates));
     match decision {
         Ok(None) => exit(0),

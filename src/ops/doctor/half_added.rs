@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::{Checkup, Problem, ProblemKind};
 use crate::git::link;
 use crate::hint::Hint;
-use crate::ops::{Error, Result, pool::slot};
+use crate::ops::{Result, pool::slot};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
 /// the one git-hand adds every slot with.
@@ -40,7 +40,7 @@ impl Checkup<'_> {
                 // A plain `git worktree add` (not git-hand's) could be between its `locked` and
                 // its `gitdir` this very moment: it then fails to write them, and loses nothing.
                 std::fs::remove_dir_all(&h.admin)
-                    .map_err(|e| Error::cannot_remove(&h.admin, "", e))?;
+                    .map_err(|e| crate::ops::pool::cannot_remove(&h.admin, "", e))?;
                 p.repaired = true;
             }
             out.push(p);

@@ -24,6 +24,9 @@ pub enum OnHookError {
         source_of: &'static str,
         common: PathBuf,
     },
+    /// What git gave the hook on its standard input does not parse (`why`).
+    #[error("{why}")]
+    Unread { why: String },
     /// A pushed ref's symbolic-ref chain could not be resolved (`reason`).
     #[error("it cannot tell which branch the push updates: {reason}")]
     UnresolvedRef { reason: String },
@@ -51,6 +54,7 @@ impl OnHookError {
             OnHookError::BadRequireLease { .. }
             | OnHookError::NoServerLedger { .. }
             | OnHookError::UnresolvedRef { .. }
+            | OnHookError::Unread { .. }
             | OnHookError::AdoptedUnstamped { .. } => Kind::Failed,
         }
     }

@@ -15,6 +15,14 @@ pub enum PoolError {
     /// The pool's directory for this repository cannot be made.
     #[error("cannot create the pool directory {}: {reason}", dir.display())]
     CannotCreateDir { dir: PathBuf, reason: String },
+    /// A directory or file git-hand set out to remove and could not (`what` says what it is,
+    /// after its path: ", a half-written worktree admin dir").
+    #[error("cannot remove {}{what}: {reason}", path.display())]
+    CannotRemove {
+        path: PathBuf,
+        what: &'static str,
+        reason: String,
+    },
     /// The lock git-hand takes around `git worktree` list changes (`lock`, in `dir`).
     #[error("cannot lock {} ({reason}); nothing was changed", lock.display())]
     WorktreeListUnlockable {
@@ -95,6 +103,7 @@ impl PoolError {
             | PoolError::NotTheSlot(_)
             | PoolError::RelativeHooksPathUntracked { .. } => Kind::Precondition,
             PoolError::CannotCreateDir { .. }
+            | PoolError::CannotRemove { .. }
             | PoolError::WorktreeListUnlockable { .. }
             | PoolError::SlotUnlockable { .. }
             | PoolError::NotCleanAfterReset { .. }
@@ -109,5 +118,19 @@ fn held_by(holder: &Option<(String, i64)>) -> String {
     match holder {
         None => "it is free".into(),
         Some((who, token)) => format!("{who} holds it with token {token}"),
+    }
+}
+
+/// The error for a directory or file (`path`; `what` it is, after its path) git-hand set out to
+/// remove and could not.
+pub(crate) fn cannot_remove(
+    path: &std::path::Path,
+    what: &'static str,
+    e: std::io::Error,
+) -> PoolError {
+    PoolError::CannotRemove {
+        path: path.to_path_buf(),
+        what,
+        reason: e.to_string(),
     }
 }

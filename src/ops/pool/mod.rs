@@ -13,7 +13,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Result, repo::names};
+use super::{Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
 use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
 use crate::platform::env::Env;
@@ -27,6 +27,7 @@ pub mod slot_hooks;
 pub mod stamp;
 
 pub use error::PoolError;
+pub(crate) use error::cannot_remove;
 
 /// `git config hand.root`, else `$XDG_DATA_HOME/git-hand/pools`, else
 /// `~/.local/share/git-hand/pools`. A root that is relative (it would move with the current
@@ -138,7 +139,7 @@ pub(crate) fn add_worktree(
             return Err(failure.into());
         };
         std::fs::remove_dir_all(&admin)
-            .map_err(|e| Error::cannot_remove(&admin, ", a half-written worktree admin dir", e))?;
+            .map_err(|e| cannot_remove(&admin, ", a half-written worktree admin dir", e))?;
         cleared.push(admin);
     }
 }

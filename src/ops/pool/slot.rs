@@ -402,7 +402,7 @@ impl SlotGuard {
     fn unmake(&self, ledger: &mut Ledger) -> Result<()> {
         self.ensure_still_held(ledger)?;
         let _list = lock_worktree_list(&self.common_dir)?;
-        let failed = |what: &Path, e| Error::cannot_remove(what, "", e);
+        let failed = |what: &Path, e| super::cannot_remove(what, "", e);
         for admin in link::admin_dirs(&self.common_dir).unwrap_or_default() {
             if link::names_back(&admin, &self.path).is_ok() {
                 std::fs::remove_dir_all(&admin).map_err(|e| failed(&admin, e))?;
