@@ -144,8 +144,9 @@ macro_rules! typed_errors {
         )+
 
         impl Error {
-            /// The kind of a room's typed error; `None` for every other variant.
-            fn typed_kind(&self) -> Option<Kind> {
+            /// The kind of a room's typed error (the exit code it gives); `None` for every
+            /// other variant (a ledger's, git's, an inspection's, a bad setting's, a hinted one).
+            pub fn typed_kind(&self) -> Option<Kind> {
                 match self {
                     $(Error::$variant(e) => Some(e.kind()),)+
                     _ => None,

@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use git_hand::ledger::{TaskState, Tasks};
-use git_hand::ops::Error;
 use git_hand::ops::doctor::ProblemKind;
 use git_hand::ops::task::TeardownError;
 use git_hand::ops::task::spawn::SlotSource;
 use git_hand::ops::task::teardown::TornDown;
+use git_hand::ops::{Error, Kind};
 use git_hand::platform::procs::Scan;
 use serde_json::Value;
 
@@ -307,19 +307,20 @@ fn walk_slots(pools: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn invalid_task_names_exit_2_and_create_nothing() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
+    let world = World::new(Scan::native());
     let long = "a".repeat(65);
     for bad in ["../x", "-x", "", long.as_str(), "a/b", "a b", ".hidden"] {
-        let run = env.hand(&repo, &["spawn", "--", bad]);
-        assert_eq!(run.code, 2, "{bad:?}: {}", run.stderr);
+        let refused = world.try_spawn(bad, "tester", None).unwrap_err();
+        assert_eq!(
+            refused.typed_kind(),
+            Some(Kind::Usage),
+            "{bad:?}: {refused}"
+        );
     }
-    assert!(
-        !env.ledger().exists()
-            || env.hand(&repo, &["list", "--json"]).json()["tasks"] == serde_json::json!([])
-    );
+    let env = &world.env;
+    assert!(!env.ledger().exists() || world.list().tasks.is_empty());
     assert!(walk_slots(&env.path("data/git-hand/pools")).is_empty());
-    let branches = env.git(&repo, &["branch", "--list", "hand/*"]);
+    let branches = env.git(&world.repo, &["branch", "--list", "hand/*"]);
     assert_eq!(branches, "");
 }
 
@@ -539,26 +540,25 @@ fn the_base_is_the_default_branch_local_or_origin_whichever_is_ahead() {
 
 #[test]
 fn a_full_pool_exits_3_and_names_each_slot_and_why() {
-    let env = TestEnv::new();
-    let repo = env.repo("app");
-    env.git(&repo, &["config", "hand.maxSlots", "2"]);
-    let a = path_of(&spawn(&env, &repo, "t1", &[]));
-    let b = path_of(&spawn(&env, &repo, "t2", &[]));
-    env.hand(&repo, &["teardown", "t2"]).ok();
+    let world = World::new(Scan::native());
+    world
+        .env
+        .git(&world.repo, &["config", "hand.maxSlots", "2"]);
+    let a = world.spawn("t1").path;
+    let b = world.spawn("t2").path;
+    world.teardown("t2");
     std::fs::write(b.join("wip.txt"), "x\n").unwrap();
-    let run = env.hand(&repo, &["spawn", "t3"]).code(3);
+    let refused = world.try_spawn("t3", "tester", None).unwrap_err();
+    assert!(refused.is_precondition(), "exit 3: {refused:?}");
+    let said = refused.to_string();
     assert!(
-        run.stderr.contains(&format!("{}: leased to", a.display())),
-        "{}",
-        run.stderr
+        said.contains(&format!("{}: leased to", a.display())),
+        "{said}"
     );
-    assert!(
-        run.stderr
-            .contains(&format!("{}: 1 uncommitted or untracked file", b.display())),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("hand.maxSlots"), "{}", run.stderr);
+    let dirty = format!("{}: 1 uncommitted or untracked file", b.display());
+    assert!(said.contains(&dirty), "{said}");
+    assert!(said.contains("hand.maxSlots"), "{said}");
+    assert_eq!(world.list().tasks.len(), 1, "nothing was created");
 }
 
 #[test]

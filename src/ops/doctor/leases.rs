@@ -19,15 +19,15 @@ impl Checkup<'_> {
                 continue;
             };
             let task = ledger.read(|v| v.task_by_lease(&held.lease_id))?;
-            // A spawn or teardown still at work (or crashed: `stuck_tasks` settles those) is not an
-            // expired lease blocking a slot.
-            if task.as_ref().is_some_and(|t| t.state != TaskState::Active) {
+            if !blocks_its_slot(task.as_ref().map(|t| t.state)) {
                 continue;
             }
             let name = task
                 .as_ref()
                 .map_or_else(|| "(no task)".to_string(), |t| t.name.clone());
-            let blockers = safety::reuse_blockers(ctx.scan(), repo, info.slot.path.as_path());
+            let path = info.slot.path.as_path();
+            let blockers = safety::reuse_blockers(ctx.scan(), repo, path);
+            let holds_work = holds_work(&blockers, path.exists());
             let mut p = Problem {
                 kind: ProblemKind::ExpiredLease,
                 subject: name.clone(),
@@ -39,7 +39,7 @@ impl Checkup<'_> {
                 repaired: false,
                 command: None,
             };
-            if !blockers.is_empty() && info.slot.path.as_path().exists() {
+            if holds_work {
                 p.detail
                     .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
                 p.action = "none: the slot holds work".into();
@@ -71,5 +71,39 @@ impl Checkup<'_> {
             out.push(p);
         }
         Ok(())
+    }
+}
+
+/// Whether an expired lease whose task is in `state` (`None`: no task has it) is one blocking
+/// its slot: a spawn or teardown still at work, or crashed (`stuck_tasks` settles those), is not.
+fn blocks_its_slot(state: Option<TaskState>) -> bool {
+    state.is_none_or(|s| s == TaskState::Active)
+}
+
+/// Whether the slot of an expired lease holds work (`blockers`, what a reuse would lose), so
+/// the lease is left to its task: a slot that is not on disk holds none, whatever was said of it.
+fn holds_work(blockers: &[String], on_disk: bool) -> bool {
+    !blockers.is_empty() && on_disk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expired_lease_is_ended_unless_its_slot_holds_work_and_a_task_at_work_is_left_to_stuck_tasks()
+     {
+        assert!(blocks_its_slot(Some(TaskState::Active)));
+        assert!(blocks_its_slot(None), "a lease no task has");
+        for at_work in [TaskState::Spawning, TaskState::TearingDown] {
+            assert!(!blocks_its_slot(Some(at_work)), "{at_work:?}");
+        }
+        let work = ["2 commits on no branch".to_string()];
+        assert!(holds_work(&work, true));
+        assert!(
+            !holds_work(&work, false),
+            "a slot the disk lost holds nothing"
+        );
+        assert!(!holds_work(&[], true));
     }
 }

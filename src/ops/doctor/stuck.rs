@@ -20,13 +20,11 @@ impl Checkup<'_> {
         let open = ledger.read(|v| v.tasks(&self.repo_id, crate::ledger::Tasks::Open))?;
         for task in open {
             let scan = self.ctx.scan();
-            let p = match runner_seen(scan, &task) {
-                None | Some(Seen::Running) => continue,
-                Some(Seen::Unseen) => unseen(scan, &task),
-                Some(Seen::Gone) if task.state == TaskState::Spawning => {
-                    self.stuck_spawn(ledger, &task)?
-                }
-                Some(Seen::Gone) => self.stuck_teardown(ledger, &task)?,
+            let p = match settle(task.state, task.step, runner_seen(scan, &task)) {
+                Settle::Leave => continue,
+                Settle::Unseen => unseen(scan, &task),
+                Settle::UndoSpawn { puts_back } => self.stuck_spawn(ledger, &task, puts_back)?,
+                Settle::FinishTeardown => self.stuck_teardown(ledger, &task)?,
             };
             out.push(p);
         }
@@ -34,7 +32,7 @@ impl Checkup<'_> {
     }
 
     /// A spawn that stopped: `--repair` undoes it (see [`Checkup::undo_spawn`]).
-    fn stuck_spawn(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
+    fn stuck_spawn(&self, ledger: &mut Ledger, task: &Task, puts_back: bool) -> Result<Problem> {
         let slot = task.slot_key();
         let mut p = Problem {
             kind: ProblemKind::StuckSpawn,
@@ -43,7 +41,7 @@ impl Checkup<'_> {
                 "spawn stopped at step {:?}; its process is gone",
                 task.step.map_or_else(|| "?".into(), |s| s.to_string())
             ),
-            action: if matches!(task.step, Some(Step::Preparing | Step::Creating)) {
+            action: if puts_back {
                 "put the slot back to a clean checkout, release its leases and mark it \
                  done; the branch stays"
             } else {
@@ -138,8 +136,8 @@ impl Checkup<'_> {
         let slot = task.slot_key();
         let path = slot.as_path();
         let mut _guard = None;
-        if let (Some(step @ (Step::Preparing | Step::Creating)), Some(lease)) =
-            (task.step, &task.lease_id)
+        if let (Some(step), Some(lease)) =
+            (task.step.filter(|s| puts_back(Some(*s))), &task.lease_id)
         {
             let guard = SlotGuard::lock(self.ctx.scan(), common, path, lease)?;
             if let Some(changed) = changed_since(ledger, task)? {
@@ -166,6 +164,42 @@ impl Checkup<'_> {
         remove_stamp_of(common, &slot, task.lease_id.as_ref());
         Ok(Undone::Abandoned)
     }
+}
+
+/// What doctor does about an open task: the decision alone, over the facts (its state and step,
+/// and what the process table says of the process at work on it, `runner`: see
+/// [`runner_seen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Settle {
+    /// Not stuck: in neither a spawn nor a teardown, or its process still runs.
+    Leave,
+    /// Its process ran where this process table cannot see: it may still be at work, so it is
+    /// reported and never settled.
+    Unseen,
+    /// A crashed spawn: undone. `puts_back`: its slot is put back to a clean checkout first
+    /// (see [`puts_back`]).
+    UndoSpawn { puts_back: bool },
+    /// A crashed teardown: finished.
+    FinishTeardown,
+}
+
+pub(super) fn settle(state: TaskState, step: Option<Step>, runner: Option<Seen>) -> Settle {
+    match (runner, state) {
+        (None | Some(Seen::Running), _) => Settle::Leave,
+        (Some(Seen::Unseen), _) => Settle::Unseen,
+        (Some(Seen::Gone), TaskState::Spawning) => Settle::UndoSpawn {
+            puts_back: puts_back(step),
+        },
+        (Some(Seen::Gone), TaskState::TearingDown) => Settle::FinishTeardown,
+        (Some(Seen::Gone), _) => Settle::Leave,
+    }
+}
+
+/// Whether undoing a spawn that stopped at `step` puts its slot back: at `preparing` or
+/// `creating` it was clean or new before and nobody was handed it; at `intent` it was only
+/// claimed, never proven clean, and is left exactly as it is.
+fn puts_back(step: Option<Step>) -> bool {
+    matches!(step, Some(Step::Preparing | Step::Creating))
 }
 
 /// What [`Checkup::undo_spawn`] did.
@@ -234,7 +268,8 @@ pub fn settle_crashed_spawn(
     ledger: &mut Ledger,
     task: &Task,
 ) -> Result<bool> {
-    if task.state != TaskState::Spawning || runner_seen(ctx.scan(), task) != Some(Seen::Gone) {
+    let settled = settle(task.state, task.step, runner_seen(ctx.scan(), task));
+    if !matches!(settled, Settle::UndoSpawn { .. }) {
         return Ok(false);
     }
     let repo = ctx.repo()?;
@@ -281,5 +316,44 @@ fn unseen(scan: Scan, task: &Task) -> Problem {
             "from PID namespace {ns} or one above it, once its \
              {verb} is over"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_task_whose_process_is_proven_gone_is_settled_and_a_spawn_at_intent_keeps_its_slot_as_it_is()
+     {
+        use {Seen::*, TaskState::*};
+        let settled = |state, step, runner| settle(state, Some(step), runner);
+        assert_eq!(settled(Active, Step::Active, None), Settle::Leave);
+        assert_eq!(
+            settled(Spawning, Step::Preparing, Some(Running)),
+            Settle::Leave
+        );
+        assert_eq!(
+            settled(Spawning, Step::Preparing, Some(Unseen)),
+            Settle::Unseen
+        );
+        assert_eq!(
+            settled(TearingDown, Step::Detached, Some(Unseen)),
+            Settle::Unseen
+        );
+        assert_eq!(
+            settled(Spawning, Step::Intent, Some(Gone)),
+            Settle::UndoSpawn { puts_back: false }
+        );
+        for step in [Step::Preparing, Step::Creating] {
+            assert_eq!(
+                settled(Spawning, step, Some(Gone)),
+                Settle::UndoSpawn { puts_back: true }
+            );
+        }
+        assert_eq!(
+            settled(TearingDown, Step::Detached, Some(Gone)),
+            Settle::FinishTeardown
+        );
     }
 }

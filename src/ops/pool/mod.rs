@@ -6,7 +6,8 @@
 //! (`safety`), who is inside it (`procs`), the stamp in its admin dir (`stamp`), and the hooks
 //! directory it shares with the repository's other worktrees (`slot_hooks`).
 //!
-//! Choosing ([`choose`]): an expired slot is proven safe before it is claimed, because claiming ends
+//! Choosing ([`choose`]) is a decision over the pool's facts ([`choice`]), which asks the disk of
+//! each slot it tries: an expired slot is proven safe before it is claimed, because claiming ends
 //! its task's lease for good; a free slot is claimed first and proven after, so two parallel
 //! spawns never probe or switch the same slot.
 
@@ -15,10 +16,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Result, repo::names};
 use crate::git::{Repo, WorktreeListLock};
-use crate::ledger::{RepoId, Slot, Task, Tenure, TenureState, View, WorktreeKey};
+use crate::ledger::{RepoId, Slot, Task, Tenure, View, WorktreeKey};
 use crate::platform::env::Env;
 use crate::platform::procs::{Scan, ns_name};
 
+pub mod choice;
 mod error;
 pub mod procs;
 pub mod safety;
@@ -246,123 +248,49 @@ pub struct Skipped {
     pub why: Vec<String>,
 }
 
-/// Picks a slot: a free one (to claim, then prove safe), else an expired one proven safe, else a
-/// new number while under `max`. `exclude` holds slots found unsafe after a claim.
-///
-/// An expired slot is proven safe before it is claimed, because claiming it ends its task's
-/// lease for good: a slot whose task only let its lease lapse, with its work still in it, stays
-/// that task's.
-#[allow(clippy::too_many_arguments)]
+/// Picks a slot for a spawn ([`choice::decide`]), asking the disk of each slot it tries.
 pub fn choose(
+    pool: &choice::Pool<'_>,
     scan: Scan,
-    infos: &[SlotInfo],
-    numbers_used: &[(i64, WorktreeKey)],
-    pool_dir: &Path,
     repo: &Repo,
-    max: i64,
-    now: i64,
-    exclude: &[PathBuf],
+    pool_dir: &Path,
 ) -> std::result::Result<(Plan, Vec<Skipped>), Vec<Skipped>> {
-    let mut skipped = vec![];
-    for info in candidates(infos, now) {
-        let path = info.slot.path.as_path().to_path_buf();
-        if exclude.contains(&path) {
-            continue;
-        }
-        // The collision guard keys on lease ids: a stale task row left by an interrupted
-        // teardown names this slot but holds no tenure of it, so it must not block. Only rows
-        // from older ledgers, with no lease id, fall back to the path.
-        if let Some(legacy) = info.tasks.iter().find(|t| t.lease_id.is_none()) {
-            skipped.push(Skipped {
-                path: info.slot.path.to_string(),
-                why: vec![format!("task {} (no lease id) names it", legacy.name)],
-            });
-            continue;
-        }
-        // A process in a namespace this scan cannot see may sit in it: nothing would show it.
-        if let Some(why) = unseen_namespace(scan, info) {
-            skipped.push(Skipped {
-                path: info.slot.path.to_string(),
-                why: vec![why],
-            });
-            continue;
-        }
-        // Nothing is touched, or even probed, before the slot is proven to be itself.
-        match slot::prove(&repo.loc.common_dir, &path) {
-            Ok(_) => {}
-            Err(gone) if gone.is_gone() => match slot::prove_absent(&path) {
-                Ok(()) => return Ok((Plan::Recreate(path), skipped)),
-                Err(e) => {
-                    skipped.push(unproven(info, &e));
-                    continue;
-                }
-            },
-            Err(e) => {
-                skipped.push(unproven(info, &e));
-                continue;
-            }
-        }
-        if info.is_free() {
-            return Ok((Plan::Claim(path), skipped));
-        }
-        let why = safety::reuse_blockers(scan, repo, &path);
-        if why.is_empty() {
-            return Ok((Plan::Reuse(path), skipped));
-        }
-        skipped.push(Skipped {
-            path: info.slot.path.to_string(),
-            why,
-        });
-    }
-    if (infos.len() as i64) >= max {
-        skipped.extend(leased(infos, now));
-        return Err(skipped);
-    }
-    let present: Vec<i64> = infos.iter().map(|i| i.slot.n).collect();
-    let (n, path) = new_slot(&present, numbers_used, pool_dir, repo);
-    Ok((Plan::Create { n, path }, skipped))
+    choice::decide(
+        pool,
+        &OnDisk {
+            scan,
+            repo,
+            pool_dir,
+        },
+    )
 }
 
-/// The slots a spawn may take, in the order it tries them: the free ones, then the expired ones.
-fn candidates(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = &SlotInfo> {
-    // Concurrent spawns all see the same free slots; starting each one's scan at a different
-    // slot (by pid) spreads their claims, so fewer of them lose a claim and plan again.
-    let free: Vec<&SlotInfo> = infos.iter().filter(|i| i.is_free()).collect();
-    let start = if free.is_empty() {
-        0
-    } else {
-        std::process::id() as usize % free.len()
-    };
-    let mut free_in_order = free[start..].to_vec();
-    free_in_order.extend_from_slice(&free[..start]);
-    let expired = infos.iter().filter(move |i| {
-        i.held
-            .as_ref()
-            .is_some_and(|t| t.state(now) == TenureState::Expired)
-    });
-    free_in_order.into_iter().chain(expired)
+/// The disk as it is, as [`choice::decide`] asks it.
+struct OnDisk<'a> {
+    scan: Scan,
+    repo: &'a Repo,
+    pool_dir: &'a Path,
 }
 
-/// The slots live leases hold, each with its holder and task: why a full pool has no room.
-fn leased(infos: &[SlotInfo], now: i64) -> impl Iterator<Item = Skipped> {
-    infos
-        .iter()
-        .filter(move |i| {
-            i.held
-                .as_ref()
-                .is_some_and(|t| t.state(now) == TenureState::Live)
-        })
-        .map(|info| {
-            let task = info
-                .tasks
-                .first()
-                .map_or_else(String::new, |t| format!(" by task {}", t.name));
-            let holder = info.held.as_ref().map_or("", |t| t.holder.as_str());
-            Skipped {
-                path: info.slot.path.to_string(),
-                why: vec![format!("leased to {holder}{task}")],
-            }
-        })
+impl choice::Disk for OnDisk<'_> {
+    fn unseen(&self, info: &SlotInfo) -> Option<String> {
+        unseen_namespace(self.scan, info)
+    }
+    fn prove(&self, path: &Path) -> std::result::Result<(), slot::NotTheSlot> {
+        slot::prove(&self.repo.loc.common_dir, path).map(drop)
+    }
+    fn prove_absent(&self, path: &Path) -> std::result::Result<(), slot::NotTheSlot> {
+        slot::prove_absent(path)
+    }
+    fn reuse_blockers(&self, path: &Path) -> Vec<String> {
+        safety::reuse_blockers(self.scan, self.repo, path)
+    }
+    fn slot_path(&self, n: i64) -> PathBuf {
+        slot_path(self.pool_dir, n, self.repo)
+    }
+    fn number_taken(&self, n: i64) -> bool {
+        std::fs::symlink_metadata(self.pool_dir.join(n.to_string())).is_ok()
+    }
 }
 
 /// Why a slot cannot be proven empty from here, if so: the spawn that last claimed it could see
@@ -382,13 +310,6 @@ pub(crate) fn unseen_namespace(scan: Scan, info: &SlotInfo) -> Option<String> {
     ))
 }
 
-fn unproven(info: &SlotInfo, e: &slot::NotTheSlot) -> Skipped {
-    Skipped {
-        path: info.slot.path.to_string(),
-        why: vec![slot::sets_aside(e)],
-    }
-}
-
 /// The number and path of a new slot: the lowest number no present slot uses, whose directory
 /// is free, and which, if an old pruned slot had it, comes back at the same path (so its token
 /// history continues). Spawn asks again inside its intent transaction, where the answer cannot
@@ -399,13 +320,11 @@ pub(crate) fn new_slot(
     pool_dir: &Path,
     repo: &Repo,
 ) -> (i64, PathBuf) {
-    let usable = |n: i64| {
-        let path = slot_path(pool_dir, n, repo);
-        let key = WorktreeKey::from_canonical(&path);
-        !present.contains(&n)
-            && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
-            && std::fs::symlink_metadata(pool_dir.join(n.to_string())).is_err()
+    let disk = OnDisk {
+        scan: Scan::native(),
+        repo,
+        pool_dir,
     };
-    let n = (1..).find(|n| usable(*n)).unwrap_or(1);
+    let n = choice::new_number(present, numbers_used, &disk);
     (n, slot_path(pool_dir, n, repo))
 }

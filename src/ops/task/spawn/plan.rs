@@ -241,17 +241,16 @@ pub(super) fn next(
         ledger.read(|v| Ok((pool::slots(v, repo_id)?, v.slot_numbers(repo_id)?, v.now())))?;
     let (pool_dir, max) = (&ground.pool_dir, ground.max);
     let unsafe_skipped = unsafe_slots.skipped.as_slice();
-    let (plan, skipped) = pool::choose(
-        ground.scan,
-        &infos,
-        &numbers,
-        pool_dir,
-        ground.repo,
+    let facts = pool::choice::Pool {
+        infos: &infos,
+        numbers_used: &numbers,
         max,
         now,
-        &unsafe_slots.paths,
-    )
-    .map_err(|skipped| no_slot(max, &[unsafe_skipped, &skipped].concat()))?;
+        exclude: &unsafe_slots.paths,
+        first_free: std::process::id() as usize,
+    };
+    let (plan, skipped) = pool::choose(&facts, ground.scan, ground.repo, pool_dir)
+        .map_err(|skipped| no_slot(max, &[unsafe_skipped, &skipped].concat()))?;
     let (path, seen) = match &plan {
         Plan::Claim(p) | Plan::Reuse(p) | Plan::Recreate(p) => {
             (p.clone(), infos.iter().find(|i| i.slot.path.as_path() == p))
