@@ -6,6 +6,7 @@ use std::path::Path;
 use clap::Args;
 use serde::Serialize;
 
+use super::findings;
 use super::output::say;
 use super::shape::{DeletedJson, KeptBranchJson, KeptJson, each};
 use super::{Done, Failure, Kind};
@@ -68,8 +69,8 @@ struct DoctorJson<'a> {
 struct ProblemJson<'a> {
     kind: ProblemKind,
     subject: &'a str,
-    detail: &'a str,
-    action: &'a str,
+    detail: String,
+    action: String,
     repaired: bool,
     command: Option<String>,
 }
@@ -79,10 +80,12 @@ impl<'a> ProblemJson<'a> {
         Self {
             kind: p.kind,
             subject: &p.subject,
-            detail: &p.detail,
-            action: &p.action,
+            detail: findings::detail(&p.finding),
+            action: findings::action(&p.finding),
             repaired: p.repaired,
-            command: p.command.as_ref().map(super::hint::line),
+            command: findings::command(&p.finding)
+                .as_ref()
+                .map(super::hint::line),
         }
     }
 }
@@ -230,15 +233,22 @@ pub fn doctor(ctx: &Context, args: DoctorArgs, json: bool) -> Result<Done, Failu
         };
         out.push_str(&format!(
             "{state}: {} {}: {}\n  action: {}\n",
-            p.kind, p.subject, p.detail, p.action
+            p.kind,
+            p.subject,
+            findings::detail(&p.finding),
+            findings::action(&p.finding)
         ));
-        if let Some(cmd) = &p.command {
+        if let Some(cmd) = &findings::command(&p.finding) {
             out.push_str(&format!("  run: {}\n", super::hint::line(cmd)));
         }
     }
     // A problem with a command of its own is one --repair leaves alone (a ledger damaged
     // inside, a slot holding work): offer --repair only for the others.
-    if !args.repair && problems.iter().any(|p| p.command.is_none()) {
+    if !args.repair
+        && problems
+            .iter()
+            .any(|p| findings::command(&p.finding).is_none())
+    {
         out.push_str("git hand doctor --repair settles what it safely can\n");
     }
     Ok(Done::with(out, kind))

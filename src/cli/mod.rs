@@ -7,6 +7,7 @@ mod complete;
 mod config;
 mod env;
 mod error;
+mod findings;
 mod generate;
 pub mod hint;
 mod hook;

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::{Problem, ProblemKind};
+use super::{Finding, Problem, ProblemKind};
 use crate::git::Repo;
-use crate::hint::Hint;
 use crate::ops::claude::settings::{self, LapseKind};
 
 /// One problem per lapse of git-hand's entries in each settings file `install --claude`
@@ -25,29 +24,18 @@ pub(super) fn claude_hooks_lapsed(repo: &Repo, repair: bool) -> Vec<Problem> {
         .iter()
         .map(|lapse| {
             let done = repaired.iter().find(|(f, _)| f == &lapse.file);
-            let mut p = Problem {
+            Problem {
                 kind: ProblemKind::ClaudeHooksLapsed,
                 subject: lapse.file.display().to_string(),
-                detail: format!("{} ({})", lapse.message, lapse.kind),
-                action: match lapse.kind {
-                    LapseKind::Unreadable => "none: this needs your hand".into(),
-                    _ => format!("write git-hand's Claude Code hooks again ({})", lapse.fix),
+                repaired: matches!(done, Some((_, Ok(())))),
+                finding: Finding::ClaudeHooksLapsed {
+                    message: lapse.message.clone(),
+                    kind: lapse.kind,
+                    fix: lapse.fix.clone(),
+                    cannot_write: done.and_then(|(_, r)| r.clone().err()),
+                    by_hand: done.is_none() && (lapse.kind == LapseKind::Unreadable || !repair),
                 },
-                repaired: false,
-                command: None,
-            };
-            match done {
-                Some((_, Ok(()))) => p.repaired = true,
-                Some((_, Err(why))) => {
-                    p.detail.push_str(&format!("; cannot write them: {why}"));
-                    p.command = Some(Hint::run(lapse.fix.clone()));
-                }
-                None if lapse.kind == LapseKind::Unreadable || !repair => {
-                    p.command = Some(Hint::run(lapse.fix.clone()));
-                }
-                None => {}
             }
-            p
         })
         .collect()
 }

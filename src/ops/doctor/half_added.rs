@@ -10,9 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Checkup, Problem, ProblemKind};
+use super::{Checkup, Finding, Problem, ProblemKind};
 use crate::git::link;
-use crate::hint::Hint;
 use crate::ops::{Result, pool::slot};
 
 /// The `locked` reasons a killed add leaves: git's own while it adds without `--lock`, and
@@ -70,45 +69,17 @@ impl HalfAdded {
     }
 
     fn problem(&self) -> Problem {
-        let admin = self.admin.display();
-        let (state, action, command) = match (&self.reason, self.others.is_empty()) {
-            (None, _) => (
-                "not locked, so git worktree prune removes it".to_string(),
-                "none by doctor: git's own prune judges it".to_string(),
-                "git worktree prune".to_string(),
-            ),
-            (Some(reason), true) if self.removable() => (
-                format!("locked (\"{reason}\"), so git worktree prune keeps it"),
-                "remove it (under the worktree-list lock: no git-hand is adding a worktree)"
-                    .to_string(),
-                String::new(),
-            ),
-            (Some(reason), true) => (
-                format!("locked by someone else (\"{reason}\")"),
-                "none: it is not certainly a killed add's".to_string(),
-                format!("rm -r {admin}"),
-            ),
-            (Some(reason), false) => (
-                format!(
-                    "locked (\"{reason}\"), and holding {}, which a killed add writes only after \
-                     its gitdir",
-                    self.others.join(", ")
-                ),
-                "none: it is not certainly a killed add's".to_string(),
-                format!("rm -r {admin}"),
-            ),
-        };
         Problem {
             kind: ProblemKind::HalfAddedWorktree,
-            subject: admin.to_string(),
-            detail: format!(
-                "its gitdir {}, so it names no worktree and git lists none (as a git worktree \
-                 add killed before writing it leaves it); {state}",
-                self.gitdir
-            ),
-            action,
+            subject: self.admin.display().to_string(),
+            finding: Finding::HalfAdded {
+                admin: self.admin.clone(),
+                gitdir: self.gitdir.clone(),
+                reason: self.reason.clone(),
+                others: self.others.clone(),
+                removable: self.removable(),
+            },
             repaired: false,
-            command: (!command.is_empty()).then(|| Hint::run(command)),
         }
     }
 }

@@ -2,9 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Checkup, Problem, ProblemKind};
+use super::{Checkup, Finding, Problem, ProblemKind, Reinstall};
 use crate::git::Git;
-use crate::hint::{Hint, say};
 use crate::hooks::{Lapse, LapseKind};
 use crate::ledger::Ledger;
 use crate::ops::Result;
@@ -87,10 +86,11 @@ impl HooksCheck<'_> {
                     out.push(Problem {
                         kind: ProblemKind::HooksNotInForce,
                         subject: worktree.display().to_string(),
-                        detail: format!("cannot tell whether the hooks are in force: {e}"),
-                        action: "none".into(),
+                        finding: Finding::HooksUnknown {
+                            why: e.to_string(),
+                            fix: e.hints().into_iter().next(),
+                        },
                         repaired: false,
-                        command: e.hints().into_iter().next(),
                     });
                     continue;
                 }
@@ -126,22 +126,15 @@ impl HooksCheck<'_> {
             Ok(Some(dir)) => Some(Problem {
                 kind: ProblemKind::HooksNotInForce,
                 subject: worktree.display().to_string(),
-                detail: format!(
-                    "the slot had no {}, so git ran no hook in it",
-                    dir.display()
-                ),
-                action: format!("copied {} from the main worktree", dir.display()),
+                finding: Finding::SlotGotHooks { dir },
                 repaired: true,
-                command: None,
             }),
             Ok(None) => None,
             Err(e) => Some(Problem {
                 kind: ProblemKind::HooksNotInForce,
                 subject: worktree.display().to_string(),
-                detail: format!("cannot give the slot the repository's hooks: {e}"),
-                action: "none".into(),
+                finding: Finding::SlotHooksFailed { why: e.to_string() },
                 repaired: false,
-                command: None,
             }),
         }
     }
@@ -157,63 +150,36 @@ impl HooksCheck<'_> {
         reinstalled: Option<&Reinstalled>,
     ) -> Problem {
         let fixes = lapse.repairable && !opted_out;
-        let mut p = Problem {
+        let reinstall = reinstalled.filter(|_| fixes).map(|r| match r {
+            Ok(r) if r.in_force() => Reinstall::Mended,
+            // Slots handed to the main worktree's core.hooksPath: this lapse is mended, and
+            // what that directory lacks is its own lapse, named with its recipe.
+            Ok(r) if lapse.kind == LapseKind::LinkedHooks && !r.changes.is_empty() => {
+                Reinstall::MendedNow(r.problem.as_ref().map(|p| p.to_string()))
+            }
+            Ok(r) => Reinstall::DidNotHelp(
+                r.problem
+                    .as_ref()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+            ),
+            Err(e) => Reinstall::Failed {
+                why: e.to_string(),
+                fix: e.hints().into_iter().next(),
+            },
+        });
+        Problem {
             kind: ProblemKind::HooksNotInForce,
             subject: worktree.display().to_string(),
-            detail: format!("{} ({})", lapse.message, lapse.kind),
-            action: if fixes {
-                say("reinstall git-hand's hooks (")
-                    .hand("install")
-                    .text(")")
-                    .into()
-            } else if lapse.repairable {
-                say("none: hand.installHooks is false (")
-                    .hand("uninstall")
-                    .text("); ")
-                    .hand("install")
-                    .text(" opts back in")
-                    .into()
-            } else {
-                "none: this needs your hand".into()
+            repaired: matches!(reinstall, Some(Reinstall::Mended | Reinstall::MendedNow(_))),
+            finding: Finding::HooksLapsed {
+                message: lapse.message.clone(),
+                kind: lapse.kind,
+                repairable: lapse.repairable,
+                opted_out,
+                fix: lapse.hints.first().cloned(),
+                reinstall,
             },
-            repaired: false,
-            command: (!fixes)
-                .then(|| {
-                    if opted_out && lapse.repairable {
-                        Some(Hint::hand("install"))
-                    } else {
-                        lapse.hints.first().cloned()
-                    }
-                })
-                .flatten(),
-        };
-        if let (true, Some(reinstalled)) = (fixes, reinstalled) {
-            match reinstalled {
-                Ok(r) if r.in_force() => p.repaired = true,
-                // Slots handed to the main worktree's core.hooksPath: this lapse is mended, and
-                // what that directory lacks is its own lapse, named with its recipe.
-                Ok(r) if lapse.kind == LapseKind::LinkedHooks && !r.changes.is_empty() => {
-                    p.repaired = true;
-                    if let Some(now) = &r.problem {
-                        p.detail.push_str(&format!("; now: {now}"));
-                    }
-                }
-                Ok(r) => {
-                    let why = r
-                        .problem
-                        .as_ref()
-                        .map(|p| p.to_string())
-                        .unwrap_or_default();
-                    p.detail
-                        .push_str(&format!("; reinstalling did not help: {why}"));
-                    p.command = lapse.hints.first().cloned();
-                }
-                Err(e) => {
-                    p.detail.push_str(&format!("; cannot reinstall: {e}"));
-                    p.command = e.hints().into_iter().next();
-                }
-            }
         }
-        p
     }
 }

@@ -1,7 +1,6 @@
 //! Slot leases that expired and were never taken over: each blocks its slot until ended.
 
-use super::{Checkup, Problem, ProblemKind, record};
-use crate::hint::Hint;
+use super::{Checkup, Finding, Problem, ProblemKind, record};
 use crate::ledger::{Ledger, TaskState, TenureState};
 use crate::ops::task::teardown::{self, TeardownOptions};
 use crate::ops::{Result, pool, pool::safety};
@@ -31,23 +30,16 @@ impl Checkup<'_> {
             let mut p = Problem {
                 kind: ProblemKind::ExpiredLease,
                 subject: name.clone(),
-                detail: format!(
-                    "the lease of slot {} (held by {}, token {}) expired",
-                    info.slot.n, held.holder, held.token
-                ),
-                action: "end the lease and mark the task done; the slot becomes free".into(),
+                finding: Finding::ExpiredLease {
+                    task: name.clone(),
+                    n: info.slot.n,
+                    holder: held.holder.clone(),
+                    token: held.token,
+                    work: if holds_work { blockers } else { vec![] },
+                },
                 repaired: false,
-                command: None,
             };
-            if holds_work {
-                p.detail
-                    .push_str(&format!("; the slot holds work: {}", blockers.join("; ")));
-                p.action = "none: the slot holds work".into();
-                p.command = Some(
-                    Hint::hand(format!("teardown {name}"))
-                        .why("or --force to discard uncommitted changes"),
-                );
-            } else if repair {
+            if repair && !holds_work {
                 let opts = TeardownOptions {
                     task: &name,
                     force: false,

@@ -13,6 +13,7 @@
 
 mod claude;
 mod error;
+mod finding;
 mod half_added;
 mod hooks;
 mod leases;
@@ -23,11 +24,11 @@ mod unproven;
 mod worktrees;
 
 pub use error::DoctorError;
+pub use finding::{Finding, Rebuild, Reinstall, SetAside, SpawnUndo};
 
 pub use stuck::settle_crashed_spawn;
 
 use crate::git::Git;
-use crate::hint::Hint;
 use crate::ledger::{EventKind, Ledger, RepoId, WorktreeKey};
 
 use super::{Context, Result};
@@ -55,17 +56,14 @@ pub enum ProblemKind {
 
 crate::word::words!(ProblemKind: "doctor problem kind");
 
-/// One problem, and what was (or would be) done about it.
+/// One problem: its kind, what it is about, its facts (what makes it one and what a repair
+/// came to; `cli` says them) and whether it was repaired.
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub kind: ProblemKind,
     pub subject: String,
-    pub detail: String,
-    /// What `--repair` did, or would do.
-    pub action: String,
+    pub finding: Finding,
     pub repaired: bool,
-    /// The command that settles it by hand, when doctor will not.
-    pub command: Option<crate::hint::Hint>,
 }
 
 /// How far this machine's clock may be from a team ledger server's before doctor calls it a
@@ -117,19 +115,11 @@ pub fn doctor(ctx: &Context, repair: bool) -> Result<Findings> {
 
 /// The finding of a clock more than [`SKEW_TOLERANCE_MS`] from the team ledger server's.
 fn clock_skew(skew_ms: i64) -> Problem {
-    let way = if skew_ms > 0 { "ahead of" } else { "behind" };
     Problem {
         kind: ProblemKind::ClockSkew,
         subject: "this machine's clock".into(),
-        detail: format!(
-            "{:.1} s {way} the team ledger server's",
-            skew_ms.unsigned_abs() as f64 / 1000.0
-        ),
-        action: "none by doctor: every lease time is the server's, so leases are unaffected; \
-                 set this machine's clock"
-            .into(),
+        finding: Finding::ClockSkew { skew_ms },
         repaired: false,
-        command: Some(Hint::run("timedatectl set-ntp true")),
     }
 }
 
@@ -146,15 +136,10 @@ fn unfenced_remote(repo: &crate::git::Repo) -> Option<Problem> {
     (served && coverage.remote_urls.is_empty()).then(|| Problem {
         kind: ProblemKind::UnfencedRemote,
         subject: repo.loc.common_dir.display().to_string(),
-        detail: "no hand.remoteUrl is set: the branch fence covers pushes to this repository's \
-                 path only, none over ssh or https"
-            .into(),
-        action: "none by doctor: name each URL clients push to".into(),
+        finding: Finding::UnfencedRemote {
+            common: repo.loc.common_dir.clone(),
+        },
         repaired: false,
-        command: Some(Hint::run(format!(
-            "git -C {} config --add hand.remoteUrl <url>",
-            repo.loc.common_dir.display()
-        ))),
     })
 }
 

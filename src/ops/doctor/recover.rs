@@ -12,9 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{DoctorError, Problem, ProblemKind};
+use super::{DoctorError, Finding, Problem, ProblemKind, Rebuild};
 use crate::clock::{Clock, SystemClock};
-use crate::hint::Hint;
 use crate::ledger::recovery::{self, Copied, Health, TableCount};
 use crate::ledger::{EventKind, Ledger, LedgerError, Place, RepoId, WorktreeKey};
 use crate::ops::ledger_place::evidence::{self, Evidence, PoolSlot, Trace};
@@ -54,18 +53,21 @@ fn missing_ledger(ctx: &Context, path: &Path, repair: bool) -> Result<(Vec<Probl
         // creates none.
         return Ok((vec![], false));
     }
-    let mut p = Problem {
+    let rebuild = match repair {
+        true => Rebuild::Done(rebuild(path, &evidence, None)?),
+        false => Rebuild::Planned {
+            traces: evidence.traces.len(),
+        },
+    };
+    let p = Problem {
         kind: ProblemKind::LedgerMissing,
         subject: path.display().to_string(),
-        detail: evidence.summary(),
-        action: rebuild_action(&evidence, None),
-        repaired: false,
-        command: None,
+        finding: Finding::LedgerMissing {
+            traces: evidence.summary(),
+            rebuild,
+        },
+        repaired: repair,
     };
-    if repair {
-        p.action = rebuild(path, &evidence, None)?;
-        p.repaired = true;
-    }
     Ok((vec![p], repair))
 }
 
@@ -78,22 +80,25 @@ fn unusable_ledger(
     repair: bool,
 ) -> Result<(Vec<Problem>, bool)> {
     let evidence = evidence::gather(ctx, path)?;
-    let mut p = Problem {
+    let rebuild = match repair {
+        true => {
+            let moved = recovery::move_aside(path, SystemClock.now_ms())?;
+            Rebuild::Done(rebuild(path, &evidence, Some(&moved))?)
+        }
+        false => Rebuild::Planned {
+            traces: evidence.traces.len(),
+        },
+    };
+    let p = Problem {
         kind: ProblemKind::LedgerDamaged,
         subject: path.display().to_string(),
-        detail: found,
-        action: format!(
-            "{}; or put back a backup of the ledger instead",
-            rebuild_action(&evidence, Some(&aside_path(path)))
-        ),
-        repaired: false,
-        command: None,
+        finding: Finding::LedgerUnusable {
+            found,
+            aside: aside_path(path),
+            rebuild,
+        },
+        repaired: repair,
     };
-    if repair {
-        let moved = recovery::move_aside(path, SystemClock.now_ms())?;
-        p.action = rebuild(path, &evidence, Some(&moved))?;
-        p.repaired = true;
-    }
     Ok((vec![p], repair))
 }
 
@@ -103,20 +108,12 @@ fn damaged_ledger(path: &Path, report: &[String], readable: &[TableCount]) -> Pr
     Problem {
         kind: ProblemKind::LedgerDamaged,
         subject: path.display().to_string(),
-        detail: format!(
-            "SQLite's check reports: {}; readable: {}",
-            report.join("; "),
-            readable_text(readable)
-        ),
-        action: "none: take a copy that keeps the rows still in the WAL, then put back a \
-                 backup of the ledger (or salvage the copy with sqlite3's .recover); \
-                 copying the file alone loses the newest rows"
-            .into(),
+        finding: Finding::LedgerDamaged {
+            report: report.to_vec(),
+            readable: readable_text(readable),
+            backup: backup_suggestion(path),
+        },
         repaired: false,
-        command: Some(Hint::hand(format!(
-            "doctor --backup {}",
-            backup_suggestion(path).display()
-        ))),
     }
 }
 
@@ -133,23 +130,8 @@ fn readable_text(counts: &[TableCount]) -> String {
     }
 }
 
-fn rebuild_action(evidence: &Evidence, aside: Option<&Path>) -> String {
-    let moved = aside.map_or_else(String::new, |a| {
-        format!("move it aside to {}, then ", a.display())
-    });
-    if evidence.is_empty() {
-        format!("{moved}create a new, empty ledger")
-    } else {
-        format!(
-            "{moved}build a new ledger from {} found: slots known again, each worktree's tokens \
-             continuing after its stamp's",
-            count(evidence.traces.len(), "worktree")
-        )
-    }
-}
-
 /// `1 slot`, `2 slots`, `0 repositories`.
-fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     match (n, noun.strip_suffix('y')) {
         (1, _) => format!("1 {noun}"),
         (_, Some(stem)) => format!("{n} {stem}ies"),

@@ -3,10 +3,9 @@
 
 use std::path::PathBuf;
 
-use super::{Checkup, Problem, ProblemKind, record};
+use super::{Checkup, Finding, Problem, ProblemKind, record};
 use crate::git::Git;
 use crate::git::status::dirty_files;
-use crate::hint::Hint;
 use crate::ledger::{EndReason, IssueLease, Ledger, Task, TaskState, WorktreeKey};
 use crate::ops::prune::{self, OnDisk};
 use crate::ops::{Result, pool, pool::slot, task::spawn};
@@ -38,16 +37,11 @@ impl Checkup<'_> {
             let mut p = Problem {
                 kind: ProblemKind::MissingSlot,
                 subject: info.slot.path.to_string(),
-                detail: match &task {
-                    Some(t) => format!(
-                        "slot {} of active task {} is gone from disk; its commits are on {}",
-                        info.slot.n, t.name, t.branch
-                    ),
-                    None => format!("slot {} is gone from disk", info.slot.n),
+                finding: Finding::MissingSlot {
+                    n: info.slot.n,
+                    task: task.as_ref().map(|t| (t.name.clone(), t.branch.clone())),
                 },
-                action: "forget the slot (unregister it from git); end the task it held".into(),
                 repaired: false,
-                command: None,
             };
             if repair {
                 if let Some(task) = &task {
@@ -94,21 +88,11 @@ impl Checkup<'_> {
             let mut p = Problem {
                 kind: ProblemKind::UnknownSlot,
                 subject: key.to_string(),
-                detail: if is_worktree {
-                    "a worktree of this repository in the pool that the ledger does not know".into()
-                } else {
-                    "a directory in the pool that is no worktree of this repository".into()
-                },
-                action: if is_worktree {
-                    "adopt it as a free slot".into()
-                } else {
-                    "none: git-hand never deletes what it did not make".into()
+                finding: Finding::UnknownSlot {
+                    key: key.to_string(),
+                    worktree: is_worktree,
                 },
                 repaired: false,
-                command: (!is_worktree).then(|| {
-                    Hint::run(format!("rm -rf {key}"))
-                        .why("after checking it holds nothing you need")
-                }),
             };
             if repair && is_worktree {
                 ledger.write(|tx| tx.ensure_slot(repo_id, n, &key).map(|_| ()))?;
@@ -141,14 +125,11 @@ impl Checkup<'_> {
                 out.push(Problem {
                     kind: ProblemKind::UnusableSlot,
                     subject: info.slot.path.to_string(),
-                    detail: format!("free slot {}: {why}", info.slot.n),
-                    action: "none: a process doctor cannot see is not proven gone, so the slot \
-                             is neither used nor reset from here"
-                        .into(),
+                    finding: Finding::UnusableUnseen {
+                        n: info.slot.n,
+                        why,
+                    },
                     repaired: false,
-                    command: Some(
-                        Hint::hand("doctor").why("from that PID namespace or one above it"),
-                    ),
                 });
                 continue;
             }
@@ -160,22 +141,12 @@ impl Checkup<'_> {
             out.push(Problem {
                 kind: ProblemKind::UnusableSlot,
                 subject: info.slot.path.to_string(),
-                detail: format!(
-                    "free slot {} holds {} uncommitted or untracked file(s) (e.g. {}), so no spawn \
-                     will take it",
-                    info.slot.n,
-                    dirty.len(),
-                    dirty[0]
-                ),
-                action: "none: whose work it is cannot be told".into(),
+                finding: Finding::UnusableDirty {
+                    n: info.slot.n,
+                    path: info.slot.path.to_string(),
+                    files: dirty,
+                },
                 repaired: false,
-                command: Some(
-                    Hint::run(format!("git -C {0} stash -u", info.slot.path)).why(format!(
-                        "keep it; or, if nothing there is anyone's: git -C {0} \
-                     reset --hard && git -C {0} clean -d -f",
-                        info.slot.path
-                    )),
-                ),
             });
         }
         Ok(())

@@ -6,8 +6,7 @@
 
 use std::path::Path;
 
-use super::{Checkup, Problem, ProblemKind, record};
-use crate::hint::Hint;
+use super::{Checkup, Finding, Problem, ProblemKind, SpawnUndo, record};
 use crate::ledger::{EndReason, IssueLease, LeaseId, Ledger, Step, Task, TaskState, WorktreeKey};
 use crate::ops::pool::slot::{self, SlotGuard, SpawnWork};
 use crate::ops::task::teardown::{self, TeardownOptions};
@@ -34,68 +33,37 @@ impl Checkup<'_> {
     /// A spawn that stopped: `--repair` undoes it (see [`Checkup::undo_spawn`]).
     fn stuck_spawn(&self, ledger: &mut Ledger, task: &Task, puts_back: bool) -> Result<Problem> {
         let slot = task.slot_key();
-        let mut p = Problem {
+        let undo = match self.repair.then(|| self.undo_spawn(ledger, task)) {
+            None => None,
+            Some(Ok(Undone::Changed(now))) => Some(SpawnUndo::Changed(now)),
+            Some(Ok(Undone::Abandoned)) => {
+                let what = format!("abandoned the spawn of task {}", task.name);
+                record(ledger, &slot, &what)?;
+                Some(SpawnUndo::Abandoned)
+            }
+            Some(Err(e)) => Some(SpawnUndo::Failed {
+                slot: slot.to_string(),
+                why: e.to_string(),
+            }),
+        };
+        Ok(Problem {
             kind: ProblemKind::StuckSpawn,
             subject: task.name.clone(),
-            detail: format!(
-                "spawn stopped at step {:?}; its process is gone",
-                task.step.map_or_else(|| "?".into(), |s| s.to_string())
-            ),
-            action: if puts_back {
-                "put the slot back to a clean checkout, release its leases and mark it \
-                 done; the branch stays"
-            } else {
-                "release its leases and mark it done; the slot's files and the branch stay"
-            }
-            .into(),
-            repaired: false,
-            command: None,
-        };
-        if self.repair {
-            match self.undo_spawn(ledger, task) {
-                Ok(Undone::Changed(now)) => {
-                    p.detail.push_str(&format!(
-                        "; left alone: the task changed while doctor waited for the slot (it is \
-                         {} now)",
-                        now.map_or_else(|| "gone".into(), |s| s.to_string())
-                    ));
-                    p.action = "none: its spawn was still at work".into();
-                }
-                Ok(Undone::Abandoned) => {
-                    record(
-                        ledger,
-                        &slot,
-                        &format!("abandoned the spawn of task {}", task.name),
-                    )?;
-                    p.repaired = true;
-                }
-                Err(e) => {
-                    p.detail
-                        .push_str(&format!("; cannot put the slot back: {e}"));
-                    p.command = Some(Hint::run(format!("git -C {slot} status")));
-                }
-            }
-        }
-        Ok(p)
+            repaired: matches!(undo, Some(SpawnUndo::Abandoned)),
+            finding: Finding::StuckSpawn {
+                step: task.step,
+                puts_back,
+                undo,
+            },
+        })
     }
 
     /// A teardown that stopped: `--repair` finishes it, keeping unpushed commits on the branch
     /// (the user already chose to end the task); uncommitted changes still block it.
     fn stuck_teardown(&self, ledger: &mut Ledger, task: &Task) -> Result<Problem> {
         let slot = task.slot_key();
-        let mut p = Problem {
-            kind: ProblemKind::StuckTeardown,
-            subject: task.name.clone(),
-            detail: format!(
-                "teardown stopped at step {:?}; its process is gone",
-                task.step.map_or_else(|| "?".into(), |s| s.to_string())
-            ),
-            action:
-                "finish the teardown (uncommitted changes block it; commits stay on the branch)"
-                    .into(),
-            repaired: false,
-            command: None,
-        };
+        let mut repaired = false;
+        let mut cannot_finish = None;
         if self.repair {
             let opts = TeardownOptions {
                 task: &task.name,
@@ -105,20 +73,23 @@ impl Checkup<'_> {
             };
             match teardown::teardown(self.ctx, ledger, &opts) {
                 Ok(_) => {
-                    record(
-                        ledger,
-                        &slot,
-                        &format!("finished the teardown of task {}", task.name),
-                    )?;
-                    p.repaired = true;
+                    let what = format!("finished the teardown of task {}", task.name);
+                    record(ledger, &slot, &what)?;
+                    repaired = true;
                 }
-                Err(e) => {
-                    p.detail.push_str(&format!("; cannot finish: {e}"));
-                    p.command = Some(Hint::hand(format!("teardown {} --force", task.name)));
-                }
+                Err(e) => cannot_finish = Some(e.to_string()),
             }
         }
-        Ok(p)
+        Ok(Problem {
+            kind: ProblemKind::StuckTeardown,
+            subject: task.name.clone(),
+            finding: Finding::StuckTeardown {
+                task: task.name.clone(),
+                step: task.step,
+                cannot_finish,
+            },
+            repaired,
+        })
     }
 
     /// Undoes a spawn whose process is gone: a slot it was preparing is put back to a clean
@@ -295,27 +266,21 @@ pub fn settle_crashed_spawn(
 
 /// A spawn or teardown whose process ran where this scan cannot see: reported, never settled.
 fn unseen(scan: Scan, task: &Task) -> Problem {
-    let (kind, verb) = match task.state {
-        TaskState::Spawning => (ProblemKind::StuckSpawn, "spawn"),
-        _ => (ProblemKind::StuckTeardown, "teardown"),
-    };
-    let ns = task.pid_ns.map_or_else(|| "?".into(), procs::ns_name);
-    let here = scan.namespace().map_or_else(|| "?".into(), procs::ns_name);
+    let spawn = task.state == TaskState::Spawning;
     Problem {
-        kind,
+        kind: match spawn {
+            true => ProblemKind::StuckSpawn,
+            false => ProblemKind::StuckTeardown,
+        },
         subject: task.name.clone(),
-        detail: format!(
-            "{verb} at step {:?} by process {} of PID namespace {ns}, which this /proc \
-             ({here}) cannot see into: it may still be at work",
-            task.step.map_or_else(|| "?".into(), |s| s.to_string()),
-            task.pid.unwrap_or(0),
-        ),
-        action: "none: a process doctor cannot see is not proven gone".into(),
+        finding: Finding::Unseen {
+            spawn,
+            step: task.step,
+            pid: task.pid.unwrap_or(0),
+            ns: task.pid_ns.map_or_else(|| "?".into(), procs::ns_name),
+            here: scan.namespace().map_or_else(|| "?".into(), procs::ns_name),
+        },
         repaired: false,
-        command: Some(Hint::hand("doctor --repair").why(format!(
-            "from PID namespace {ns} or one above it, once its \
-             {verb} is over"
-        ))),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Checkup, Problem, ProblemKind, record};
+use super::{Checkup, Finding, Problem, ProblemKind, SetAside, record};
 use crate::git::Git;
 use crate::ledger::{EndReason, IssueLease, Ledger, TaskState, WorktreeKey};
 use crate::ops::{Result, pool, pool::slot, task::spawn};
@@ -35,36 +35,32 @@ impl Checkup<'_> {
             if task.as_ref().is_some_and(|t| t.state != TaskState::Active) {
                 continue;
             }
-            let mut p = Problem {
-                kind: ProblemKind::UnprovenSlot,
-                subject: info.slot.path.to_string(),
-                detail: format!(
-                    "slot {} is not the worktree git-hand made: {why}{}",
-                    info.slot.n,
-                    task.as_ref().map_or_else(String::new, |t| format!(
-                        "; task {} holds it, its commits are on {}",
-                        t.name, t.branch
-                    ))
-                ),
-                action: "end the task holding it, take the slot out of the pool and set the \
-                         directory aside (its files are kept)"
-                    .into(),
-                repaired: false,
-                command: None,
-            };
+            let mut set_aside_as = None;
             if self.repair {
                 if let Some(task) = &task {
                     spawn::abandon(ledger, task, EndReason::SlotUnproven, IssueLease::Release)?;
                 }
-                match set_aside(ledger, self.repo, &self.git, &info.slot.path)? {
-                    Some(kept) => {
-                        record(ledger, &info.slot.path, &format!("set aside: {kept}"))?;
-                        p.action = format!("set aside: {kept}");
-                        p.repaired = true;
-                    }
-                    None => p.detail.push_str("; it was leased meanwhile, left alone"),
-                }
+                set_aside_as = Some(
+                    match set_aside(ledger, self.repo, &self.git, &info.slot.path)? {
+                        Some(kept) => {
+                            record(ledger, &info.slot.path, &format!("set aside: {kept}"))?;
+                            SetAside::Kept(kept)
+                        }
+                        None => SetAside::LeasedMeanwhile,
+                    },
+                );
             }
+            let p = Problem {
+                kind: ProblemKind::UnprovenSlot,
+                subject: info.slot.path.to_string(),
+                repaired: matches!(set_aside_as, Some(SetAside::Kept(_))),
+                finding: Finding::UnprovenSlot {
+                    n: info.slot.n,
+                    why,
+                    task: task.map(|t| (t.name, t.branch)),
+                    set_aside: set_aside_as,
+                },
+            };
             out.push(p);
         }
         Ok(())

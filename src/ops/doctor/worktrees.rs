@@ -1,7 +1,6 @@
 //! Worktrees git still lists whose directory is gone and that are no slot of ours.
 
-use super::{Checkup, Problem, ProblemKind};
-use crate::hint::Hint;
+use super::{Checkup, Finding, Problem, ProblemKind};
 use crate::ledger::{Ledger, WorktreeKey};
 use crate::ops::{Result, pool, pool::slot};
 
@@ -25,19 +24,8 @@ impl Checkup<'_> {
             let mut p = Problem {
                 kind: ProblemKind::PrunableWorktree,
                 subject: path.clone(),
-                detail: format!(
-                    "git lists this worktree but its directory is gone{}",
-                    if locked { " (locked)" } else { "" }
-                ),
-                action: if locked {
-                    "none: it is locked by someone".into()
-                } else {
-                    "git worktree prune".into()
-                },
+                finding: Finding::PrunableWorktree { path, locked },
                 repaired: false,
-                command: locked.then(|| {
-                    Hint::run(format!("git worktree unlock {path} && git worktree prune"))
-                }),
             };
             if repair && !locked {
                 let _lock = slot::lock_worktree_list(&repo.loc.common_dir)?;
