@@ -10,6 +10,9 @@
 //! worktrees git lists that are gone (`worktrees`), admin dirs a killed `git worktree add` left
 //! (`half_added`), hooks that are not in force (`hooks`) and Claude Code hooks that lapsed
 //! (`claude`); on a team ledger, this machine's clock against the server's (`clock_skew`, here).
+//!
+//! Each finding is facts ([`Finding`]): what makes it a problem and what a repair came to; the
+//! words a user reads of it are `cli`'s (`cli/findings.rs`).
 
 mod claude;
 mod error;
