@@ -155,16 +155,7 @@ fn teardown(e: &TeardownError) -> Vec<Hint> {
 
 /// The way out of a [`NameError`].
 fn name(e: &NameError) -> Vec<Hint> {
-    if let NameError::DefaultBranch { task, .. } = e {
-        return vec![
-            Hint::run("--branch feature/login").why("see git help check-ref-format"),
-            Hint::hand(format!(
-                "spawn {task} --branch hand/{}",
-                task.replace('.', "-")
-            )),
-        ];
-    }
-    vec![match e {
+    let mut hints = vec![match e {
         NameError::Task { .. } => Hint::hand("spawn fix-login"),
         NameError::Issue { .. } => Hint::hand("lease acquire 42"),
         NameError::Branch { .. } | NameError::DefaultBranch { .. } => {
@@ -177,7 +168,13 @@ fn name(e: &NameError) -> Vec<Hint> {
             Hint::hand("lease current <issue>").why("shows the live lease id")
         }
         NameError::Path { fix, .. } => Hint::run(fix.clone()),
-    }]
+    }];
+    // The branch spawn named by default: a name of the user's own gets past it.
+    if let NameError::DefaultBranch { task, .. } = e {
+        let dashed = task.replace('.', "-");
+        hints.push(Hint::hand(format!("spawn {task} --branch hand/{dashed}")));
+    }
+    hints
 }
 
 /// The way out of a [`PoolError`].
