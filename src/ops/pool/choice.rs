@@ -111,7 +111,9 @@ pub fn decide(
         return Err(skipped);
     }
     let present: Vec<i64> = pool.infos.iter().map(|i| i.slot.n).collect();
-    let n = new_number(&present, pool.numbers_used, disk);
+    let n = new_number(&present, pool.numbers_used, &|n| disk.slot_path(n), &|n| {
+        disk.number_taken(n)
+    });
     Ok((
         Plan::Create {
             n,
@@ -122,13 +124,19 @@ pub fn decide(
 }
 
 /// The number of a new slot: the lowest no present slot uses, whose directory is free, and
-/// which, if an old pruned slot had it, comes back at the same path.
-pub fn new_number(present: &[i64], numbers_used: &[(i64, WorktreeKey)], disk: &dyn Disk) -> i64 {
+/// which, if an old pruned slot had it, comes back at the same path (`slot_path` and
+/// `number_taken` as [`Disk`] answers them).
+pub fn new_number(
+    present: &[i64],
+    numbers_used: &[(i64, WorktreeKey)],
+    slot_path: &dyn Fn(i64) -> PathBuf,
+    number_taken: &dyn Fn(i64) -> bool,
+) -> i64 {
     let usable = |n: i64| {
-        let key = WorktreeKey::from_canonical(&disk.slot_path(n));
+        let key = WorktreeKey::from_canonical(&slot_path(n));
         !present.contains(&n)
             && numbers_used.iter().all(|(used, p)| *used != n || *p == key)
-            && !disk.number_taken(n)
+            && !number_taken(n)
     };
     (1..).find(|n| usable(*n)).unwrap_or(1)
 }

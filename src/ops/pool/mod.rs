@@ -289,8 +289,13 @@ impl choice::Disk for OnDisk<'_> {
         slot_path(self.pool_dir, n, self.repo)
     }
     fn number_taken(&self, n: i64) -> bool {
-        std::fs::symlink_metadata(self.pool_dir.join(n.to_string())).is_ok()
+        number_taken(self.pool_dir, n)
     }
+}
+
+/// Whether something is at slot number `n`'s directory of `pool_dir` already.
+fn number_taken(pool_dir: &Path, n: i64) -> bool {
+    std::fs::symlink_metadata(pool_dir.join(n.to_string())).is_ok()
 }
 
 /// Why a slot cannot be proven empty from here, if so: the spawn that last claimed it could see
@@ -320,11 +325,11 @@ pub(crate) fn new_slot(
     pool_dir: &Path,
     repo: &Repo,
 ) -> (i64, PathBuf) {
-    let disk = OnDisk {
-        scan: Scan::native(),
-        repo,
-        pool_dir,
-    };
-    let n = choice::new_number(present, numbers_used, &disk);
+    let n = choice::new_number(
+        present,
+        numbers_used,
+        &|n| slot_path(pool_dir, n, repo),
+        &|n| number_taken(pool_dir, n),
+    );
     (n, slot_path(pool_dir, n, repo))
 }
